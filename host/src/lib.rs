@@ -1,0 +1,11 @@
+//! wasmdp: a programmable software packet dataplane.
+//!
+//! The host runs the poll loop ([`lcore`]): worker threads pinned to cores poll their streams in
+//! bursts, receive from a port ([`ports`]), run a forwarding engine ([`engines`]) whose inner loops
+//! are native kernels ([`simd`]), apply TX offloads in software ([`offload`]) and transmit. Packets
+//! live in buffers from a pool ([`mbuf`]); headers are read through [`wire`]. [`config`] parses the
+//! YAML, [`stats`] counts and displays, [`dataplane`] puts it all together.
+
+pub mod mbuf;
+pub mod simd;
+pub mod wire;

@@ -1,0 +1,127 @@
+//! [`Burst`]: the packets of one rx/engine/tx round, in a vector allocated once.
+
+use super::Pkt;
+
+/// Largest burst the poll loop handles (testpmd's MAX_PKT_BURST).
+pub const MAX_BURST: usize = 512;
+
+/// Up to [`MAX_BURST`] packets. The storage is allocated once, when the stream is built; pushing
+/// within the capacity never allocates.
+#[derive(Debug)]
+pub struct Burst {
+    pkts: Vec<Pkt>,
+}
+
+impl Default for Burst {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Burst {
+    /// An empty burst with room for [`MAX_BURST`] packets.
+    pub fn new() -> Burst {
+        Burst { pkts: Vec::with_capacity(MAX_BURST) }
+    }
+
+    /// Number of packets.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.pkts.len()
+    }
+
+    /// True when empty.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.pkts.is_empty()
+    }
+
+    /// Adds a packet at the end. A burst is never pushed past MAX_BURST by the dataplane; if it were,
+    /// the vector would grow (allocate) rather than lose the packet.
+    #[inline(always)]
+    pub fn push(&mut self, p: Pkt) {
+        debug_assert!(self.pkts.len() < MAX_BURST);
+        self.pkts.push(p);
+    }
+
+    /// Removes the last packet.
+    #[inline(always)]
+    pub fn pop(&mut self) -> Option<Pkt> {
+        self.pkts.pop()
+    }
+
+    /// The packets.
+    #[inline(always)]
+    pub fn as_slice(&self) -> &[Pkt] {
+        &self.pkts
+    }
+
+    /// The packets, writable.
+    #[inline(always)]
+    pub fn as_mut_slice(&mut self) -> &mut [Pkt] {
+        &mut self.pkts
+    }
+
+    /// Removes and yields the packets from `from` on.
+    #[inline]
+    pub fn drain_from(&mut self, from: usize) -> std::vec::Drain<'_, Pkt> {
+        let from = from.min(self.pkts.len());
+        self.pkts.drain(from..)
+    }
+
+    /// Removes and yields the first `n` packets, keeping the rest in order.
+    #[inline]
+    pub fn drain_front(&mut self, n: usize) -> std::vec::Drain<'_, Pkt> {
+        let n = n.min(self.pkts.len());
+        self.pkts.drain(..n)
+    }
+
+    /// Removes the packet at `i`, replacing it with the last one (order is not kept).
+    #[inline]
+    pub fn swap_remove(&mut self, i: usize) -> Pkt {
+        self.pkts.swap_remove(i)
+    }
+
+    /// Removes the packet at `i`, keeping the order of the others.
+    #[inline]
+    pub fn remove(&mut self, i: usize) -> Pkt {
+        self.pkts.remove(i)
+    }
+
+    /// Replaces the packet at `i` and returns the old one.
+    #[inline]
+    pub fn replace(&mut self, i: usize, p: Pkt) -> Pkt {
+        std::mem::replace(&mut self.pkts[i], p)
+    }
+
+    /// Keeps the packets for which `keep` is true, in order; hands the others to `reject`.
+    pub fn partition(&mut self, mut keep: impl FnMut(&Pkt) -> bool, mut reject: impl FnMut(Pkt)) {
+        let mut i = 0;
+        while i < self.pkts.len() {
+            if keep(&self.pkts[i]) {
+                i += 1;
+            } else {
+                reject(self.pkts.remove(i));
+            }
+        }
+    }
+}
+
+impl std::ops::Deref for Burst {
+    type Target = [Pkt];
+    fn deref(&self) -> &[Pkt] {
+        &self.pkts
+    }
+}
+
+impl std::ops::DerefMut for Burst {
+    fn deref_mut(&mut self) -> &mut [Pkt] {
+        &mut self.pkts
+    }
+}
+
+impl Drop for Burst {
+    fn drop(&mut self) {
+        debug_assert!(self.pkts.is_empty() || std::thread::panicking(), "burst dropped with {} packets", self.pkts.len());
+    }
+}

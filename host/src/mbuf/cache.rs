@@ -1,0 +1,120 @@
+//! Per-lcore cache in front of the shared pool, with bulk refill and flush.
+
+use super::meta::Meta;
+use super::pkt::Pkt;
+use super::{Burst, Pool};
+use std::sync::Arc;
+
+/// A stack of free buffers owned by one lcore. Allocation pops from it (the most recently freed,
+/// cache-hot buffers first); it refills from and flushes to the shared pool in bulk.
+pub struct PoolCache {
+    pool: Arc<Pool>,
+    objs: Vec<Pkt>,
+    size: usize,
+    flush_at: usize,
+    empty: Meta,
+}
+
+impl PoolCache {
+    pub(super) fn new(pool: Arc<Pool>, size: usize, empty: Meta) -> PoolCache {
+        let size = size.max(1);
+        let flush_at = size + size / 2;
+        PoolCache { pool, objs: Vec::with_capacity(flush_at + super::MAX_BURST + 1), size, flush_at, empty }
+    }
+
+    /// The pool behind this cache.
+    pub fn pool(&self) -> &Arc<Pool> {
+        &self.pool
+    }
+
+    /// Appends `n` fresh (reset, empty) buffers to `out`, or none at all when the pool cannot supply
+    /// `n` (the caller counts that as `rx_nombuf`).
+    #[inline]
+    pub fn alloc_bulk(&mut self, out: &mut Burst, n: usize) -> bool {
+        if self.objs.len() < n {
+            let want = self.size + n - self.objs.len();
+            self.pool.get_bulk(&mut self.objs, want);
+            if self.objs.len() < n {
+                return false;
+            }
+        }
+        if out.len() + n > super::MAX_BURST {
+            return false;
+        }
+        for _ in 0..n {
+            let Some(p) = self.objs.pop() else { return false };
+            let p = self.reset(p);
+            out.push(p);
+        }
+        true
+    }
+
+    /// One fresh buffer, or `None` when the pool is empty.
+    #[inline]
+    pub fn alloc(&mut self) -> Option<Pkt> {
+        if self.objs.is_empty() {
+            self.pool.get_bulk(&mut self.objs, self.size);
+        }
+        let p = self.objs.pop()?;
+        Some(self.reset(p))
+    }
+
+    #[inline(always)]
+    fn reset(&self, p: Pkt) -> Pkt {
+        let hdr = p.into_raw();
+        // SAFETY: we own the buffer (it came off the free list); writing the reset metadata keeps
+        // buf_len and the invariant.
+        unsafe { (*hdr.as_ptr()).meta = self.empty };
+        // SAFETY: same buffer, still uniquely owned.
+        unsafe { Pkt::from_raw(hdr) }
+    }
+
+    /// Returns one buffer.
+    #[inline]
+    pub fn free(&mut self, p: Pkt) {
+        self.objs.push(p);
+        if self.objs.len() >= self.flush_at {
+            self.flush_to(self.size);
+        }
+    }
+
+    /// Returns every buffer of `burst`, leaving it empty.
+    #[inline]
+    pub fn free_burst(&mut self, burst: &mut Burst) {
+        self.free_from(burst, 0);
+    }
+
+    /// Returns the buffers of `burst` from index `from` on, leaving it `from` long.
+    #[inline]
+    pub fn free_from(&mut self, burst: &mut Burst, from: usize) {
+        for p in burst.drain_from(from) {
+            self.objs.push(p);
+        }
+        if self.objs.len() >= self.flush_at {
+            self.flush_to(self.size);
+        }
+    }
+
+    fn flush_to(&mut self, keep: usize) {
+        while self.objs.len() > keep {
+            let Some(p) = self.objs.pop() else { break };
+            self.pool.put(p);
+        }
+    }
+
+    /// Buffers currently held by this cache.
+    pub fn len(&self) -> usize {
+        self.objs.len()
+    }
+
+    /// True when the cache holds none.
+    pub fn is_empty(&self) -> bool {
+        self.objs.is_empty()
+    }
+}
+
+impl Drop for PoolCache {
+    fn drop(&mut self) {
+        self.flush_to(0);
+    }
+}

@@ -1,0 +1,242 @@
+//! [`Pkt`]: the unique owner of one packet buffer.
+
+use super::meta::{FlowMeta, Meta, META_SIZE};
+use std::ptr::NonNull;
+
+/// Header of every buffer: the two metadata cache lines.
+#[repr(C)]
+pub(crate) struct Header {
+    pub(crate) meta: Meta,
+    pub(crate) flow: FlowMeta,
+}
+
+/// A packet buffer, owned. Not `Clone`: exactly one `Pkt` exists per buffer taken from the pool,
+/// and it goes back to the pool through a [`super::PoolCache`].
+///
+/// Invariant (kept by every method): `data_off + data_len <= buf_len`, and the buffer lies inside a
+/// pool region that outlives it.
+#[repr(transparent)]
+pub struct Pkt(NonNull<Header>);
+
+// SAFETY: a Pkt is the unique handle to its buffer; moving it between threads moves the ownership.
+unsafe impl Send for Pkt {}
+
+impl Pkt {
+    /// # Safety
+    /// `hdr` must point to a buffer header of a live pool, initialised, with `buf_len` bytes after the
+    /// header, and no other `Pkt` for it may exist.
+    pub(crate) unsafe fn from_raw(hdr: NonNull<Header>) -> Pkt {
+        Pkt(hdr)
+    }
+
+    pub(crate) fn into_raw(self) -> NonNull<Header> {
+        self.0
+    }
+
+    /// First metadata cache line.
+    #[inline(always)]
+    pub fn meta(&self) -> &Meta {
+        // SAFETY: the header is valid and uniquely owned (type invariant).
+        unsafe { &self.0.as_ref().meta }
+    }
+
+    /// First metadata cache line, writable. `data_off`, `data_len` and `buf_len` must be changed
+    /// through [`Pkt::set_data_len`], [`Pkt::prepend`] and [`Pkt::adj`], which keep the invariant;
+    /// this method gives access to the other fields through [`MetaMut`].
+    #[inline(always)]
+    pub fn meta_mut(&mut self) -> MetaMut<'_> {
+        // SAFETY: as in `meta`, and `&mut self` makes the access unique.
+        MetaMut(unsafe { &mut self.0.as_mut().meta })
+    }
+
+    /// Second metadata cache line (tunnel/flow).
+    #[inline(always)]
+    pub fn flow(&self) -> &FlowMeta {
+        // SAFETY: the header is valid and uniquely owned (type invariant).
+        unsafe { &self.0.as_ref().flow }
+    }
+
+    /// Second metadata cache line, writable.
+    #[inline(always)]
+    pub fn flow_mut(&mut self) -> &mut FlowMeta {
+        // SAFETY: as in `flow`, and `&mut self` makes the access unique.
+        unsafe { &mut self.0.as_mut().flow }
+    }
+
+    /// Bytes of packet data.
+    #[inline(always)]
+    pub fn len(&self) -> usize {
+        self.meta().data_len as usize
+    }
+
+    /// True when the packet has no data.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes that can be prepended.
+    #[inline(always)]
+    pub fn headroom(&self) -> usize {
+        self.meta().data_off as usize
+    }
+
+    /// Bytes that can be appended.
+    #[inline(always)]
+    pub fn tailroom(&self) -> usize {
+        let m = self.meta();
+        m.buf_len as usize - m.data_off as usize - m.data_len as usize
+    }
+
+    /// Start of the packet data. Valid for reads and writes of `len() + tailroom()` bytes while the
+    /// `Pkt` is alive; at least 16 bytes when the pool's data room is at least 16 (the pool ensures
+    /// 64), which is what the SIMD kernels rely on.
+    #[inline(always)]
+    pub fn data_ptr(&self) -> *mut u8 {
+        // SAFETY: data_off <= buf_len, so the result stays inside the buffer (type invariant).
+        unsafe { self.0.as_ptr().cast::<u8>().add(META_SIZE + self.meta().data_off as usize) }
+    }
+
+    /// The packet data.
+    #[inline(always)]
+    pub fn data(&self) -> &[u8] {
+        // SAFETY: data_off + data_len <= buf_len (type invariant); unique ownership.
+        unsafe { std::slice::from_raw_parts(self.data_ptr(), self.len()) }
+    }
+
+    /// The packet data, writable.
+    #[inline(always)]
+    pub fn data_mut(&mut self) -> &mut [u8] {
+        // SAFETY: as in `data`, and `&mut self` makes the access unique.
+        unsafe { std::slice::from_raw_parts_mut(self.data_ptr(), self.len()) }
+    }
+
+    /// Sets the data length (and packet length). Fails when it does not fit the tailroom.
+    #[inline(always)]
+    pub fn set_data_len(&mut self, len: usize) -> Result<(), RoomError> {
+        let m = self.meta();
+        if len > m.buf_len as usize - m.data_off as usize {
+            return Err(RoomError);
+        }
+        // SAFETY: the header is valid and uniquely owned; the new length keeps the invariant.
+        let m = unsafe { &mut self.0.as_mut().meta };
+        m.data_len = len as u16;
+        m.pkt_len = len as u32;
+        Ok(())
+    }
+
+    /// Grows the packet at the front by `n` bytes taken from the headroom and returns the whole data.
+    #[inline]
+    pub fn prepend(&mut self, n: usize) -> Result<&mut [u8], RoomError> {
+        if n > self.headroom() {
+            return Err(RoomError);
+        }
+        {
+            // SAFETY: the header is valid and uniquely owned; moving data_off back by at most
+            // data_off and growing data_len by the same amount keeps the invariant.
+            let m = unsafe { &mut self.0.as_mut().meta };
+            m.data_off -= n as u16;
+            m.data_len += n as u16;
+            m.pkt_len += n as u32;
+        }
+        Ok(self.data_mut())
+    }
+
+    /// Removes `n` bytes from the front of the packet.
+    #[inline]
+    pub fn adj(&mut self, n: usize) -> Result<(), RoomError> {
+        if n > self.len() {
+            return Err(RoomError);
+        }
+        // SAFETY: the header is valid and uniquely owned; the invariant holds with the smaller length.
+        let m = unsafe { &mut self.0.as_mut().meta };
+        m.data_off += n as u16;
+        m.data_len -= n as u16;
+        m.pkt_len -= n as u32;
+        Ok(())
+    }
+
+    /// Replaces the data with `bytes`, keeping the headroom. Fails when `bytes` does not fit.
+    pub fn copy_from(&mut self, bytes: &[u8]) -> Result<(), RoomError> {
+        self.set_data_len(bytes.len())?;
+        self.data_mut().copy_from_slice(bytes);
+        Ok(())
+    }
+
+    /// Address of the metadata, for prefetching.
+    #[inline(always)]
+    pub fn meta_ptr(&self) -> *const u8 {
+        self.0.as_ptr().cast()
+    }
+}
+
+/// Writable view of the metadata fields that do not govern memory safety.
+pub struct MetaMut<'a>(&'a mut Meta);
+
+impl MetaMut<'_> {
+    /// Sets the offload flags.
+    #[inline(always)]
+    pub fn set_ol_flags(&mut self, f: u64) -> &mut Self {
+        self.0.ol_flags = f;
+        self
+    }
+    /// Sets the VLAN TCIs (inner, outer).
+    #[inline(always)]
+    pub fn set_vlan(&mut self, tci: u16, outer: u16) -> &mut Self {
+        self.0.vlan_tci = tci;
+        self.0.vlan_tci_outer = outer;
+        self
+    }
+    /// Sets the header lengths.
+    #[inline(always)]
+    pub fn set_lens(&mut self, l2: u8, l3: u16, l4: u8) -> &mut Self {
+        self.0.l2_len = l2;
+        self.0.l3_len = l3;
+        self.0.l4_len = l4;
+        self
+    }
+    /// Sets the input port and queue.
+    #[inline(always)]
+    pub fn set_input(&mut self, port: u16, queue: u16) -> &mut Self {
+        self.0.port = port;
+        self.0.queue = queue;
+        self
+    }
+    /// Sets the packet type.
+    #[inline(always)]
+    pub fn set_packet_type(&mut self, t: u32) -> &mut Self {
+        self.0.packet_type = t;
+        self
+    }
+    /// Sets the flow hash.
+    #[inline(always)]
+    pub fn set_hash(&mut self, h: u32) -> &mut Self {
+        self.0.hash = h;
+        self
+    }
+}
+
+impl std::ops::Deref for MetaMut<'_> {
+    type Target = Meta;
+    fn deref(&self) -> &Meta {
+        self.0
+    }
+}
+
+/// The requested length does not fit the buffer's headroom or data room.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RoomError;
+
+impl std::fmt::Display for RoomError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("packet does not fit the buffer")
+    }
+}
+
+impl std::error::Error for RoomError {}
+
+impl std::fmt::Debug for Pkt {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pkt").field("len", &self.len()).field("port", &self.meta().port).finish()
+    }
+}

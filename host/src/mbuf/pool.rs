@@ -1,0 +1,224 @@
+//! The shared pool: one region, a lock-free free list, a stride chosen against cache-set aliasing.
+
+use super::meta::{FlowMeta, Meta, META_SIZE};
+use super::pkt::{Header, Pkt};
+use super::region::{Backing, Region};
+use super::PoolCache;
+use crossbeam_queue::ArrayQueue;
+use std::mem::ManuallyDrop;
+use std::ptr::NonNull;
+use std::sync::Arc;
+
+const LINE: usize = 64;
+
+/// Sizes of a pool, from the `pool:` section of the config.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PoolConfig {
+    /// Number of buffers.
+    pub size: usize,
+    /// Bytes in front of the data, for prepending headers (VLAN tags).
+    pub headroom: u16,
+    /// Bytes of data a buffer can hold.
+    pub data_room: u16,
+    /// Buffers each lcore keeps in its cache.
+    pub cache_size: usize,
+}
+
+impl Default for PoolConfig {
+    fn default() -> Self {
+        PoolConfig { size: 16384, headroom: 128, data_room: 2048, cache_size: 256 }
+    }
+}
+
+/// What a pool is made of, for logs and stats.
+#[derive(Debug, Clone, Copy)]
+pub struct PoolInfo {
+    /// Number of buffers.
+    pub size: usize,
+    /// Distance between two buffers in bytes.
+    pub stride: usize,
+    /// What memory backs the pool.
+    pub backing: Backing,
+}
+
+/// A pool of fixed-size packet buffers shared by all lcores.
+pub struct Pool {
+    region: ManuallyDrop<Region>,
+    free: ArrayQueue<Pkt>,
+    cfg: PoolConfig,
+    stride: usize,
+}
+
+/// Element stride: whole cache lines, an odd number of them, so that consecutive buffers start on
+/// different cache sets and 4 KiB offsets instead of all aliasing on a few (an even number of lines
+/// shares a factor with the 64 lines of a 4 KiB page).
+pub fn stride_for(headroom: u16, data_room: u16) -> usize {
+    let bytes = META_SIZE + headroom as usize + data_room as usize;
+    let lines = bytes.div_ceil(LINE);
+    let lines = if lines % 2 == 0 { lines + 1 } else { lines };
+    lines * LINE
+}
+
+impl Pool {
+    /// Allocates the region and puts every buffer on the free list.
+    pub fn new(cfg: PoolConfig) -> std::io::Result<Arc<Pool>> {
+        let invalid = |msg: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, msg.to_string());
+        if cfg.size == 0 {
+            return Err(invalid("pool size must be at least 1"));
+        }
+        if (cfg.data_room as usize) < 64 {
+            return Err(invalid("pool data_room must be at least 64 bytes"));
+        }
+        let stride = stride_for(cfg.headroom, cfg.data_room);
+        let region = Region::new(stride * cfg.size)?;
+        let free = ArrayQueue::new(cfg.size);
+        let empty = Meta::empty(cfg.headroom + cfg.data_room, cfg.headroom);
+        for i in 0..cfg.size {
+            // SAFETY: i * stride + stride <= region length; every element is in bounds and aligned
+            // to 64 (the region is page aligned, the stride a multiple of 64).
+            let hdr = unsafe { region.base().as_ptr().add(i * stride) }.cast::<Header>();
+            // SAFETY: as above; the memory is ours and not yet shared.
+            unsafe { hdr.write(Header { meta: empty, flow: FlowMeta::default() }) };
+            // SAFETY: the header is initialised, buf_len bytes follow it inside the element, and this
+            // is the only handle.
+            let pkt = unsafe { Pkt::from_raw(NonNull::new_unchecked(hdr)) };
+            if free.push(pkt).is_err() {
+                unreachable!("free list sized for every buffer");
+            }
+        }
+        Ok(Arc::new(Pool { region: ManuallyDrop::new(region), free, cfg, stride }))
+    }
+
+    /// A per-lcore cache in front of this pool.
+    pub fn cache(self: &Arc<Self>) -> PoolCache {
+        PoolCache::new(self.clone(), self.cfg.cache_size, self.empty_meta())
+    }
+
+    pub(crate) fn empty_meta(&self) -> Meta {
+        Meta::empty(self.cfg.headroom + self.cfg.data_room, self.cfg.headroom)
+    }
+
+    /// Buffers on the shared free list (not counting those held in lcore caches).
+    pub fn available(&self) -> usize {
+        self.free.len()
+    }
+
+    /// Total number of buffers.
+    pub fn capacity(&self) -> usize {
+        self.cfg.size
+    }
+
+    /// Sizes of this pool.
+    pub fn config(&self) -> PoolConfig {
+        self.cfg
+    }
+
+    /// Layout facts for logs.
+    pub fn info(&self) -> PoolInfo {
+        PoolInfo { size: self.cfg.size, stride: self.stride, backing: self.region.backing() }
+    }
+
+    /// Moves up to `n` buffers from the free list to `out`; returns how many.
+    pub(crate) fn get_bulk(&self, out: &mut Vec<Pkt>, n: usize) -> usize {
+        let mut got = 0;
+        while got < n {
+            match self.free.pop() {
+                Some(p) => out.push(p),
+                None => break,
+            }
+            got += 1;
+        }
+        got
+    }
+
+    /// Returns a buffer to the free list.
+    pub(crate) fn put(&self, p: Pkt) {
+        debug_assert!(self.owns(&p), "buffer returned to a pool it does not belong to");
+        if self.free.push(p).is_err() {
+            unreachable!("free list holds every buffer of the pool");
+        }
+    }
+
+    fn owns(&self, p: &Pkt) -> bool {
+        let base = self.region.base().as_ptr() as usize;
+        let at = p.meta_ptr() as usize;
+        at >= base && at < base + self.region.len() && (at - base) % self.stride == 0
+    }
+}
+
+impl Drop for Pool {
+    fn drop(&mut self) {
+        if self.free.len() == self.cfg.size {
+            // SAFETY: every buffer is back on the free list, so no Pkt points into the region.
+            unsafe { ManuallyDrop::drop(&mut self.region) };
+        } else {
+            // Buffers are still out (a thread that panicked, say): keep the memory mapped rather than
+            // leave them dangling.
+            tracing::warn!(outstanding = self.cfg.size - self.free.len(), "pool dropped with buffers outstanding; memory kept");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mbuf::Burst;
+
+    #[test]
+    fn stride_is_an_odd_number_of_cache_lines_covering_the_element() {
+        let s = stride_for(128, 2048);
+        assert!(s >= META_SIZE + 128 + 2048);
+        assert_eq!(s % 64, 0);
+        assert_eq!((s / 64) % 2, 1);
+    }
+
+    #[test]
+    fn consecutive_buffers_cover_every_4k_offset() {
+        // With an odd number of lines, 64 consecutive buffers start at 64 distinct cache-line
+        // offsets within a 4 KiB page (one per L1 set); an even stride of 36 lines gives 16.
+        let offsets = |stride: usize| {
+            let mut seen: Vec<usize> = (0..64).map(|i| (i * stride) % 4096).collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.len()
+        };
+        assert_eq!(offsets(stride_for(128, 2048)), 64);
+        assert_eq!(offsets(36 * 64), 16);
+    }
+
+    #[test]
+    fn every_buffer_comes_back_and_exhaustion_is_reported_not_panicked() {
+        let pool = Pool::new(PoolConfig { size: 100, cache_size: 16, ..Default::default() }).unwrap();
+        let mut cache = pool.cache();
+        let mut burst = Burst::new();
+        let mut held = Vec::new();
+        while cache.alloc_bulk(&mut burst, 32) {
+            held.push(std::mem::replace(&mut burst, Burst::new()));
+        }
+        assert_eq!(held.iter().map(|b| b.len()).sum::<usize>(), 96);
+        assert!(cache.alloc_bulk(&mut burst, 4), "4 of the 100 are left");
+        assert!(!cache.alloc_bulk(&mut burst, 1), "pool is empty");
+        cache.free_burst(&mut burst);
+        for mut b in held {
+            cache.free_burst(&mut b);
+        }
+        drop(cache);
+        assert_eq!(pool.available(), 100);
+    }
+
+    #[test]
+    fn allocated_buffers_are_reset() {
+        let pool = Pool::new(PoolConfig { size: 8, cache_size: 4, ..Default::default() }).unwrap();
+        let mut cache = pool.cache();
+        let mut burst = Burst::new();
+        assert!(cache.alloc_bulk(&mut burst, 1));
+        let mut p = burst.pop().unwrap();
+        p.copy_from(&[1, 2, 3]).unwrap();
+        p.meta_mut().set_ol_flags(7);
+        cache.free(p);
+        assert!(cache.alloc_bulk(&mut burst, 1));
+        let p = burst.pop().unwrap();
+        assert_eq!((p.len(), p.meta().ol_flags, p.headroom()), (0, 0, 128));
+        cache.free(p);
+    }
+}

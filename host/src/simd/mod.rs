@@ -1,0 +1,198 @@
+//! Native packet kernels: MAC swap and memcpy, in scalar, SSE (SSSE3), AVX2 and AVX-512 variants.
+//!
+//! Every variant implements [`Kernel`]; the scalar one is the reference the others are tested
+//! against byte for byte. The variant is chosen once at start ([`resolve`]) and code that uses a
+//! kernel in a per-packet loop is instantiated per variant ([`PerSimd`], [`per_simd!`]), so that the
+//! hot loop makes direct calls, never an indirect call per packet.
+
+mod scalar;
+#[cfg(target_arch = "x86_64")]
+mod x86;
+
+#[cfg(test)]
+mod tests;
+
+pub use scalar::Scalar;
+#[cfg(target_arch = "x86_64")]
+pub use x86::{Avx2, Avx512, Sse};
+#[cfg(not(target_arch = "x86_64"))]
+pub use scalar::{Scalar as Sse, Scalar as Avx2, Scalar as Avx512};
+
+use std::fmt;
+
+/// A kernel variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Simd {
+    /// Portable Rust, the reference.
+    Scalar,
+    /// SSE up to SSSE3 (`pshufb`), 16-byte vectors.
+    Sse,
+    /// AVX2, 32-byte vectors.
+    Avx2,
+    /// AVX-512 (F + BW), 64-byte vectors.
+    Avx512,
+}
+
+impl Simd {
+    /// All variants, slowest first.
+    pub const ALL: [Simd; 4] = [Simd::Scalar, Simd::Sse, Simd::Avx2, Simd::Avx512];
+
+    /// The config and display name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Simd::Scalar => "scalar",
+            Simd::Sse => "sse",
+            Simd::Avx2 => "avx2",
+            Simd::Avx512 => "avx512",
+        }
+    }
+
+    /// Parses a config name (`auto` is handled by [`SimdChoice`]).
+    pub fn from_name(s: &str) -> Option<Simd> {
+        Simd::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// Whether this CPU can run the variant.
+    pub fn is_supported(self) -> bool {
+        match self {
+            Simd::Scalar => true,
+            #[cfg(target_arch = "x86_64")]
+            Simd::Sse => std::is_x86_feature_detected!("ssse3"),
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx2 => std::is_x86_feature_detected!("avx2"),
+            #[cfg(target_arch = "x86_64")]
+            Simd::Avx512 => std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw"),
+            #[cfg(not(target_arch = "x86_64"))]
+            _ => false,
+        }
+    }
+
+    /// The variants this CPU supports.
+    pub fn supported() -> Vec<Simd> {
+        Simd::ALL.into_iter().filter(|s| s.is_supported()).collect()
+    }
+
+    /// The widest variant this CPU supports.
+    pub fn detect() -> Simd {
+        Simd::ALL.into_iter().rev().find(|s| s.is_supported()).unwrap_or(Simd::Scalar)
+    }
+}
+
+impl fmt::Display for Simd {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// The `simd:` setting: `auto` or one variant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SimdChoice {
+    /// The widest variant the CPU supports.
+    #[default]
+    Auto,
+    /// This variant, or an error if the CPU lacks it.
+    Fixed(Simd),
+}
+
+impl SimdChoice {
+    /// Parses `auto|scalar|sse|avx2|avx512`.
+    pub fn from_name(s: &str) -> Option<SimdChoice> {
+        if s == "auto" {
+            return Some(SimdChoice::Auto);
+        }
+        Simd::from_name(s).map(SimdChoice::Fixed)
+    }
+
+    /// Accepted names, for error messages.
+    pub const NAMES: &'static str = "auto, scalar, sse, avx2, avx512";
+}
+
+/// Resolves the setting against this CPU.
+pub fn resolve(choice: SimdChoice) -> Result<Simd, String> {
+    match choice {
+        SimdChoice::Auto => Ok(Simd::detect()),
+        SimdChoice::Fixed(s) if s.is_supported() => Ok(s),
+        SimdChoice::Fixed(s) => Err(format!(
+            "simd: `{s}` is not supported by this CPU; supported here: auto, {}",
+            Simd::supported().iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+        )),
+    }
+}
+
+/// One kernel variant. Implementations are zero-sized marker types.
+pub trait Kernel: 'static {
+    /// Which variant this is.
+    const SIMD: Simd;
+
+    /// Swaps destination and source MAC (bytes 0..6 and 6..12) of four frames: loads all four
+    /// headers, runs `between` (the caller sets offload metadata there, overlapping the loads),
+    /// then shuffles and stores.
+    ///
+    /// # Safety
+    /// Each pointer is valid for reads and writes of 16 bytes, the four ranges do not overlap, and
+    /// the CPU supports the variant. Bytes 12..16 are written back unchanged.
+    unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F);
+
+    /// Swaps destination and source MAC of one frame.
+    ///
+    /// # Safety
+    /// As for [`Kernel::macswap4`], for one pointer.
+    unsafe fn macswap1(frame: *mut u8);
+
+    /// Copies `n` bytes from `src` to `dst`.
+    ///
+    /// # Safety
+    /// `src` valid for reads of `n` bytes, `dst` for writes of `n` bytes, no overlap, and the CPU
+    /// supports the variant.
+    unsafe fn memcpy(dst: *mut u8, src: *const u8, n: usize);
+}
+
+/// One value per kernel variant: typically a function instantiated for each.
+#[derive(Debug, Clone, Copy)]
+pub struct PerSimd<T> {
+    /// For [`Simd::Scalar`].
+    pub scalar: T,
+    /// For [`Simd::Sse`].
+    pub sse: T,
+    /// For [`Simd::Avx2`].
+    pub avx2: T,
+    /// For [`Simd::Avx512`].
+    pub avx512: T,
+}
+
+impl<T: Copy> PerSimd<T> {
+    /// The value for `simd`.
+    pub fn get(&self, simd: Simd) -> T {
+        match simd {
+            Simd::Scalar => self.scalar,
+            Simd::Sse => self.sse,
+            Simd::Avx2 => self.avx2,
+            Simd::Avx512 => self.avx512,
+        }
+    }
+}
+
+/// `per_simd!(f)` is a [`PerSimd`] of `f::<Scalar>`, `f::<Sse>`, `f::<Avx2>`, `f::<Avx512>`.
+#[macro_export]
+macro_rules! per_simd {
+    ($f:path) => {
+        $crate::simd::PerSimd {
+            scalar: $f::<$crate::simd::Scalar>,
+            sse: $f::<$crate::simd::Sse>,
+            avx2: $f::<$crate::simd::Avx2>,
+            avx512: $f::<$crate::simd::Avx512>,
+        }
+    };
+}
+
+/// Safe wrapper: copies `src` into the front of `dst` with the variant `K`.
+///
+/// Panics if `dst` is shorter than `src` (callers check lengths first; this is the safe boundary).
+#[inline(always)]
+pub fn copy<K: Kernel>(dst: &mut [u8], src: &[u8]) {
+    assert!(dst.len() >= src.len(), "copy: destination shorter than source");
+    debug_assert!(K::SIMD.is_supported());
+    // SAFETY: lengths checked above; `&mut`/`&` cannot overlap; variants are only instantiated for
+    // use after `resolve` checked CPU support (and tests check `is_supported` first).
+    unsafe { K::memcpy(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
+}

@@ -1,0 +1,1 @@
+//! Every variant against the scalar reference. (Filled in with the SIMD variants.)
