@@ -6,6 +6,15 @@
 //! live in buffers from a pool ([`mbuf`]); headers are read through [`wire`]. [`config`] parses the
 //! YAML, [`stats`] counts and displays, [`dataplane`] puts it all together.
 
+pub mod bench;
+pub mod cli;
+pub mod config;
+pub mod dataplane;
+pub mod engines;
+pub mod lcore;
 pub mod mbuf;
+pub mod offload;
+pub mod ports;
 pub mod simd;
+pub mod stats;
 pub mod wire;

@@ -1,1 +1,57 @@
-fn main(){}
+//! The `wasmdp` binary.
+
+use clap::Parser;
+use std::process::ExitCode;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmdp::cli::{Cli, Command, RunArgs};
+use wasmdp::{config, dataplane};
+
+fn main() -> ExitCode {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into());
+    tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).init();
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Run(args) => run(args),
+        Command::Validate { config } => config::load(&config).map(|_| println!("{}: valid", config.display())),
+        Command::Bench(args) => wasmdp::bench::main(&args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: RunArgs) -> anyhow::Result<()> {
+    let cfg = match &args.config {
+        Some(path) => config::load(path)?,
+        None if std::path::Path::new("config.yaml").exists() => config::load("config.yaml".as_ref())?,
+        None => {
+            tracing::info!("no ./config.yaml: using the built-in default configuration");
+            config::parse(config::DEFAULT_YAML, "built-in default config")?
+        }
+    };
+    let dp = dataplane::build(&cfg, &args.overrides())?;
+    let stop = Arc::new(AtomicBool::new(false));
+    for sig in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
+        signal_hook::flag::register(sig, stop.clone())?;
+    }
+    let secs = |s: f64, what: &str| -> anyhow::Result<Duration> {
+        Duration::try_from_secs_f64(s).map_err(|_| anyhow::anyhow!("{what} {s}: must be a non-negative number of seconds"))
+    };
+    let opts = dataplane::RunOptions {
+        duration: args.duration.map(|d| secs(d, "--duration")).transpose()?,
+        stats_period: Some(secs(args.stats_period, "--stats-period")?).filter(|d| !d.is_zero()),
+        stats_json: args.stats_json.clone(),
+        print_final: true,
+    };
+    let report = dataplane::run(dp, &opts, stop)?;
+    if report.leaked != 0 {
+        anyhow::bail!("{} buffers were not returned to the pool", report.leaked);
+    }
+    Ok(())
+}

@@ -156,6 +156,17 @@ impl Pkt {
         Ok(())
     }
 
+    /// The first `n` bytes from the data start, data and tailroom together, for generators that
+    /// write whole cache lines before setting the length. `None` when `n` exceeds them.
+    #[inline(always)]
+    pub fn room_mut(&mut self, n: usize) -> Option<&mut [u8]> {
+        if n > self.len() + self.tailroom() {
+            return None;
+        }
+        // SAFETY: data_off + n <= buf_len (checked above); unique ownership through `&mut self`.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.data_ptr(), n) })
+    }
+
     /// Replaces the data with `bytes`, keeping the headroom. Fails when `bytes` does not fit.
     pub fn copy_from(&mut self, bytes: &[u8]) -> Result<(), RoomError> {
         self.set_data_len(bytes.len())?;

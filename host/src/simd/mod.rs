@@ -175,7 +175,7 @@ impl<T: Copy> PerSimd<T> {
 /// `per_simd!(f)` is a [`PerSimd`] of `f::<Scalar>`, `f::<Sse>`, `f::<Avx2>`, `f::<Avx512>`.
 #[macro_export]
 macro_rules! per_simd {
-    ($f:path) => {
+    ($f:ident) => {
         $crate::simd::PerSimd {
             scalar: $f::<$crate::simd::Scalar>,
             sse: $f::<$crate::simd::Sse>,
@@ -195,4 +195,16 @@ pub fn copy<K: Kernel>(dst: &mut [u8], src: &[u8]) {
     // SAFETY: lengths checked above; `&mut`/`&` cannot overlap; variants are only instantiated for
     // use after `resolve` checked CPU support (and tests check `is_supported` first).
     unsafe { K::memcpy(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
+}
+
+/// Hints the CPU to bring the cache line at `p` into L1. Never faults, whatever `p` is.
+#[inline(always)]
+pub fn prefetch(p: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: prefetch is a hint that never faults, even on invalid addresses; SSE is baseline on x86-64.
+    unsafe {
+        core::arch::x86_64::_mm_prefetch::<{ core::arch::x86_64::_MM_HINT_T0 }>(p.cast())
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }

@@ -1,7 +1,28 @@
 //! Zero-copy header access on frame bytes: parse once, then work on known offsets.
 //!
-//! PLACEHOLDER signatures; bodies land with the wire module.
-#![allow(clippy::unimplemented)]
+//! [`parse`] walks Ethernet, up to two VLAN/QinQ tags and IPv4/IPv6 once and returns the header
+//! lengths as [`Headers`]; everything else works on the offsets that follow from them:
+//! [`swap_five_tuple`] (testpmd's 5tswap), the software checksum offloads [`fill_ipv4_cksum`] and
+//! [`fill_l4_cksum`], [`insert_tag`] for VLAN insertion, and [`build_udp`] for generated traffic.
+//!
+//! All of it works on plain `&[u8]`/`&mut [u8]`, never panics on malformed or truncated frames, never
+//! changes a frame's length and (except [`build_udp`]) never allocates. Field offsets live in
+//! `field`; each header's length is checked once, then read through fixed-size arrays.
+
+mod build;
+mod cksum;
+mod field;
+mod parse;
+mod swap;
+mod tag;
+#[cfg(test)]
+mod testutil;
+
+pub use build::build_udp;
+pub use cksum::{fill_ipv4_cksum, fill_l4_cksum};
+pub use parse::parse;
+pub use swap::swap_five_tuple;
+pub use tag::insert_tag;
 
 /// Ethernet header length without tags.
 pub const ETH_HLEN: usize = 14;
@@ -49,41 +70,6 @@ pub struct Headers {
     pub l4_len: u8,
 }
 
-/// Finds the headers of an Ethernet frame. Never panics; anything truncated or unknown stops the walk.
-pub fn parse(frame: &[u8]) -> Headers {
-    let _ = frame;
-    unimplemented!()
-}
-
-/// Swaps MACs, then IPv4/IPv6 addresses, then TCP/UDP ports (testpmd's 5tswap), skipping VLAN/QinQ
-/// tags. Swaps as much as the frame validly holds; frames shorter than 14 bytes are left unchanged.
-pub fn swap_five_tuple(frame: &mut [u8]) {
-    let _ = frame;
-    unimplemented!()
-}
-
-/// Writes the IPv4 header checksum. Returns false (frame unchanged) unless `h.l3 == Ipv4`.
-pub fn fill_ipv4_cksum(frame: &mut [u8], h: &Headers) -> bool {
-    let _ = (frame, h);
-    unimplemented!()
-}
-
-/// Writes the TCP or UDP checksum (with the IPv4/IPv6 pseudo-header) when `h.l4_proto` is TCP or UDP
-/// and the whole segment is in the frame (per the IP length field, clamped to the frame). Returns
-/// false (frame unchanged) otherwise.
-pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
-    let _ = (frame, h);
-    unimplemented!()
-}
-
-/// Turns `frame`, whose first 4 bytes were just prepended (garbage), into the same frame with a tag
-/// `tpid`/`tci` inserted after the MAC addresses: moves the 12 MAC bytes to the front and writes the
-/// tag at 12..16. Does nothing if `frame` is shorter than 16 bytes.
-pub fn insert_tag(frame: &mut [u8], tpid: u16, tci: u16) {
-    let _ = (frame, tpid, tci);
-    unimplemented!()
-}
-
 /// What a generated UDP frame looks like (the null/ring port template and the txonly engine).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FrameSpec {
@@ -105,14 +91,111 @@ pub struct FrameSpec {
     pub vlan: Option<u16>,
 }
 
-/// Builds a valid Ethernet/[802.1Q]/IPv4/UDP frame of exactly `spec.size` bytes, with correct IPv4
-/// header checksum and UDP checksum, payload bytes counting up from 0.
-pub fn build_udp(spec: &FrameSpec) -> Vec<u8> {
-    let _ = spec;
-    unimplemented!()
-}
-
 /// Offset of the UDP source port in a frame built by [`build_udp`] with this spec.
 pub fn udp_src_port_offset(spec: &FrameSpec) -> usize {
     ETH_HLEN + if spec.vlan.is_some() { 4 } else { 0 } + 20
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Frames that reach every branch: a few tags with real TPIDs, an IP-ish EtherType, version/IHL,
+    /// flags and protocol bytes from interesting sets, random everything else, cut anywhere.
+    fn frames() -> impl Strategy<Value = Vec<u8>> {
+        let tpid = prop::sample::select(vec![ethertype::VLAN, ethertype::QINQ, 0x9100]);
+        let etype = prop::sample::select(vec![ethertype::IPV4, ethertype::IPV6, ethertype::ARP, 0x8100]);
+        let proto = prop::sample::select(vec![6u8, 17, 1, 0]);
+        (
+            prop::collection::vec(tpid, 0..=3),
+            etype,
+            prop_oneof![prop::sample::select(vec![0x45u8, 0x46, 0x4F, 0x44, 0x60, 0x6F]), any::<u8>()],
+            prop::sample::select(vec![0x00u8, 0x20, 0x40, 0x01, 0x3F]),
+            proto,
+            prop::collection::vec(any::<u8>(), 0..200),
+            0usize..200,
+        )
+            .prop_map(|(tags, etype, ver_ihl, frag_hi, proto, mut bytes, cut)| {
+                let mut pos = 12;
+                let put = |b: &mut Vec<u8>, at: usize, v: &[u8]| {
+                    if let Some(d) = b.get_mut(at..at + v.len()) {
+                        d.copy_from_slice(v);
+                    }
+                };
+                for t in tags {
+                    put(&mut bytes, pos, &t.to_be_bytes());
+                    pos += 4;
+                }
+                put(&mut bytes, pos, &etype.to_be_bytes());
+                let l3 = pos + 2;
+                put(&mut bytes, l3, &[ver_ihl]);
+                if etype == ethertype::IPV6 {
+                    put(&mut bytes, l3 + 6, &[proto]);
+                } else {
+                    put(&mut bytes, l3 + 6, &[frag_hi]);
+                    put(&mut bytes, l3 + 9, &[proto]);
+                }
+                bytes.truncate(cut);
+                bytes
+            })
+    }
+
+    fn any_headers() -> impl Strategy<Value = Headers> {
+        let l3 = prop::sample::select(vec![L3::Other, L3::Ipv4, L3::Ipv6]);
+        (0u16..300, 0u8..3, l3, 0u16..300, prop::sample::select(vec![6u8, 17, 0]), 0u8..80).prop_map(
+            |(l2_len, vlans, l3, l3_len, l4_proto, l4_len)| Headers { l2_len, vlans, l3, l3_len, l4_proto, l4_len },
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// Nothing panics or changes the length, on arbitrary bytes; the parse result is in range;
+        /// 5tswap is an involution and does not change what parse sees.
+        #[test]
+        fn arbitrary_bytes(f in prop_oneof![frames(), prop::collection::vec(any::<u8>(), 0..200)]) {
+            let h = parse(&f);
+            prop_assert!(usize::from(h.l2_len) + usize::from(h.l3_len) + usize::from(h.l4_len) <= f.len());
+            prop_assert!(h.vlans <= 2);
+            if f.len() < ETH_HLEN {
+                prop_assert_eq!(h, Headers::default());
+            }
+
+            let mut g = f.clone();
+            swap_five_tuple(&mut g);
+            prop_assert_eq!(g.len(), f.len());
+            prop_assert_eq!(parse(&g), h);
+            swap_five_tuple(&mut g);
+            prop_assert_eq!(&g, &f);
+
+            let ip_ok = fill_ipv4_cksum(&mut g, &h);
+            prop_assert_eq!(ip_ok, h.l3 == L3::Ipv4);
+            let l4_ok = fill_l4_cksum(&mut g, &h);
+            prop_assert_eq!(g.len(), f.len());
+            if !ip_ok && !l4_ok {
+                prop_assert_eq!(&g, &f);
+            }
+            prop_assert_eq!(parse(&g), h);
+        }
+
+        /// The fills never panic with headers that do not match the frame.
+        #[test]
+        fn mismatched_headers(f in prop::collection::vec(any::<u8>(), 0..200), h in any_headers()) {
+            let mut g = f.clone();
+            let ip_ok = fill_ipv4_cksum(&mut g, &h);
+            let l4_ok = fill_l4_cksum(&mut g, &h);
+            prop_assert_eq!(g.len(), f.len());
+            if !ip_ok && !l4_ok {
+                prop_assert_eq!(g, f);
+            }
+        }
+
+        #[test]
+        fn insert_tag_keeps_length(mut f in prop::collection::vec(any::<u8>(), 0..200), tci: u16) {
+            let n = f.len();
+            insert_tag(&mut f, ethertype::VLAN, tci);
+            prop_assert_eq!(f.len(), n);
+        }
+    }
 }

@@ -1,32 +1,108 @@
-//! x86-64 kernels. PLACEHOLDER: delegates to scalar until the SIMD variants land.
+//! x86-64 kernels: SSE (SSSE3), AVX2 and AVX-512 (F + BW).
+//!
+//! Layout:
+//! - `sse.rs`, `avx2.rs`, `avx512.rs`: MAC swap, after DPDK testpmd `macswap_sse.h` /
+//!   `macswap.h`: load the 16-byte headers, run `between`, `pshufb` with [`MACSWAP_MASK`], store.
+//! - `memcpy_small.rs`: copies of at most 32 bytes, shared by every variant.
+//! - `memcpy_sse.rs`, `memcpy_avx2.rs`, `memcpy_avx512.rs`: memcpy after DPDK `rte_memcpy` (x86),
+//!   with 16-, 32- and 64-byte vectors.
+//!
+//! The functions that use the instructions are `#[target_feature] unsafe fn`s; the [`Kernel`]
+//! methods are thin `#[inline(always)]` forwarders, so a loop instantiated for one variant calls
+//! them directly.
 
-use super::{Kernel, Scalar, Simd};
+mod avx2;
+// The AVX-512 intrinsics are stable since Rust 1.89, above the workspace `rust-version` (1.85):
+// drop these `allow`s once it is raised.
+#[allow(clippy::incompatible_msrv)]
+mod avx512;
+mod memcpy_avx2;
+#[allow(clippy::incompatible_msrv)]
+mod memcpy_avx512;
+mod memcpy_small;
+mod memcpy_sse;
+mod sse;
 
-macro_rules! delegate {
-    ($name:ident, $simd:expr) => {
-        /// Kernel variant (currently delegating to scalar).
-        #[derive(Debug, Clone, Copy)]
-        pub struct $name;
-        impl Kernel for $name {
-            const SIMD: Simd = $simd;
-            #[inline(always)]
-            unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
-                // SAFETY: forwarded contract.
-                unsafe { Scalar::macswap4(frames, between) }
-            }
-            #[inline(always)]
-            unsafe fn macswap1(frame: *mut u8) {
-                // SAFETY: forwarded contract.
-                unsafe { Scalar::macswap1(frame) }
-            }
-            #[inline(always)]
-            unsafe fn memcpy(dst: *mut u8, src: *const u8, n: usize) {
-                // SAFETY: forwarded contract.
-                unsafe { Scalar::memcpy(dst, src, n) }
-            }
-        }
-    };
+use super::{Kernel, Simd};
+
+/// `pshufb` control for one 16-byte header: bytes 0..6 (destination MAC) and 6..12 (source MAC)
+/// trade places, 12..16 (EtherType / VLAN TPID and what follows) stay.
+const MACSWAP_MASK: [i8; 16] = [6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15];
+
+/// SSE up to SSSE3: 16-byte vectors.
+#[derive(Debug, Clone, Copy)]
+pub struct Sse;
+
+impl Kernel for Sse {
+    const SIMD: Simd = Simd::Sse;
+
+    #[inline(always)]
+    unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
+        // SAFETY: forwarded contract (16 valid bytes per frame, no overlap, SSSE3 present).
+        unsafe { sse::macswap4(frames, between) }
+    }
+
+    #[inline(always)]
+    unsafe fn macswap1(frame: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { sse::macswap1(frame) }
+    }
+
+    #[inline(always)]
+    unsafe fn memcpy(dst: *mut u8, src: *const u8, n: usize) {
+        // SAFETY: forwarded contract (ranges valid, disjoint; SSE2 is x86-64 baseline).
+        unsafe { memcpy_sse::memcpy(dst, src, n) }
+    }
 }
-delegate!(Sse, Simd::Sse);
-delegate!(Avx2, Simd::Avx2);
-delegate!(Avx512, Simd::Avx512);
+
+/// AVX2: 32-byte vectors.
+#[derive(Debug, Clone, Copy)]
+pub struct Avx2;
+
+impl Kernel for Avx2 {
+    const SIMD: Simd = Simd::Avx2;
+
+    #[inline(always)]
+    unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
+        // SAFETY: forwarded contract (16 valid bytes per frame, no overlap, AVX2 present).
+        unsafe { avx2::macswap4(frames, between) }
+    }
+
+    #[inline(always)]
+    unsafe fn macswap1(frame: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { avx2::macswap1(frame) }
+    }
+
+    #[inline(always)]
+    unsafe fn memcpy(dst: *mut u8, src: *const u8, n: usize) {
+        // SAFETY: forwarded contract (ranges valid, disjoint, AVX2 present).
+        unsafe { memcpy_avx2::memcpy(dst, src, n) }
+    }
+}
+
+/// AVX-512 (F + BW): 64-byte vectors.
+#[derive(Debug, Clone, Copy)]
+pub struct Avx512;
+
+impl Kernel for Avx512 {
+    const SIMD: Simd = Simd::Avx512;
+
+    #[inline(always)]
+    unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
+        // SAFETY: forwarded contract (16 valid bytes per frame, no overlap, AVX-512 F+BW present).
+        unsafe { avx512::macswap4(frames, between) }
+    }
+
+    #[inline(always)]
+    unsafe fn macswap1(frame: *mut u8) {
+        // SAFETY: forwarded contract.
+        unsafe { avx512::macswap1(frame) }
+    }
+
+    #[inline(always)]
+    unsafe fn memcpy(dst: *mut u8, src: *const u8, n: usize) {
+        // SAFETY: forwarded contract (ranges valid, disjoint, AVX-512 F present).
+        unsafe { memcpy_avx512::memcpy(dst, src, n) }
+    }
+}

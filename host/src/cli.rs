@@ -1,0 +1,105 @@
+//! The command line: `wasmdp run`, `wasmdp validate`, `wasmdp bench`.
+
+use crate::dataplane::Overrides;
+use clap::{Args, Parser, Subcommand};
+use std::path::PathBuf;
+
+/// wasmdp: a programmable software packet dataplane.
+///
+/// Worker threads pinned to cores poll ports in bursts and run forwarding engines (io, mac, macswap,
+/// 5tswap, copy, rxonly, txonly) whose inner loops are native SIMD kernels. Logging: RUST_LOG
+/// (e.g. RUST_LOG=debug).
+#[derive(Debug, Parser)]
+#[command(name = "wasmdp", version, about, long_about)]
+pub struct Cli {
+    /// What to do.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Run the dataplane on a config until Ctrl-C (SIGINT/SIGTERM) or --duration.
+    Run(RunArgs),
+    /// Check a config file and exit: 0 when valid, 1 with the reason otherwise.
+    Validate {
+        /// The YAML file.
+        config: PathBuf,
+    },
+    /// Measure each engine x kernel variant on null ports (64 B frames, burst 32, one lcore).
+    Bench(crate::bench::BenchArgs),
+}
+
+/// `wasmdp run`.
+#[derive(Debug, Args)]
+pub struct RunArgs {
+    /// The YAML config. Default: ./config.yaml, or the built-in default when that file is absent.
+    pub config: Option<PathBuf>,
+    /// Stop after this many seconds (fractions allowed).
+    #[arg(long, value_name = "SECS")]
+    pub duration: Option<f64>,
+    /// Print port statistics every SECS seconds (0: never).
+    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    pub stats_period: f64,
+    /// Write a JSON report of the run to PATH at stop.
+    #[arg(long, value_name = "PATH")]
+    pub stats_json: Option<PathBuf>,
+    /// Worker cores, overriding `lcores:` (e.g. 1 or 0,1 or 0-3).
+    #[arg(long, value_name = "LIST", value_parser = parse_core_list)]
+    pub lcores: Option<Vec<usize>>,
+    /// Burst size for every stream, overriding `burst:` (1..=512).
+    #[arg(long, value_name = "N")]
+    pub burst: Option<usize>,
+    /// Engine for every port, overriding `engine:` and each port's engine.
+    #[arg(long, value_name = "NAME")]
+    pub engine: Option<String>,
+    /// Kernel variant, overriding `simd:` (auto, scalar, sse, avx2, avx512).
+    #[arg(long, value_name = "NAME")]
+    pub simd: Option<String>,
+}
+
+impl RunArgs {
+    /// The overrides these flags ask for.
+    pub fn overrides(&self) -> Overrides {
+        Overrides { lcores: self.lcores.clone(), burst: self.burst, engine: self.engine.clone(), simd: self.simd.clone() }
+    }
+}
+
+/// Parses `1`, `0,1`, `0-3`, `0-1,4`.
+pub fn parse_core_list(s: &str) -> Result<Vec<usize>, String> {
+    let mut out = Vec::new();
+    for part in s.split(',') {
+        let bad = || format!("`{part}` is not a core number or range (examples: 1, 0,1, 0-3)");
+        match part.split_once('-') {
+            Some((a, b)) => {
+                let (a, b): (usize, usize) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+                if a > b {
+                    return Err(bad());
+                }
+                out.extend(a..=b);
+            }
+            None => out.push(part.trim().parse().map_err(|_| bad())?),
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn core_lists() {
+        assert_eq!(parse_core_list("1").unwrap(), vec![1]);
+        assert_eq!(parse_core_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        assert!(parse_core_list("a").unwrap_err().contains("`a`"));
+        assert!(parse_core_list("3-1").is_err());
+    }
+
+    #[test]
+    fn cli_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

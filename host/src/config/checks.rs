@@ -1,0 +1,92 @@
+//! Checks that span several keys (names that refer to other entries, sizes that must fit together).
+
+use super::{Config, PortCfg};
+use crate::mbuf::flags;
+use std::collections::HashSet;
+
+/// Checks what parsing alone cannot. Errors name the key path (`ports[1].ring.peer`), the bad value
+/// and what is allowed.
+pub fn validate(cfg: &Config) -> Result<(), String> {
+    if cfg.ports.is_empty() {
+        return Err("ports: at least one port is required".into());
+    }
+    let mut names = HashSet::new();
+    for (i, p) in cfg.ports.iter().enumerate() {
+        if p.name.is_empty() {
+            return Err(format!("ports[{i}].name: must not be empty"));
+        }
+        if !names.insert(p.name.as_str()) {
+            return Err(format!("ports[{i}].name: `{}` is used by two ports; names must be unique", p.name));
+        }
+        check_port(cfg, i, p)?;
+    }
+    if cfg.pool.data_room.0 % 64 != 0 {
+        return Err(format!("pool.data_room: {} is not a multiple of 64", cfg.pool.data_room.0));
+    }
+    if let Some(l) = &cfg.lcores {
+        if l.is_empty() {
+            return Err("lcores: list is empty; give at least one core or remove the key".into());
+        }
+    }
+    check_streams(cfg)
+}
+
+fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
+    let at = format!("ports[{i}] (`{}`)", p.name);
+    let driver = crate::ports::lookup(&p.driver.0).ok_or_else(|| format!("{at}.driver: unknown"))?;
+    (driver.check)(cfg, p).map_err(|e| format!("{at}.{e}"))?;
+    if p.frame.size.0 > cfg.pool.data_room.0 {
+        return Err(format!(
+            "{at}.frame.size: {} does not fit pool.data_room {}; raise pool.data_room",
+            p.frame.size.0, cfg.pool.data_room.0
+        ));
+    }
+    let tags = if p.tx_offloads.0 & flags::TX_QINQ != 0 {
+        8
+    } else if p.tx_offloads.0 & flags::TX_VLAN != 0 {
+        4
+    } else {
+        0
+    };
+    if tags > cfg.pool.headroom.0 {
+        return Err(format!("{at}.tx_offloads: inserting tags needs {tags} bytes of pool.headroom, which is {}", cfg.pool.headroom.0));
+    }
+    if p.tx_offloads.0 & flags::TX_MACSEC != 0 && !driver.macsec {
+        return Err(format!(
+            "{at}.tx_offloads: macsec_insert is not possible on driver `{}`: a software port has no MACsec keys to build a SecTAG with",
+            driver.name
+        ));
+    }
+    Ok(())
+}
+
+fn check_streams(cfg: &Config) -> Result<(), String> {
+    let queues = |name: &str| cfg.ports.iter().find(|p| p.name == name).map(|p| p.queues.0 as u16);
+    let mut used_rx = HashSet::new();
+    let mut used_tx = HashSet::new();
+    for (i, s) in cfg.streams.iter().enumerate() {
+        for (key, port, q) in [("rx", &s.rx, s.rx_queue), ("tx", &s.tx, s.tx_queue)] {
+            let n = queues(port).ok_or_else(|| format!("streams[{i}].{key}: no port named `{port}`; ports are {}", port_names(cfg)))?;
+            if q >= n {
+                return Err(format!("streams[{i}].{key}_queue: {q} does not exist; port `{port}` has queues 0..{}", n - 1));
+            }
+        }
+        if !used_rx.insert((s.rx.as_str(), s.rx_queue)) {
+            return Err(format!("streams[{i}]: rx queue {} of `{}` is polled by two streams; give each its own queue", s.rx_queue, s.rx));
+        }
+        if !used_tx.insert((s.tx.as_str(), s.tx_queue)) {
+            return Err(format!("streams[{i}]: tx queue {} of `{}` is used by two streams; give each its own queue", s.tx_queue, s.tx));
+        }
+        if let (Some(l), Some(all)) = (s.lcore, &cfg.lcores) {
+            if !all.contains(&l) {
+                return Err(format!("streams[{i}].lcore: {l} is not in lcores {all:?}"));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The port names, for error messages.
+pub fn port_names(cfg: &Config) -> String {
+    cfg.ports.iter().map(|p| format!("`{}`", p.name)).collect::<Vec<_>>().join(", ")
+}

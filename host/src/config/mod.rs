@@ -1,0 +1,246 @@
+//! The YAML configuration: types ([`Config`]), parsing with line numbers ([`load`]), and the checks
+//! that need more than one key ([`validate`]).
+//!
+//! Every struct rejects unknown keys; every value with a range is checked while parsing, so that
+//! serde_yaml's error carries the line and column.
+
+mod checks;
+mod values;
+
+pub use checks::{port_names, validate};
+pub use values::{Bounded, DriverName, EngineName, MacAddr, OffloadList};
+
+use crate::simd::SimdChoice;
+use serde::Deserialize;
+use std::path::Path;
+
+/// The whole file.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// Cores that run worker threads; default: the last core of the machine.
+    #[serde(default)]
+    pub lcores: Option<Vec<usize>>,
+    /// Kernel variant: auto, scalar, sse, avx2, avx512.
+    #[serde(default, with = "values::simd_choice")]
+    pub simd: SimdChoice,
+    /// Packets per burst, 1..=512.
+    #[serde(default = "default_burst")]
+    pub burst: Bounded<1, 512>,
+    /// Engine for ports that do not name one.
+    #[serde(default = "default_engine")]
+    pub engine: EngineName,
+    /// Packet pool sizes.
+    #[serde(default)]
+    pub pool: PoolCfg,
+    /// TX retry when a queue is full.
+    #[serde(default)]
+    pub tx_retry: RetryCfg,
+    /// How streams are derived from ports when `streams` is empty: paired, chained or loop.
+    #[serde(default)]
+    pub topology: Topology,
+    /// Explicit streams; when given, `topology` is ignored.
+    #[serde(default)]
+    pub streams: Vec<StreamCfg>,
+    /// The ports.
+    pub ports: Vec<PortCfg>,
+}
+
+fn default_burst() -> Bounded<1, 512> {
+    Bounded(32)
+}
+
+fn default_engine() -> EngineName {
+    EngineName("io".into())
+}
+
+/// `pool:`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct PoolCfg {
+    /// Number of buffers.
+    pub size: Bounded<64, 4_194_304>,
+    /// Headroom bytes.
+    pub headroom: Bounded<0, 1024>,
+    /// Data room bytes (multiple of 64).
+    pub data_room: Bounded<64, 16384>,
+    /// Per-lcore cache size.
+    pub cache_size: Bounded<1, 4096>,
+}
+
+impl Default for PoolCfg {
+    fn default() -> Self {
+        PoolCfg { size: Bounded(16384), headroom: Bounded(128), data_room: Bounded(2048), cache_size: Bounded(256) }
+    }
+}
+
+/// `tx_retry:`
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct RetryCfg {
+    /// Retries after a partial TX before the rest is dropped (`tx_full`).
+    pub count: Bounded<0, 100_000>,
+    /// Microseconds to wait before each retry.
+    pub delay_us: Bounded<0, 1_000_000>,
+}
+
+impl Default for RetryCfg {
+    fn default() -> Self {
+        RetryCfg { count: Bounded(64), delay_us: Bounded(1) }
+    }
+}
+
+/// `topology:`, as testpmd's `--port-topology`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Topology {
+    /// P0 <-> P1, P2 <-> P3, ...; an odd last port forwards to itself.
+    #[default]
+    Paired,
+    /// P0 -> P1 -> ... -> Pn-1 -> P0.
+    Chained,
+    /// Each port to itself.
+    Loop,
+}
+
+/// One entry of `streams:`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct StreamCfg {
+    /// RX port name.
+    pub rx: String,
+    /// RX queue.
+    #[serde(default)]
+    pub rx_queue: u16,
+    /// TX port name.
+    pub tx: String,
+    /// TX queue.
+    #[serde(default)]
+    pub tx_queue: u16,
+    /// Core to run on (one of `lcores`); default: spread round-robin.
+    #[serde(default)]
+    pub lcore: Option<usize>,
+}
+
+/// One entry of `ports:`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PortCfg {
+    /// Unique name.
+    pub name: String,
+    /// Driver: see `crate::ports::DRIVERS`.
+    pub driver: DriverName,
+    /// RX and TX queues.
+    #[serde(default = "one")]
+    pub queues: Bounded<1, 64>,
+    /// The port's MAC address (source MAC for the `mac` engine); default 02:00:00:00:00:<index>.
+    #[serde(default)]
+    pub mac: Option<MacAddr>,
+    /// Destination MAC for the `mac` engine; default 02:00:00:00:01:<index>.
+    #[serde(default)]
+    pub peer_mac: Option<MacAddr>,
+    /// Engine for streams received on this port; default: the top-level `engine`.
+    #[serde(default)]
+    pub engine: Option<EngineName>,
+    /// TX offloads to request.
+    #[serde(default)]
+    pub tx_offloads: OffloadList,
+    /// VLAN TCI for vlan_insert / inner TCI for qinq_insert.
+    #[serde(default)]
+    pub tx_vlan: Bounded<0, 65535>,
+    /// Outer TCI for qinq_insert.
+    #[serde(default)]
+    pub tx_vlan_outer: Bounded<0, 65535>,
+    /// Frames this port generates (null RX, tx_first, txonly).
+    #[serde(default)]
+    pub frame: FrameCfg,
+    /// Ring driver options.
+    #[serde(default)]
+    pub ring: Option<RingCfg>,
+    /// Bursts of template frames to send on this port before forwarding starts (testpmd tx_first).
+    #[serde(default)]
+    pub tx_first: Bounded<0, 1_000_000>,
+}
+
+fn one() -> Bounded<1, 64> {
+    Bounded(1)
+}
+
+/// `frame:` of a port.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields, default)]
+pub struct FrameCfg {
+    /// Frame length without FCS.
+    pub size: Bounded<60, 9000>,
+    /// Source MAC; default: the port's MAC.
+    pub src_mac: Option<MacAddr>,
+    /// Destination MAC; default: the port's peer MAC.
+    pub dst_mac: Option<MacAddr>,
+    /// Source IPv4.
+    pub src_ip: std::net::Ipv4Addr,
+    /// Destination IPv4.
+    pub dst_ip: std::net::Ipv4Addr,
+    /// UDP source port of the first flow.
+    pub src_port: Bounded<0, 65535>,
+    /// UDP destination port.
+    pub dst_port: Bounded<0, 65535>,
+    /// Number of flows: UDP source ports src_port .. src_port+flows-1, in turn.
+    pub flows: Bounded<1, 65536>,
+    /// 802.1Q TCI to tag the frames with.
+    pub vlan: Option<Bounded<0, 65535>>,
+}
+
+impl Default for FrameCfg {
+    fn default() -> Self {
+        FrameCfg {
+            size: Bounded(64),
+            src_mac: None,
+            dst_mac: None,
+            src_ip: [198, 18, 0, 1].into(),
+            dst_ip: [198, 18, 0, 2].into(),
+            src_port: Bounded(9),
+            dst_port: Bounded(9),
+            flows: Bounded(1),
+            vlan: None,
+        }
+    }
+}
+
+/// `ring:` options.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct RingCfg {
+    /// The port at the other end (may be this port itself).
+    pub peer: String,
+    /// Ring capacity in packets, per queue and direction.
+    #[serde(default = "default_ring_size")]
+    pub size: Bounded<2, 1_048_576>,
+}
+
+fn default_ring_size() -> Bounded<2, 1_048_576> {
+    Bounded(1024)
+}
+
+/// The built-in default configuration (the repository's `config.yaml`).
+pub const DEFAULT_YAML: &str = include_str!("../../../config.yaml");
+
+/// Parses a YAML document. `origin` names it in errors (a path, or "built-in default").
+pub fn parse(text: &str, origin: &str) -> anyhow::Result<Config> {
+    let cfg: Config = serde_yaml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {}", describe(&e)))?;
+    validate(&cfg).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+    Ok(cfg)
+}
+
+/// Reads and parses a file.
+pub fn load(path: &Path) -> anyhow::Result<Config> {
+    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    parse(&text, &path.display().to_string())
+}
+
+fn describe(e: &serde_yaml::Error) -> String {
+    let msg = e.to_string();
+    match e.location() {
+        Some(l) if !msg.contains("line ") => format!("line {} column {}: {msg}", l.line(), l.column()),
+        _ => msg,
+    }
+}

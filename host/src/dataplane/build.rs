@@ -1,0 +1,165 @@
+//! From a validated config to workers with their streams.
+
+use crate::config::{Config, Topology};
+use crate::engines;
+use crate::lcore::{Retry, Stream, StreamParts, Worker};
+use crate::mbuf::{Pool, PoolConfig};
+use crate::ports::{self, Port};
+use crate::simd::{self, Simd};
+use crate::stats::{StatsView, StreamInfo};
+use anyhow::{anyhow, bail, Context};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Command-line settings that override the config for quick runs.
+#[derive(Debug, Clone, Default)]
+pub struct Overrides {
+    /// `--lcores`.
+    pub lcores: Option<Vec<usize>>,
+    /// `--burst`.
+    pub burst: Option<usize>,
+    /// `--engine`: every port.
+    pub engine: Option<String>,
+    /// `--simd`.
+    pub simd: Option<String>,
+}
+
+/// Everything built, ready to run.
+pub struct Dataplane {
+    /// The packet pool.
+    pub pool: Arc<Pool>,
+    /// The kernel variant in use.
+    pub simd: Simd,
+    /// Workers with their streams.
+    pub workers: Vec<Worker>,
+    /// Counters for display.
+    pub view: StatsView,
+}
+
+/// Applies overrides to a config (and checks them like the config itself).
+pub fn apply(cfg: &mut Config, o: &Overrides) -> anyhow::Result<()> {
+    if let Some(l) = &o.lcores {
+        cfg.lcores = Some(l.clone());
+    }
+    if let Some(b) = o.burst {
+        if !(1..=512).contains(&b) {
+            bail!("--burst {b}: allowed 1..=512");
+        }
+        cfg.burst.0 = b as u64;
+    }
+    if let Some(e) = &o.engine {
+        engines::lookup(e).ok_or_else(|| anyhow!("--engine `{e}`: unknown engine; allowed {}", engines::names()))?;
+        cfg.engine.0 = e.clone();
+        for p in &mut cfg.ports {
+            p.engine = None;
+        }
+    }
+    if let Some(s) = &o.simd {
+        cfg.simd = simd::SimdChoice::from_name(s)
+            .ok_or_else(|| anyhow!("--simd `{s}`: allowed {}", simd::SimdChoice::NAMES))?;
+    }
+    Ok(())
+}
+
+/// Builds pool, ports, streams and workers.
+pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
+    let mut cfg = cfg.clone();
+    apply(&mut cfg, o)?;
+    crate::config::validate(&cfg).map_err(|e| anyhow!(e))?;
+    let simd = simd::resolve(cfg.simd).map_err(|e| anyhow!(e))?;
+    let lcores = resolve_lcores(&cfg)?;
+    let p = &cfg.pool;
+    let pool_cfg = PoolConfig { size: p.size.get(), headroom: p.headroom.u16(), data_room: p.data_room.u16(), cache_size: p.cache_size.get() };
+    let pool = Pool::new(pool_cfg).context("allocating the packet pool")?;
+    let mut ports = ports::open_all(&cfg)?;
+    let pairs = stream_pairs(&cfg, &ports)?;
+    let mut workers: Vec<Worker> = lcores.iter().map(|&l| Worker { lcore: Some(l), streams: Vec::new() }).collect();
+    let mut view = StatsView { ports: ports.iter().map(|p| p.name.clone()).collect(), streams: Vec::new() };
+    for (i, sp) in pairs.into_iter().enumerate() {
+        let lcore = sp.lcore.unwrap_or(lcores[i % lcores.len()]);
+        let stream = make_stream(&cfg, &mut ports, sp, lcore, simd)?;
+        view.streams.push((stream.info().clone(), stream.counters()));
+        let w = workers.iter_mut().find(|w| w.lcore == Some(lcore)).ok_or_else(|| anyhow!("lcore {lcore} is not in lcores"))?;
+        w.streams.push(stream);
+    }
+    workers.retain(|w| !w.streams.is_empty());
+    Ok(Dataplane { pool, simd, workers, view })
+}
+
+fn resolve_lcores(cfg: &Config) -> anyhow::Result<Vec<usize>> {
+    let ids: Vec<usize> = core_affinity::get_core_ids().unwrap_or_default().into_iter().map(|c| c.id).collect();
+    let Some(want) = &cfg.lcores else {
+        return Ok(vec![ids.last().copied().unwrap_or(0)]);
+    };
+    for l in want {
+        if !ids.is_empty() && !ids.contains(l) {
+            bail!("lcores: core {l} is not available; this process may use cores {ids:?}");
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    if let Some(d) = want.iter().find(|l| !seen.insert(**l)) {
+        bail!("lcores: core {d} is listed twice");
+    }
+    Ok(want.clone())
+}
+
+struct Pair {
+    rx: usize,
+    rxq: u16,
+    tx: usize,
+    txq: u16,
+    lcore: Option<usize>,
+}
+
+fn stream_pairs(cfg: &Config, ports: &[Port]) -> anyhow::Result<Vec<Pair>> {
+    let idx = |name: &str| ports.iter().position(|p| p.name == name).ok_or_else(|| anyhow!("no port named `{name}`"));
+    if !cfg.streams.is_empty() {
+        return cfg
+            .streams
+            .iter()
+            .map(|s| Ok(Pair { rx: idx(&s.rx)?, rxq: s.rx_queue, tx: idx(&s.tx)?, txq: s.tx_queue, lcore: s.lcore }))
+            .collect();
+    }
+    let n = ports.len();
+    let mut out = Vec::new();
+    for rx in 0..n {
+        let tx = match cfg.topology {
+            Topology::Paired if rx % 2 == 0 => (rx + 1).min(n - 1),
+            Topology::Paired => rx - 1,
+            Topology::Chained => (rx + 1) % n,
+            Topology::Loop => rx,
+        };
+        let (rq, tq) = (ports[rx].rxqs.len(), ports[tx].txqs.len());
+        if rq > tq {
+            bail!("topology: port `{}` has {rq} queues but forwards to `{}` with {tq}; give both the same number", ports[rx].name, ports[tx].name);
+        }
+        out.extend((0..rq as u16).map(|q| Pair { rx, rxq: q, tx, txq: q, lcore: None }));
+    }
+    Ok(out)
+}
+
+fn make_stream(cfg: &Config, ports: &mut [Port], sp: Pair, lcore: usize, simd: Simd) -> anyhow::Result<Stream> {
+    let rx_name = cfg.ports[sp.rx].engine.as_ref().unwrap_or(&cfg.engine).0.clone();
+    let engine = engines::lookup(&rx_name).ok_or_else(|| anyhow!("unknown engine `{rx_name}`"))?;
+    let rxq = ports[sp.rx].rxqs.get_mut(sp.rxq as usize).and_then(Option::take);
+    let rxq = rxq.ok_or_else(|| anyhow!("rx queue {} of `{}` is used twice or does not exist", sp.rxq, ports[sp.rx].name))?;
+    let txp = &mut ports[sp.tx];
+    let txq = txp.txqs.get_mut(sp.txq as usize).and_then(Option::take);
+    let txq = txq.ok_or_else(|| anyhow!("tx queue {} of `{}` is used twice or does not exist", sp.txq, txp.name))?;
+    let info = StreamInfo { rx_port: sp.rx as u16, rx_queue: sp.rxq, tx_port: sp.tx as u16, tx_queue: sp.txq, engine: engine.name, lcore: Some(lcore) };
+    Ok(Stream::new(StreamParts {
+        info,
+        rxq,
+        txq,
+        run: engine.run.get(simd),
+        needs_rx: engine.needs_rx,
+        burst_size: cfg.burst.get(),
+        retry: Retry { count: cfg.tx_retry.count.0 as u32, delay: Duration::from_micros(cfg.tx_retry.delay_us.0) },
+        sw_offloads: txp.driver.software_offloads,
+        tx: txp.tx,
+        tx_mac: txp.mac,
+        peer_mac: txp.peer_mac,
+        template: txp.template.clone(),
+        seed_bursts: txp.tx_first,
+    }))
+}

@@ -1,0 +1,117 @@
+//! Forwarding engines: one file per engine, all listed in [`ENGINES`] (testpmd's `fwd_engines[]`).
+//!
+//! An engine transforms one burst in place between RX and TX; the stream around it owns receiving,
+//! transmitting, retries and counting. Engines that use a native kernel are instantiated once per
+//! kernel variant ([`crate::per_simd!`]), so the per-packet loop has no indirect calls.
+
+mod copy;
+mod fivetswap;
+mod io;
+mod mac;
+mod macswap;
+mod rxonly;
+mod txonly;
+
+use crate::mbuf::{Burst, Pkt, PoolCache};
+use crate::offload::TxOffloads;
+use crate::ports::Template;
+use crate::simd::PerSimd;
+
+/// Drops an engine made in one call, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EngineDrops {
+    /// The engine decided not to forward (rxonly, a filter).
+    pub engine: u64,
+    /// No buffer for a copy or a generated packet.
+    pub nombuf: u64,
+}
+
+/// What an engine works with besides the burst: the TX port's identity and offloads, the pool.
+pub struct FwdCtx<'a> {
+    /// The lcore's pool cache (copy allocates, rxonly frees).
+    pub cache: &'a mut PoolCache,
+    /// Offloads of the TX port.
+    pub tx: TxOffloads,
+    /// MAC of the TX port.
+    pub tx_mac: [u8; 6],
+    /// Peer MAC of the TX port (destination for the `mac` engine).
+    pub peer_mac: [u8; 6],
+    /// Template of the TX port (txonly).
+    pub template: &'a Template,
+    /// Next flow of the template.
+    pub flow: &'a mut u32,
+    /// Burst size of the stream.
+    pub burst_size: usize,
+    /// Drops made in this call.
+    pub drops: EngineDrops,
+    /// Packets created in this call (txonly).
+    pub generated: u64,
+    /// Packets a generator could not create for lack of buffers (counted as `rx_nombuf`: never a
+    /// packet, so never a drop).
+    pub alloc_failed: u64,
+}
+
+impl FwdCtx<'_> {
+    /// Frees a packet the engine decided to drop, counting it.
+    #[inline]
+    pub fn drop_pkt(&mut self, p: Pkt) {
+        self.drops.engine += 1;
+        self.cache.free(p);
+    }
+}
+
+/// An engine's per-burst function.
+pub type EngineFn = fn(&mut FwdCtx<'_>, &mut Burst);
+
+/// One engine.
+pub struct EngineDesc {
+    /// Name in the config (`engine:`).
+    pub name: &'static str,
+    /// One line for `--help` and the README.
+    pub help: &'static str,
+    /// Whether the stream receives before calling the engine (false for generators).
+    pub needs_rx: bool,
+    /// The per-burst function, per kernel variant.
+    pub run: PerSimd<EngineFn>,
+}
+
+/// Every engine. Adding one: a new file and a line here.
+pub const ENGINES: &[&EngineDesc] =
+    &[&io::ENGINE, &mac::ENGINE, &macswap::ENGINE, &fivetswap::ENGINE, &copy::ENGINE, &rxonly::ENGINE, &txonly::ENGINE];
+
+/// The engine named `name`.
+pub fn lookup(name: &str) -> Option<&'static EngineDesc> {
+    ENGINES.iter().copied().find(|e| e.name == name)
+}
+
+/// Engine names, for error messages.
+pub fn names() -> String {
+    ENGINES.iter().map(|e| e.name).collect::<Vec<_>>().join(", ")
+}
+
+/// The same function for every variant, for engines that use no kernel.
+pub(crate) const fn same(f: EngineFn) -> PerSimd<EngineFn> {
+    PerSimd { scalar: f, sse: f, avx2: f, avx512: f }
+}
+
+/// Marks every packet with the TX port's offloads, when it has any.
+#[inline(always)]
+pub(crate) fn mark_all(ctx: &FwdCtx<'_>, burst: &mut Burst) {
+    if ctx.tx.flags != 0 {
+        for p in burst.iter_mut() {
+            crate::offload::mark(p, &ctx.tx);
+        }
+    }
+}
+
+/// Prefetches the data and metadata lines of the packet at `i`, if there is one.
+#[inline(always)]
+pub(crate) fn prefetch_pkt(burst: &[Pkt], i: usize) {
+    if let Some(p) = burst.get(i) {
+        crate::simd::prefetch(p.meta_ptr());
+        crate::simd::prefetch(p.data_ptr());
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,186 @@
+//! A stream: (rx port, rx queue) -> engine -> (tx port, tx queue), with its burst and counters.
+
+use crate::engines::{EngineDrops, EngineFn, FwdCtx};
+use crate::mbuf::{Burst, PoolCache};
+use crate::offload::{self, TxOffloads};
+use crate::ports::{RxQueue, Template, TxQueue};
+use crate::stats::{Drops, StreamCounters, StreamInfo};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Bounded TX retry: after a partial TX, wait `delay` and try again, at most `count` times.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Retry {
+    /// Attempts after the first.
+    pub count: u32,
+    /// Wait before each.
+    pub delay: Duration,
+}
+
+/// Everything a stream is built from.
+pub struct StreamParts {
+    /// Where it goes.
+    pub info: StreamInfo,
+    /// The RX queue it owns.
+    pub rxq: Box<dyn RxQueue>,
+    /// The TX queue it owns.
+    pub txq: Box<dyn TxQueue>,
+    /// Engine function for the chosen kernel variant.
+    pub run: EngineFn,
+    /// Whether to receive before the engine.
+    pub needs_rx: bool,
+    /// Packets per burst.
+    pub burst_size: usize,
+    /// TX retry.
+    pub retry: Retry,
+    /// The TX port applies offloads in software.
+    pub sw_offloads: bool,
+    /// TX port offloads.
+    pub tx: TxOffloads,
+    /// TX port MAC.
+    pub tx_mac: [u8; 6],
+    /// TX port peer MAC.
+    pub peer_mac: [u8; 6],
+    /// TX port template.
+    pub template: Arc<Template>,
+    /// Bursts of template frames to send before forwarding (tx_first).
+    pub seed_bursts: usize,
+}
+
+/// A stream ready to poll.
+pub struct Stream {
+    p: StreamParts,
+    flow: u32,
+    burst: Burst,
+    counters: Arc<StreamCounters>,
+}
+
+impl Stream {
+    /// Builds a stream; its counters start at zero.
+    pub fn new(p: StreamParts) -> Stream {
+        Stream { p, flow: 0, burst: Burst::new(), counters: Arc::new(StreamCounters::default()) }
+    }
+
+    /// Where it goes.
+    pub fn info(&self) -> &StreamInfo {
+        &self.p.info
+    }
+
+    /// Its counters, shared with the display.
+    pub fn counters(&self) -> Arc<StreamCounters> {
+        self.counters.clone()
+    }
+
+    /// One round: receive a burst, run the engine, transmit. Returns the packets received or made.
+    #[inline]
+    pub fn poll(&mut self, cache: &mut PoolCache) -> usize {
+        if self.p.needs_rx {
+            let rx = self.p.rxq.rx_burst(cache, &mut self.burst, self.p.burst_size);
+            if rx.nombuf != 0 {
+                self.counters.rx_nombuf(rx.nombuf as u64);
+            }
+            if rx.packets == 0 {
+                return 0;
+            }
+            let bytes = self.burst.iter().map(|p| p.len() as u64).sum();
+            self.counters.rx(rx.packets as u64, bytes);
+        }
+        let mut ctx = FwdCtx {
+            cache,
+            tx: self.p.tx,
+            tx_mac: self.p.tx_mac,
+            peer_mac: self.p.peer_mac,
+            template: &self.p.template,
+            flow: &mut self.flow,
+            burst_size: self.p.burst_size,
+            drops: EngineDrops::default(),
+            generated: 0,
+            alloc_failed: 0,
+        };
+        (self.p.run)(&mut ctx, &mut self.burst);
+        let (engine_drops, generated) = (ctx.drops, ctx.generated);
+        if ctx.alloc_failed != 0 {
+            self.counters.rx_nombuf(ctx.alloc_failed);
+        }
+        if generated != 0 {
+            self.counters.generated(generated);
+        }
+        let n = self.burst.len();
+        let offload_drops = if self.p.sw_offloads { self.apply_offloads(cache) } else { 0 };
+        let tx_full = self.transmit(cache);
+        self.counters.drops(Drops { tx_full, nombuf: engine_drops.nombuf, engine: engine_drops.engine, offload: offload_drops });
+        n
+    }
+
+    /// Carries out TX offloads in software; drops (and counts) packets where that is impossible.
+    #[inline]
+    fn apply_offloads(&mut self, cache: &mut PoolCache) -> u64 {
+        let mut dropped = 0;
+        let mut i = 0;
+        while i < self.burst.len() {
+            if offload::apply_sw(&mut self.burst[i]).is_ok() {
+                i += 1;
+            } else {
+                cache.free(self.burst.remove(i));
+                dropped += 1;
+            }
+        }
+        dropped
+    }
+
+    /// Transmits the burst with bounded retry; frees what is left. Returns the packets dropped.
+    #[inline]
+    fn transmit(&mut self, cache: &mut PoolCache) -> u64 {
+        if self.burst.is_empty() {
+            return 0;
+        }
+        let bytes: u64 = self.burst.iter().map(|p| p.len() as u64).sum();
+        let mut sent = self.p.txq.tx_burst(cache, &mut self.burst);
+        let mut tries = 0;
+        while !self.burst.is_empty() && tries < self.p.retry.count {
+            spin_for(self.p.retry.delay);
+            sent += self.p.txq.tx_burst(cache, &mut self.burst);
+            tries += 1;
+        }
+        let unsent = self.burst.len() as u64;
+        let unsent_bytes: u64 = self.burst.iter().map(|p| p.len() as u64).sum();
+        if unsent != 0 {
+            cache.free_burst(&mut self.burst);
+        }
+        self.counters.tx(sent as u64, bytes - unsent_bytes);
+        unsent
+    }
+
+    /// Sends the tx_first bursts: template frames of the TX port, counted as generated.
+    pub fn seed(&mut self, cache: &mut PoolCache) {
+        for _ in 0..self.p.seed_bursts {
+            if !cache.alloc_bulk(&mut self.burst, self.p.burst_size) {
+                self.counters.rx_nombuf(self.p.burst_size as u64);
+                continue;
+            }
+            for p in self.burst.iter_mut() {
+                self.p.template.fill(p, &mut self.flow);
+            }
+            self.counters.generated(self.burst.len() as u64);
+            let dropped = self.transmit(cache);
+            self.counters.drops(Drops { tx_full: dropped, ..Drops::default() });
+        }
+    }
+
+    /// Frees what waits in the RX queue (at stop); returns how many packets that was.
+    pub fn drain(&mut self, cache: &mut PoolCache) -> u64 {
+        cache.free_burst(&mut self.burst);
+        self.p.rxq.drain(cache)
+    }
+}
+
+/// Busy-waits: a retry delay of microseconds is shorter than any sleep the OS could give.
+fn spin_for(d: Duration) {
+    if d.is_zero() {
+        return;
+    }
+    let until = Instant::now() + d;
+    while Instant::now() < until {
+        std::hint::spin_loop();
+    }
+}

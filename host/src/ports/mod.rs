@@ -1,0 +1,158 @@
+//! Ports: one file per driver, all listed in [`DRIVERS`].
+//!
+//! A driver opens a port as a set of RX and TX queues. Each queue is owned by exactly one stream (the
+//! config checks that no queue is used twice), so queues need no locks.
+
+mod null;
+mod ring;
+mod template;
+
+pub use template::Template;
+
+use crate::config::{Config, PortCfg};
+use crate::mbuf::{Burst, PoolCache};
+use crate::offload::TxOffloads;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// What one RX call produced.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rx {
+    /// Packets appended to the burst.
+    pub packets: usize,
+    /// Packets the port could not receive for lack of buffers (`rx_nombuf`).
+    pub nombuf: usize,
+}
+
+/// The receive side of one queue.
+pub trait RxQueue: Send {
+    /// Appends up to `max` packets to `out`.
+    fn rx_burst(&mut self, cache: &mut PoolCache, out: &mut Burst, max: usize) -> Rx;
+
+    /// Frees the packets still waiting in the queue (at stop) and returns how many there were.
+    fn drain(&mut self, _cache: &mut PoolCache) -> u64 {
+        0
+    }
+}
+
+/// The transmit side of one queue.
+pub trait TxQueue: Send {
+    /// Transmits packets from the front of `burst`, removing those it took; returns how many. Packets
+    /// it could not take (queue full) stay in `burst`, in order.
+    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst) -> usize;
+}
+
+/// An opened port: its queues, before streams take them.
+pub struct Queues {
+    /// RX queues, by index.
+    pub rx: Vec<Box<dyn RxQueue>>,
+    /// TX queues, by index.
+    pub tx: Vec<Box<dyn TxQueue>>,
+}
+
+/// What a driver gets to open a port.
+pub struct PortSetup<'a> {
+    /// Index of the port in the config.
+    pub id: u16,
+    /// The port's config entry.
+    pub cfg: &'a PortCfg,
+    /// The frame this port generates.
+    pub template: Arc<Template>,
+}
+
+/// State drivers share while opening ports (the rings between two ring ports).
+#[derive(Default)]
+pub struct Shared {
+    rings: HashMap<(String, String), Vec<Arc<ring::PktRing>>>,
+}
+
+/// A driver: its name and how to check and open a port.
+pub struct DriverDesc {
+    /// Name in `driver:`.
+    pub name: &'static str,
+    /// One line for `--help` and the README.
+    pub help: &'static str,
+    /// Transmit applies TX offloads in software.
+    pub software_offloads: bool,
+    /// Accepts `macsec_insert`.
+    pub macsec: bool,
+    /// Checks the driver's own keys; the error starts with the key name.
+    pub check: fn(&Config, &PortCfg) -> Result<(), String>,
+    /// Opens the port.
+    pub open: fn(&PortSetup<'_>, &mut Shared) -> anyhow::Result<Queues>,
+}
+
+/// Every driver. Adding one: a new file and a line here.
+pub const DRIVERS: &[&DriverDesc] = &[&null::DRIVER, &ring::DRIVER];
+
+/// The driver named `name`.
+pub fn lookup(name: &str) -> Option<&'static DriverDesc> {
+    DRIVERS.iter().copied().find(|d| d.name == name)
+}
+
+/// Driver names, for error messages.
+pub fn names() -> String {
+    DRIVERS.iter().map(|d| d.name).collect::<Vec<_>>().join(", ")
+}
+
+/// A port at run time: identity, addresses, offloads, template, and the queues not yet taken.
+pub struct Port {
+    /// Index in the config.
+    pub id: u16,
+    /// Name from the config.
+    pub name: String,
+    /// Its driver.
+    pub driver: &'static DriverDesc,
+    /// Its MAC address.
+    pub mac: [u8; 6],
+    /// The MAC the `mac` engine sends to.
+    pub peer_mac: [u8; 6],
+    /// TX offloads requested in the config.
+    pub tx: TxOffloads,
+    /// Frames it generates.
+    pub template: Arc<Template>,
+    /// Bursts to send before forwarding (tx_first).
+    pub tx_first: usize,
+    /// RX queues not yet taken by a stream.
+    pub rxqs: Vec<Option<Box<dyn RxQueue>>>,
+    /// TX queues not yet taken by a stream.
+    pub txqs: Vec<Option<Box<dyn TxQueue>>>,
+}
+
+/// Default MAC of port `id`: locally administered 02:00:00:00:00:id.
+pub fn default_mac(id: u16) -> [u8; 6] {
+    [2, 0, 0, 0, (id >> 8) as u8, id as u8]
+}
+
+/// Default peer MAC of port `id`: 02:00:00:00:01:id.
+pub fn default_peer_mac(id: u16) -> [u8; 6] {
+    [2, 0, 0, 1, (id >> 8) as u8, id as u8]
+}
+
+/// Opens every port of the config.
+pub fn open_all(cfg: &Config) -> anyhow::Result<Vec<Port>> {
+    let mut shared = Shared::default();
+    let mut ports = Vec::with_capacity(cfg.ports.len());
+    for (i, pc) in cfg.ports.iter().enumerate() {
+        let id = i as u16;
+        let driver = lookup(&pc.driver.0).ok_or_else(|| anyhow::anyhow!("ports[{i}].driver: unknown driver"))?;
+        let mac = pc.mac.map(|m| m.0).unwrap_or(default_mac(id));
+        let peer_mac = pc.peer_mac.map(|m| m.0).unwrap_or(default_peer_mac(id));
+        let template = Arc::new(Template::from_config(&pc.frame, mac, peer_mac));
+        let setup = PortSetup { id, cfg: pc, template: template.clone() };
+        let q = (driver.open)(&setup, &mut shared).map_err(|e| anyhow::anyhow!("port `{}`: {e}", pc.name))?;
+        ports.push(Port {
+            id,
+            name: pc.name.clone(),
+            driver,
+            mac,
+            peer_mac,
+            tx: TxOffloads { flags: pc.tx_offloads.0, vlan_tci: pc.tx_vlan.u16(), vlan_tci_outer: pc.tx_vlan_outer.u16() },
+            template,
+            tx_first: pc.tx_first.get(),
+            rxqs: q.rx.into_iter().map(Some).collect(),
+            txqs: q.tx.into_iter().map(Some).collect(),
+        });
+    }
+    Ok(ports)
+}

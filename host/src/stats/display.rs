@@ -1,0 +1,64 @@
+//! testpmd-style text: periodic port statistics with rates, and the final forward statistics.
+
+use super::{total, PortCounts, StatsView};
+use std::fmt::Write;
+use std::time::Instant;
+
+/// What the previous display saw, to compute rates.
+pub struct Rates {
+    at: Instant,
+    ports: Vec<PortCounts>,
+}
+
+impl Rates {
+    /// Starts measuring now from zero.
+    pub fn new(nports: usize) -> Rates {
+        Rates { at: Instant::now(), ports: vec![PortCounts::default(); nports] }
+    }
+}
+
+/// Prints each port's counters and packets per second since the previous call.
+pub fn print_periodic(view: &StatsView, rates: &mut Rates) {
+    let snap = view.snapshot();
+    let ports = view.per_port(&snap);
+    let now = Instant::now();
+    let secs = now.duration_since(rates.at).as_secs_f64().max(1e-9);
+    let mut out = String::new();
+    for (i, p) in ports.iter().enumerate() {
+        let prev = rates.ports[i];
+        let rx_pps = (p.rx_packets - prev.rx_packets) as f64 / secs;
+        let tx_pps = (p.tx_packets - prev.tx_packets) as f64 / secs;
+        let _ = writeln!(out, "  ######################## Port statistics for port {i} ({}) ########################", view.ports[i]);
+        let _ = writeln!(out, "  RX-packets: {:<14} RX-nombuf:  {:<14} RX-bytes:  {}", p.rx_packets, p.rx_nombuf, p.rx_bytes);
+        let _ = writeln!(out, "  TX-packets: {:<14} TX-dropped: {:<14} TX-bytes:  {}", p.tx_packets, p.dropped(), p.tx_bytes);
+        let _ = writeln!(out, "  Throughput (since last show)");
+        let _ = writeln!(out, "  Rx-pps: {:>14.0}          Tx-pps: {:>14.0}", rx_pps, tx_pps);
+    }
+    let _ = writeln!(out, "  ############################################################################");
+    print!("{out}");
+    rates.at = now;
+    rates.ports = ports;
+}
+
+/// Prints the forward statistics per port and accumulated, as testpmd does at stop.
+pub fn print_final(view: &StatsView, secs: f64) {
+    let snap = view.snapshot();
+    let ports = view.per_port(&snap);
+    let mut out = String::new();
+    for (i, p) in ports.iter().enumerate() {
+        let _ = writeln!(out, "  ---------------------- Forward statistics for port {i} ({}) ----------------------", view.ports[i]);
+        let _ = writeln!(out, "  RX-packets: {:<14} RX-nombuf:  {:<14} RX-total: {}", p.rx_packets, p.rx_nombuf, p.rx_packets + p.rx_nombuf);
+        let _ = writeln!(out, "  TX-packets: {:<14} TX-dropped: {:<14} TX-total: {}", p.tx_packets, p.dropped(), p.tx_packets + p.dropped());
+        let d = p.drops;
+        if d.total() != 0 {
+            let _ = writeln!(out, "  Dropped by reason: tx_full {}  nombuf {}  engine {}  offload {}", d.tx_full, d.nombuf, d.engine, d.offload);
+        }
+    }
+    let t = total(&snap);
+    let _ = writeln!(out, "  +++++++++++++++ Accumulated forward statistics for all ports +++++++++++++++");
+    let _ = writeln!(out, "  RX-packets: {:<14} RX-nombuf:  {:<14} RX-total: {}", t.rx_packets, t.rx_nombuf, t.rx_packets + t.rx_nombuf);
+    let _ = writeln!(out, "  TX-packets: {:<14} TX-dropped: {:<14} TX-total: {}", t.tx_packets, t.drops.total(), t.tx_packets + t.drops.total());
+    let _ = writeln!(out, "  Generated:  {:<14} Mpps (TX):  {:.3} over {:.3} s", t.generated, t.tx_packets as f64 / secs.max(1e-9) / 1e6, secs);
+    let _ = writeln!(out, "  ++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++");
+    print!("{out}");
+}

@@ -1,0 +1,67 @@
+//! The `--stats-json` document. Key names are a stable interface: later fields are added, none renamed.
+
+use super::{total, StatsView};
+use serde_json::{json, Value};
+
+/// Facts about a run that are not counters.
+#[derive(Debug, Clone, Default)]
+pub struct RunFacts {
+    /// Seconds the forwarding ran.
+    pub duration_s: f64,
+    /// Kernel variant in use.
+    pub simd: String,
+    /// Packets found in port queues at stop (freed then).
+    pub in_flight: u64,
+    /// Buffers not back in the pool after stop (should be 0).
+    pub leaked_buffers: u64,
+    /// Pool facts.
+    pub pool: Value,
+}
+
+/// Builds the JSON report.
+pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
+    let snap = view.snapshot();
+    let ports = view.per_port(&snap);
+    let t = total(&snap);
+    let drops = |d: super::counters::Drops| json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload});
+    let ports_json: Vec<Value> = ports
+        .iter()
+        .zip(&view.ports)
+        .map(|(p, name)| {
+            json!({
+                "name": name, "rx_packets": p.rx_packets, "tx_packets": p.tx_packets,
+                "rx_bytes": p.rx_bytes, "tx_bytes": p.tx_bytes, "rx_nombuf": p.rx_nombuf,
+                "dropped": p.dropped(), "dropped_by_reason": drops(p.drops), "generated": p.generated,
+            })
+        })
+        .collect();
+    let streams: Vec<Value> = view
+        .streams
+        .iter()
+        .zip(&snap)
+        .map(|((s, _), c)| {
+            json!({
+                "rx_port": view.ports[s.rx_port as usize], "rx_queue": s.rx_queue,
+                "tx_port": view.ports[s.tx_port as usize], "tx_queue": s.tx_queue,
+                "engine": s.engine, "lcore": s.lcore,
+                "rx_packets": c.rx_packets, "tx_packets": c.tx_packets, "generated": c.generated,
+                "dropped": c.drops.total(), "dropped_by_reason": drops(c.drops),
+            })
+        })
+        .collect();
+    let secs = facts.duration_s.max(1e-9);
+    json!({
+        "duration_s": facts.duration_s,
+        "simd": facts.simd,
+        "mpps": t.tx_packets as f64 / secs / 1e6,
+        "ports": ports_json,
+        "streams": streams,
+        "totals": {
+            "rx_packets": t.rx_packets, "tx_packets": t.tx_packets, "dropped": t.drops.total(),
+            "rx_nombuf": t.rx_nombuf, "generated": t.generated, "in_flight": facts.in_flight,
+            "dropped_by_reason": drops(t.drops),
+        },
+        "leaked_buffers": facts.leaked_buffers,
+        "pool": facts.pool,
+    })
+}

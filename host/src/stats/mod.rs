@@ -1,0 +1,97 @@
+//! Counters and their display.
+//!
+//! Each stream owns one [`StreamCounters`], written only by the worker that polls the stream (a load
+//! and a store, no atomic read-modify-write) and read by the display thread. Port figures are sums
+//! over streams: RX side from the streams that receive on the port, TX side (and drops, as testpmd
+//! shows them) from the streams that transmit on it.
+
+mod counters;
+mod display;
+mod json;
+
+pub use counters::{Counts, Drops, StreamCounters};
+pub use display::{print_final, print_periodic, Rates};
+pub use json::{report_json, RunFacts};
+
+use std::sync::Arc;
+
+/// Where a stream goes, for stats and logs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamInfo {
+    /// RX port index.
+    pub rx_port: u16,
+    /// RX queue.
+    pub rx_queue: u16,
+    /// TX port index.
+    pub tx_port: u16,
+    /// TX queue.
+    pub tx_queue: u16,
+    /// Engine name.
+    pub engine: &'static str,
+    /// Core the stream runs on, if pinned.
+    pub lcore: Option<usize>,
+}
+
+/// Everything the display needs: port names and every stream's counters.
+#[derive(Clone)]
+pub struct StatsView {
+    /// Port names, by index.
+    pub ports: Vec<String>,
+    /// Streams and their counters.
+    pub streams: Vec<(StreamInfo, Arc<StreamCounters>)>,
+}
+
+/// One port's figures.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PortCounts {
+    /// Packets received.
+    pub rx_packets: u64,
+    /// Bytes received.
+    pub rx_bytes: u64,
+    /// Packets the port could not receive for lack of buffers.
+    pub rx_nombuf: u64,
+    /// Packets transmitted.
+    pub tx_packets: u64,
+    /// Bytes transmitted.
+    pub tx_bytes: u64,
+    /// Drops of streams transmitting on this port, by reason.
+    pub drops: counters::Drops,
+    /// Packets created by streams transmitting on this port (txonly, tx_first).
+    pub generated: u64,
+}
+
+impl PortCounts {
+    /// All drops.
+    pub fn dropped(&self) -> u64 {
+        self.drops.total()
+    }
+}
+
+impl StatsView {
+    /// Snapshot of every stream, in order.
+    pub fn snapshot(&self) -> Vec<Counts> {
+        self.streams.iter().map(|(_, c)| c.snapshot()).collect()
+    }
+
+    /// Per-port figures from a snapshot.
+    pub fn per_port(&self, snap: &[Counts]) -> Vec<PortCounts> {
+        let mut ports = vec![PortCounts::default(); self.ports.len()];
+        for ((info, _), c) in self.streams.iter().zip(snap) {
+            let rx = &mut ports[info.rx_port as usize];
+            rx.rx_packets += c.rx_packets;
+            rx.rx_bytes += c.rx_bytes;
+            rx.rx_nombuf += c.rx_nombuf;
+            let tx = &mut ports[info.tx_port as usize];
+            tx.tx_packets += c.tx_packets;
+            tx.tx_bytes += c.tx_bytes;
+            tx.drops = tx.drops + c.drops;
+            tx.generated += c.generated;
+        }
+        ports
+    }
+}
+
+/// Sum of all streams.
+pub fn total(snap: &[Counts]) -> Counts {
+    snap.iter().fold(Counts::default(), |a, b| a + *b)
+}

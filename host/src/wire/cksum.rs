@@ -1,0 +1,335 @@
+//! Internet checksums (RFC 1071): the one's complement sum, and the IPv4 header and TCP/UDP
+//! checksum fills used by the software TX offloads.
+
+use super::field::{be16, ipv4, ipv6, proto, put_be16, tcp, udp};
+use super::{Headers, L3};
+
+/// Adds with end-around carry (one's complement addition on 64-bit words).
+#[inline(always)]
+const fn add_carry(a: u64, b: u64) -> u64 {
+    let (s, carry) = a.overflowing_add(b);
+    // Cannot overflow: with a carry, `s <= u64::MAX - 1`.
+    s + carry as u64
+}
+
+/// One's complement sum of `data` read as big-endian 16-bit words (an odd last byte padded with a
+/// zero), not yet folded: combine sums with [`add_carry`] and finish with [`fold`].
+///
+/// Works on 8-byte words: since 2^16 ≡ 1 (mod 2^16 - 1), the 64-bit one's complement sum folds to
+/// the same 16-bit one's complement sum. Two accumulators keep the carry chains independent.
+#[inline]
+pub(crate) fn sum(data: &[u8]) -> u64 {
+    let (mut a, mut b) = (0u64, 0u64);
+    let mut rest = data;
+    while let Some((c, tail)) = rest.split_first_chunk::<16>() {
+        let w = u128::from_be_bytes(*c);
+        a = add_carry(a, (w >> 64) as u64);
+        b = add_carry(b, w as u64);
+        rest = tail;
+    }
+    if let Some((c, tail)) = rest.split_first_chunk::<8>() {
+        a = add_carry(a, u64::from_be_bytes(*c));
+        rest = tail;
+    }
+    // Fewer than 8 bytes left, at an even offset: place them as in a big-endian word padded with
+    // zeros on the right (16-bit word boundaries stay where they were).
+    let mut last = 0u64;
+    if let Some((c, tail)) = rest.split_first_chunk::<4>() {
+        last |= u64::from(u32::from_be_bytes(*c)) << 32;
+        rest = tail;
+    }
+    if let Some((c, tail)) = rest.split_first_chunk::<2>() {
+        last |= u64::from(u16::from_be_bytes(*c)) << 16;
+        rest = tail;
+    }
+    if let Some(&c) = rest.first() {
+        last |= u64::from(c) << 8;
+    }
+    b = add_carry(b, last);
+    add_carry(a, b)
+}
+
+/// Folds a [`sum`] to 16 bits, with end-around carries.
+#[inline]
+pub(crate) const fn fold(sum: u64) -> u16 {
+    let (s, carry) = (sum as u32).overflowing_add((sum >> 32) as u32);
+    let s = s + carry as u32;
+    let (s, carry) = (s as u16).overflowing_add((s >> 16) as u16);
+    s + carry as u16
+}
+
+/// The Internet checksum of `data`: the complement of its folded one's complement sum.
+#[inline]
+pub(crate) fn checksum(data: &[u8]) -> u16 {
+    !fold(sum(data))
+}
+
+/// Writes the IPv4 header checksum. Returns false (frame unchanged) unless `h.l3 == Ipv4`.
+///
+/// Also returns false when `h` does not fit `frame` (`l3_len` below 20 or past the frame's end).
+#[inline]
+pub fn fill_ipv4_cksum(frame: &mut [u8], h: &Headers) -> bool {
+    let l3_len = usize::from(h.l3_len);
+    if h.l3 != L3::Ipv4 || l3_len < ipv4::MIN_LEN {
+        return false;
+    }
+    let Some(hdr) = frame.get_mut(usize::from(h.l2_len)..).and_then(|s| s.get_mut(..l3_len)) else {
+        return false;
+    };
+    put_be16(hdr, ipv4::CHECKSUM, 0);
+    let c = checksum(hdr);
+    put_be16(hdr, ipv4::CHECKSUM, c);
+    true
+}
+
+/// Writes the TCP or UDP checksum (with the IPv4/IPv6 pseudo-header) when `h.l4_proto` is TCP or UDP
+/// and the whole segment is in the frame (per the IP length field, clamped to the frame). Returns
+/// false (frame unchanged) otherwise.
+///
+/// "Otherwise" includes: `h.l4_len` too small for the protocol's header (as [`super::parse`] reports
+/// for truncated headers and non-first fragments), an IP length too short for the L4 header, an
+/// IPv4 fragment (MF set or offset non-zero: the segment cannot be in one frame), and `h` not
+/// fitting `frame`. A computed UDP checksum of 0 is sent as 0xFFFF.
+#[inline]
+pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
+    let (csum_at, min_hlen) = match h.l4_proto {
+        proto::TCP => (tcp::CHECKSUM, tcp::MIN_LEN),
+        proto::UDP => (udp::CHECKSUM, udp::LEN),
+        _ => return false,
+    };
+    let l3_len = usize::from(h.l3_len);
+    let l4_hlen = usize::from(h.l4_len);
+    if l4_hlen < min_hlen {
+        return false;
+    }
+    let Some((ip, l4)) = frame.get_mut(usize::from(h.l2_len)..).and_then(|s| s.split_at_mut_checked(l3_len)) else {
+        return false;
+    };
+
+    // Pseudo-header sum (without the length) and the segment length the IP header claims.
+    let (pseudo, ip_seg_len) = match h.l3 {
+        L3::Ipv4 => {
+            let Some(ip) = ip.first_chunk::<{ ipv4::MIN_LEN }>() else {
+                return false;
+            };
+            if be16(ip, ipv4::FLAGS_FRAG) & (ipv4::MORE_FRAGMENTS | ipv4::FRAG_OFFSET_MASK) != 0 {
+                return false;
+            }
+            let addrs = ip.get(ipv4::SRC..ipv4::SRC + 2 * ipv4::ADDR_LEN).unwrap_or_default();
+            let seg_len = usize::from(be16(ip, ipv4::TOTAL_LEN)).saturating_sub(l3_len);
+            (add_carry(sum(addrs), u64::from(h.l4_proto)), seg_len)
+        }
+        L3::Ipv6 => {
+            let Some(ip) = ip.first_chunk::<{ ipv6::LEN }>() else {
+                return false;
+            };
+            let addrs = ip.get(ipv6::SRC..ipv6::SRC + 2 * ipv6::ADDR_LEN).unwrap_or_default();
+            let seg_len = usize::from(be16(ip, ipv6::PAYLOAD_LEN));
+            (add_carry(sum(addrs), u64::from(h.l4_proto)), seg_len)
+        }
+        L3::Other => return false,
+    };
+    let seg_len = ip_seg_len.min(l4.len());
+    if seg_len < l4_hlen {
+        return false;
+    }
+    let Some(seg) = l4.get_mut(..seg_len) else {
+        return false;
+    };
+
+    put_be16(seg, csum_at, 0);
+    let total = add_carry(add_carry(pseudo, seg_len as u64), sum(seg));
+    let c = match !fold(total) {
+        0 if h.l4_proto == proto::UDP => 0xFFFF,
+        c => c,
+    };
+    put_be16(seg, csum_at, c);
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::parse;
+    use super::super::testutil::{assert_checksums, frame, Ip, L4};
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The plain RFC 1071 reference: 16-bit words, u32 accumulator, fold at the end.
+    fn reference_sum(data: &[u8]) -> u16 {
+        let mut acc: u64 = 0;
+        for pair in data.chunks(2) {
+            let hi = u64::from(pair[0]) << 8;
+            let lo = pair.get(1).map_or(0, |&b| u64::from(b));
+            acc += hi | lo;
+        }
+        while acc > 0xFFFF {
+            acc = (acc & 0xFFFF) + (acc >> 16);
+        }
+        acc as u16
+    }
+
+    #[test]
+    fn known_ipv4_header() {
+        // The classic example header (checksum 0xb861).
+        let mut hdr = [
+            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8,
+            0x00, 0xc7,
+        ];
+        assert_eq!(checksum(&hdr), 0);
+        hdr[10..12].fill(0);
+        assert_eq!(checksum(&hdr), 0xb861);
+    }
+
+    #[test]
+    fn rfc1071_example() {
+        // RFC 1071 section 3: the sum of 0001 f203 f4f5 f6f7 is ddf2.
+        let data = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
+        assert_eq!(fold(sum(&data)), 0xddf2);
+        assert_eq!(fold(sum(&[])), 0);
+        assert_eq!(fold(sum(&[0xff; 4096])), 0xffff);
+        assert_eq!(fold(sum(&[0xab])), 0xab00);
+    }
+
+    #[test]
+    fn fold_carries() {
+        assert_eq!(fold(0), 0);
+        assert_eq!(fold(u64::MAX), 0xFFFF);
+        assert_eq!(fold(0x0001_0000), 1);
+        assert_eq!(fold(0xFFFF_0001), 1);
+        assert_eq!(fold(0x8000_0000_8000_0000), 1); // 2^63 + 2^31 = 2^15 + 2^15 (mod 0xFFFF)
+        assert_eq!(fold(0x0001_0001_0001_0001), 4);
+    }
+
+    #[test]
+    fn fills_every_fixture() {
+        for vlans in 0..=2 {
+            for ip in [Ip::V4, Ip::V4Opts(8), Ip::V4Opts(40), Ip::V6] {
+                for l4 in [L4::Udp, L4::Tcp, L4::TcpOpts(12)] {
+                    for len in [0, 1, 2, 7, 8, 9, 15, 16, 17, 333, 1400] {
+                        let good = frame(vlans, ip, l4, len);
+                        let h = parse(&good);
+                        let mut f = good.clone();
+                        // Scribble over both checksums, then fill them back in.
+                        let l3 = usize::from(h.l2_len);
+                        let l4_off = l3 + usize::from(h.l3_len);
+                        if ip != Ip::V6 {
+                            f[l3 + ipv4::CHECKSUM] ^= 0x5a;
+                        }
+                        let at = if l4 == L4::Udp { udp::CHECKSUM } else { tcp::CHECKSUM };
+                        f[l4_off + at + 1] ^= 0xa5;
+                        assert_eq!(fill_ipv4_cksum(&mut f, &h), ip != Ip::V6);
+                        assert!(fill_l4_cksum(&mut f, &h));
+                        assert_eq!(f, good, "{vlans} tags, {ip:?}, {l4:?}, {len} B");
+                        assert_checksums(&f);
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn ethernet_padding_is_not_summed() {
+        // 14 + 20 + 8 + 2 = 44 bytes, padded to 60 with garbage.
+        let mut f = frame(0, Ip::V4, L4::Udp, 2);
+        f.resize(60, 0xEE);
+        let h = parse(&f);
+        f[40..42].fill(0x77);
+        assert!(fill_l4_cksum(&mut f, &h));
+        assert_checksums(&f);
+        assert!(f[44..].iter().all(|&b| b == 0xEE));
+    }
+
+    #[test]
+    fn ip_length_past_the_frame_is_clamped() {
+        let mut f = frame(0, Ip::V6, L4::Tcp, 100);
+        f.truncate(f.len() - 10);
+        let h = parse(&f);
+        assert!(fill_l4_cksum(&mut f, &h));
+        // The checksum covers what is in the frame: pseudo-header with the clamped length + segment.
+        let seg = &f[54..];
+        let total = add_carry(add_carry(sum(&f[22..54]), 6), seg.len() as u64);
+        assert_eq!(fold(add_carry(total, sum(seg))), 0xFFFF);
+    }
+
+    #[test]
+    fn zero_udp_checksum_is_sent_as_ffff() {
+        let mut f = frame(0, Ip::V4, L4::Udp, 2);
+        let h = parse(&f);
+        assert!(fill_l4_cksum(&mut f, &h));
+        // Choose the two payload bytes so that the checksum computes to 0 (sum = 0xFFFF).
+        let c = u16::from_be_bytes([f[40], f[41]]);
+        let p = u16::from_be_bytes([f[42], f[43]]);
+        // Adding `c` to the payload word brings the sum to 0xFFFF (one's complement).
+        let s = u32::from(p) + u32::from(c);
+        let p2 = ((s & 0xFFFF) + (s >> 16)) as u16;
+        f[42..44].copy_from_slice(&p2.to_be_bytes());
+        assert!(fill_l4_cksum(&mut f, &h));
+        assert_eq!(u16::from_be_bytes([f[40], f[41]]), 0xFFFF);
+        assert_checksums(&f);
+        // The same sum over TCP is written as 0.
+        let mut f = frame(0, Ip::V4, L4::Tcp, 2);
+        let h = parse(&f);
+        assert!(fill_l4_cksum(&mut f, &h));
+        let c = u16::from_be_bytes([f[50], f[51]]);
+        let p = u16::from_be_bytes([f[54], f[55]]);
+        let s = u32::from(p) + u32::from(c);
+        let p2 = ((s & 0xFFFF) + (s >> 16)) as u16;
+        f[54..56].copy_from_slice(&p2.to_be_bytes());
+        assert!(fill_l4_cksum(&mut f, &h));
+        assert_eq!(u16::from_be_bytes([f[50], f[51]]), 0);
+        assert_checksums(&f);
+    }
+
+    #[test]
+    fn refuses_what_it_cannot_fill() {
+        let good = frame(1, Ip::V4, L4::Udp, 20);
+        let h = parse(&good);
+        let check = |f: &mut Vec<u8>, h: &Headers| {
+            let before = f.clone();
+            assert!(!fill_l4_cksum(f, h), "{h:?}");
+            assert_eq!(*f, before);
+        };
+        // Not TCP/UDP, no L3, L4 header missing or too short.
+        check(&mut good.clone(), &Headers { l4_proto: 1, ..h });
+        check(&mut good.clone(), &Headers { l3: L3::Other, ..h });
+        check(&mut good.clone(), &Headers { l4_len: 0, ..h });
+        check(&mut good.clone(), &Headers { l4_proto: 6, ..h });
+        // Headers past the end of the frame.
+        check(&mut good.clone(), &Headers { l2_len: 60, ..h });
+        check(&mut good.clone(), &Headers { l3_len: 1000, ..h });
+        check(&mut good[..45].to_vec(), &h);
+        // IP total length shorter than IP + UDP headers.
+        let mut f = good.clone();
+        f[20..22].copy_from_slice(&27u16.to_be_bytes());
+        check(&mut f, &h);
+        // Fragments.
+        for flags in [0x20, 0x00] {
+            let mut f = good.clone();
+            f[24] = flags;
+            f[25] = if flags == 0 { 1 } else { 0 };
+            check(&mut f, &h);
+        }
+        // The IPv4 header fill wants IPv4 that fits.
+        let before = good.clone();
+        let mut f = good.clone();
+        assert!(!fill_ipv4_cksum(&mut f, &Headers { l3: L3::Ipv6, ..h }));
+        assert!(!fill_ipv4_cksum(&mut f, &Headers { l3_len: 16, ..h }));
+        assert!(!fill_ipv4_cksum(&mut f, &Headers { l2_len: 50, ..h }));
+        assert!(!fill_ipv4_cksum(&mut f[..37], &h));
+        assert_eq!(f, before);
+    }
+
+    proptest! {
+        #[test]
+        fn sum_matches_reference(data in prop::collection::vec(any::<u8>(), 0..600)) {
+            prop_assert_eq!(fold(sum(&data)), reference_sum(&data));
+        }
+
+        #[test]
+        fn sums_of_even_splits_add_up(data in prop::collection::vec(any::<u8>(), 0..300), at in 0..150usize) {
+            let at = (at * 2).min(data.len() & !1);
+            let (a, b) = data.split_at(at);
+            prop_assert_eq!(fold(add_carry(sum(a), sum(b))), fold(sum(&data)));
+        }
+    }
+}
