@@ -47,7 +47,7 @@ pub struct RunArgs {
     pub stats_json: Option<PathBuf>,
     /// Worker cores, overriding `lcores:` (e.g. 1 or 0,1 or 0-3).
     #[arg(long, value_name = "LIST", value_parser = parse_core_list)]
-    pub lcores: Option<Vec<usize>>,
+    pub lcores: Option<CoreList>,
     /// Burst size for every stream, overriding `burst:` (1..=512).
     #[arg(long, value_name = "N")]
     pub burst: Option<usize>,
@@ -62,18 +62,28 @@ pub struct RunArgs {
 impl RunArgs {
     /// The overrides these flags ask for.
     pub fn overrides(&self) -> Overrides {
-        Overrides { lcores: self.lcores.clone(), burst: self.burst, engine: self.engine.clone(), simd: self.simd.clone() }
+        Overrides {
+            lcores: self.lcores.clone().map(|l| l.0),
+            burst: self.burst,
+            engine: self.engine.clone(),
+            simd: self.simd.clone(),
+        }
     }
 }
 
+/// A list of cores from the command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CoreList(pub Vec<usize>);
+
 /// Parses `1`, `0,1`, `0-3`, `0-1,4`.
-pub fn parse_core_list(s: &str) -> Result<Vec<usize>, String> {
+pub fn parse_core_list(s: &str) -> Result<CoreList, String> {
     let mut out = Vec::new();
     for part in s.split(',') {
         let bad = || format!("`{part}` is not a core number or range (examples: 1, 0,1, 0-3)");
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b): (usize, usize) = (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+                let (a, b): (usize, usize) =
+                    (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
                 if a > b {
                     return Err(bad());
                 }
@@ -82,7 +92,7 @@ pub fn parse_core_list(s: &str) -> Result<Vec<usize>, String> {
             None => out.push(part.trim().parse().map_err(|_| bad())?),
         }
     }
-    Ok(out)
+    Ok(CoreList(out))
 }
 
 #[cfg(test)]
@@ -92,8 +102,8 @@ mod tests {
 
     #[test]
     fn core_lists() {
-        assert_eq!(parse_core_list("1").unwrap(), vec![1]);
-        assert_eq!(parse_core_list("0-2,5").unwrap(), vec![0, 1, 2, 5]);
+        assert_eq!(parse_core_list("1").unwrap().0, vec![1]);
+        assert_eq!(parse_core_list("0-2,5").unwrap().0, vec![0, 1, 2, 5]);
         assert!(parse_core_list("a").unwrap_err().contains("`a`"));
         assert!(parse_core_list("3-1").is_err());
     }

@@ -41,7 +41,8 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         signal_hook::flag::register(sig, stop.clone())?;
     }
     let secs = |s: f64, what: &str| -> anyhow::Result<Duration> {
-        Duration::try_from_secs_f64(s).map_err(|_| anyhow::anyhow!("{what} {s}: must be a non-negative number of seconds"))
+        Duration::try_from_secs_f64(s)
+            .map_err(|_| anyhow::anyhow!("{what} {s}: must be a non-negative number of seconds"))
     };
     let opts = dataplane::RunOptions {
         duration: args.duration.map(|d| secs(d, "--duration")).transpose()?,

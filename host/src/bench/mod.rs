@@ -95,19 +95,38 @@ pub fn main(args: &BenchArgs) -> anyhow::Result<()> {
     let variants: Vec<Simd> = if args.simd.is_empty() {
         Simd::supported()
     } else {
-        args.simd.iter().map(|s| Simd::from_name(s).ok_or_else(|| anyhow::anyhow!("--simd `{s}`: allowed scalar, sse, avx2, avx512"))).collect::<Result<_, _>>()?
+        args.simd
+            .iter()
+            .map(|s| {
+                Simd::from_name(s).ok_or_else(|| anyhow::anyhow!("--simd `{s}`: allowed scalar, sse, avx2, avx512"))
+            })
+            .collect::<Result<_, _>>()?
     };
-    let lcore = args.lcore.unwrap_or_else(|| core_affinity::get_core_ids().and_then(|c| c.last().map(|c| c.id)).unwrap_or(0));
-    println!("wasmdp bench: null ports x2 paired, {} B frames, burst {}, lcore {lcore}, {} x {:.1} s per cell", args.size, args.burst, args.reps, args.seconds);
+    let lcore =
+        args.lcore.unwrap_or_else(|| core_affinity::get_core_ids().and_then(|c| c.last().map(|c| c.id)).unwrap_or(0));
+    println!(
+        "wasmdp bench: null ports x2 paired, {} B frames, burst {}, lcore {lcore}, {} x {:.1} s per cell",
+        args.size, args.burst, args.reps, args.seconds
+    );
     println!("{:<8} {:<7} {:>10} {:>10} {:>10} {:>9}", "engine", "simd", "Mpps", "min", "max", "ns/pkt");
     let mut cells = Vec::new();
     for engine in &args.engines {
         let cfg = config::parse(&cell_yaml(engine, args.size, args.burst, lcore), "bench")?;
         for &simd in &variants {
-            let mpps = (0..args.reps.max(1)).map(|_| run_cell(&cfg, simd, args.seconds)).collect::<anyhow::Result<Vec<_>>>()?;
+            let mpps = (0..args.reps.max(1))
+                .map(|_| run_cell(&cfg, simd, args.seconds))
+                .collect::<anyhow::Result<Vec<_>>>()?;
             let cell = Cell { engine: engine.clone(), simd, mpps };
             let s = cell.sorted();
-            println!("{:<8} {:<7} {:>10.2} {:>10.2} {:>10.2} {:>9.2}", engine, simd.name(), cell.median(), s[0], s[s.len() - 1], 1e3 / cell.median());
+            println!(
+                "{:<8} {:<7} {:>10.2} {:>10.2} {:>10.2} {:>9.2}",
+                engine,
+                simd.name(),
+                cell.median(),
+                s[0],
+                s[s.len() - 1],
+                1e3 / cell.median()
+            );
             cells.push(cell);
         }
     }

@@ -49,7 +49,10 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
         0
     };
     if tags > cfg.pool.headroom.0 {
-        return Err(format!("{at}.tx_offloads: inserting tags needs {tags} bytes of pool.headroom, which is {}", cfg.pool.headroom.0));
+        return Err(format!(
+            "{at}.tx_offloads: inserting tags needs {tags} bytes of pool.headroom, which is {}",
+            cfg.pool.headroom.0
+        ));
     }
     if p.tx_offloads.0 & flags::TX_MACSEC != 0 && !driver.macsec {
         return Err(format!(
@@ -66,16 +69,26 @@ fn check_streams(cfg: &Config) -> Result<(), String> {
     let mut used_tx = HashSet::new();
     for (i, s) in cfg.streams.iter().enumerate() {
         for (key, port, q) in [("rx", &s.rx, s.rx_queue), ("tx", &s.tx, s.tx_queue)] {
-            let n = queues(port).ok_or_else(|| format!("streams[{i}].{key}: no port named `{port}`; ports are {}", port_names(cfg)))?;
+            let n = queues(port)
+                .ok_or_else(|| format!("streams[{i}].{key}: no port named `{port}`; ports are {}", port_names(cfg)))?;
             if q >= n {
-                return Err(format!("streams[{i}].{key}_queue: {q} does not exist; port `{port}` has queues 0..{}", n - 1));
+                return Err(format!(
+                    "streams[{i}].{key}_queue: {q} does not exist; port `{port}` has queues 0..{}",
+                    n - 1
+                ));
             }
         }
         if !used_rx.insert((s.rx.as_str(), s.rx_queue)) {
-            return Err(format!("streams[{i}]: rx queue {} of `{}` is polled by two streams; give each its own queue", s.rx_queue, s.rx));
+            return Err(format!(
+                "streams[{i}]: rx queue {} of `{}` is polled by two streams; give each its own queue",
+                s.rx_queue, s.rx
+            ));
         }
         if !used_tx.insert((s.tx.as_str(), s.tx_queue)) {
-            return Err(format!("streams[{i}]: tx queue {} of `{}` is used by two streams; give each its own queue", s.tx_queue, s.tx));
+            return Err(format!(
+                "streams[{i}]: tx queue {} of `{}` is used by two streams; give each its own queue",
+                s.tx_queue, s.tx
+            ));
         }
         if let (Some(l), Some(all)) = (s.lcore, &cfg.lcores) {
             if !all.contains(&l) {

@@ -4,7 +4,7 @@ use crate::config::{Config, Topology};
 use crate::engines;
 use crate::lcore::{Retry, Stream, StreamParts, Worker};
 use crate::mbuf::{Pool, PoolConfig};
-use crate::ports::{self, Port};
+use crate::ports::{self, Port, RxQueue};
 use crate::simd::{self, Simd};
 use crate::stats::{StatsView, StreamInfo};
 use anyhow::{anyhow, bail, Context};
@@ -34,6 +34,8 @@ pub struct Dataplane {
     pub workers: Vec<Worker>,
     /// Counters for display.
     pub view: StatsView,
+    /// RX queues no stream polls (a ring port nobody receives on): drained at stop, counted in flight.
+    pub unpolled: Vec<Box<dyn RxQueue>>,
 }
 
 /// Applies overrides to a config (and checks them like the config itself).
@@ -69,7 +71,12 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
     let simd = simd::resolve(cfg.simd).map_err(|e| anyhow!(e))?;
     let lcores = resolve_lcores(&cfg)?;
     let p = &cfg.pool;
-    let pool_cfg = PoolConfig { size: p.size.get(), headroom: p.headroom.u16(), data_room: p.data_room.u16(), cache_size: p.cache_size.get() };
+    let pool_cfg = PoolConfig {
+        size: p.size.get(),
+        headroom: p.headroom.u16(),
+        data_room: p.data_room.u16(),
+        cache_size: p.cache_size.get(),
+    };
     let pool = Pool::new(pool_cfg).context("allocating the packet pool")?;
     let mut ports = ports::open_all(&cfg)?;
     let pairs = stream_pairs(&cfg, &ports)?;
@@ -79,11 +86,23 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         let lcore = sp.lcore.unwrap_or(lcores[i % lcores.len()]);
         let stream = make_stream(&cfg, &mut ports, sp, lcore, simd)?;
         view.streams.push((stream.info().clone(), stream.counters()));
-        let w = workers.iter_mut().find(|w| w.lcore == Some(lcore)).ok_or_else(|| anyhow!("lcore {lcore} is not in lcores"))?;
+        let w = workers
+            .iter_mut()
+            .find(|w| w.lcore == Some(lcore))
+            .ok_or_else(|| anyhow!("lcore {lcore} is not in lcores"))?;
         w.streams.push(stream);
     }
     workers.retain(|w| !w.streams.is_empty());
-    Ok(Dataplane { pool, simd, workers, view })
+    let mut unpolled = Vec::new();
+    for p in &mut ports {
+        for (q, rxq) in p.rxqs.iter_mut().enumerate() {
+            if let Some(rxq) = rxq.take() {
+                tracing::warn!(port = %p.name, queue = q, "no stream receives on this queue; what arrives there waits until stop");
+                unpolled.push(rxq);
+            }
+        }
+    }
+    Ok(Dataplane { pool, simd, workers, view, unpolled })
 }
 
 fn resolve_lcores(cfg: &Config) -> anyhow::Result<Vec<usize>> {
@@ -131,7 +150,11 @@ fn stream_pairs(cfg: &Config, ports: &[Port]) -> anyhow::Result<Vec<Pair>> {
         };
         let (rq, tq) = (ports[rx].rxqs.len(), ports[tx].txqs.len());
         if rq > tq {
-            bail!("topology: port `{}` has {rq} queues but forwards to `{}` with {tq}; give both the same number", ports[rx].name, ports[tx].name);
+            bail!(
+                "topology: port `{}` has {rq} queues but forwards to `{}` with {tq}; give both the same number",
+                ports[rx].name,
+                ports[tx].name
+            );
         }
         out.extend((0..rq as u16).map(|q| Pair { rx, rxq: q, tx, txq: q, lcore: None }));
     }
@@ -142,11 +165,19 @@ fn make_stream(cfg: &Config, ports: &mut [Port], sp: Pair, lcore: usize, simd: S
     let rx_name = cfg.ports[sp.rx].engine.as_ref().unwrap_or(&cfg.engine).0.clone();
     let engine = engines::lookup(&rx_name).ok_or_else(|| anyhow!("unknown engine `{rx_name}`"))?;
     let rxq = ports[sp.rx].rxqs.get_mut(sp.rxq as usize).and_then(Option::take);
-    let rxq = rxq.ok_or_else(|| anyhow!("rx queue {} of `{}` is used twice or does not exist", sp.rxq, ports[sp.rx].name))?;
+    let rxq =
+        rxq.ok_or_else(|| anyhow!("rx queue {} of `{}` is used twice or does not exist", sp.rxq, ports[sp.rx].name))?;
     let txp = &mut ports[sp.tx];
     let txq = txp.txqs.get_mut(sp.txq as usize).and_then(Option::take);
     let txq = txq.ok_or_else(|| anyhow!("tx queue {} of `{}` is used twice or does not exist", sp.txq, txp.name))?;
-    let info = StreamInfo { rx_port: sp.rx as u16, rx_queue: sp.rxq, tx_port: sp.tx as u16, tx_queue: sp.txq, engine: engine.name, lcore: Some(lcore) };
+    let info = StreamInfo {
+        rx_port: sp.rx as u16,
+        rx_queue: sp.rxq,
+        tx_port: sp.tx as u16,
+        tx_queue: sp.txq,
+        engine: engine.name,
+        lcore: Some(lcore),
+    };
     Ok(Stream::new(StreamParts {
         info,
         rxq,

@@ -36,7 +36,7 @@ pub struct RunReport {
 
 /// Runs until `stop` is set or the duration has passed, then stops every worker and checks the pool.
 pub fn run(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunReport> {
-    let Dataplane { pool, simd, workers, view } = dp;
+    let Dataplane { pool, simd, workers, view, mut unpolled } = dp;
     let info = pool.info();
     tracing::info!(simd = %simd, buffers = info.size, stride = info.stride, backing = info.backing.name(), workers = workers.len(), streams = view.streams.len(), "starting");
     let start = Instant::now();
@@ -62,6 +62,9 @@ pub fn run(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow::R
         let exit = h.join().map_err(|_| anyhow::anyhow!("a worker thread panicked"))?;
         in_flight += exit.in_flight;
     }
+    let mut cache = pool.cache();
+    in_flight += unpolled.iter_mut().map(|q| q.drain(&mut cache)).sum::<u64>();
+    drop(cache);
     let leaked = (pool.capacity() - pool.available()) as u64;
     if leaked != 0 {
         tracing::error!(leaked, "buffers not returned to the pool at stop");

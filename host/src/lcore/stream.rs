@@ -108,7 +108,12 @@ impl Stream {
         let n = self.burst.len();
         let offload_drops = if self.p.sw_offloads { self.apply_offloads(cache) } else { 0 };
         let tx_full = self.transmit(cache);
-        self.counters.drops(Drops { tx_full, nombuf: engine_drops.nombuf, engine: engine_drops.engine, offload: offload_drops });
+        self.counters.drops(Drops {
+            tx_full,
+            nombuf: engine_drops.nombuf,
+            engine: engine_drops.engine,
+            offload: offload_drops,
+        });
         n
     }
 

@@ -122,6 +122,10 @@ impl std::ops::DerefMut for Burst {
 
 impl Drop for Burst {
     fn drop(&mut self) {
-        debug_assert!(self.pkts.is_empty() || std::thread::panicking(), "burst dropped with {} packets", self.pkts.len());
+        debug_assert!(
+            self.pkts.is_empty() || std::thread::panicking(),
+            "burst dropped with {} packets",
+            self.pkts.len()
+        );
     }
 }

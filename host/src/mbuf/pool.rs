@@ -154,7 +154,10 @@ impl Drop for Pool {
         } else {
             // Buffers are still out (a thread that panicked, say): keep the memory mapped rather than
             // leave them dangling.
-            tracing::warn!(outstanding = self.cfg.size - self.free.len(), "pool dropped with buffers outstanding; memory kept");
+            tracing::warn!(
+                outstanding = self.cfg.size - self.free.len(),
+                "pool dropped with buffers outstanding; memory kept"
+            );
         }
     }
 }

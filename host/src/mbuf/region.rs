@@ -64,7 +64,11 @@ impl Region {
         // SAFETY: anonymous mapping with no address hint; the result is checked before use.
         let huge = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags | libc::MAP_HUGETLB, -1, 0) };
         if huge != libc::MAP_FAILED {
-            return Ok(Region { base: NonNull::new(huge.cast()).expect("mmap returned null"), len, backing: Backing::HugePages });
+            return Ok(Region {
+                base: NonNull::new(huge.cast()).expect("mmap returned null"),
+                len,
+                backing: Backing::HugePages,
+            });
         }
         // SAFETY: as above, without MAP_HUGETLB.
         let plain = unsafe { libc::mmap(std::ptr::null_mut(), len, prot, flags & !libc::MAP_POPULATE, -1, 0) };
@@ -75,7 +79,11 @@ impl Region {
         unsafe { libc::madvise(plain, len, libc::MADV_HUGEPAGE) };
         // SAFETY: populate now so that the first packets do not take page faults on the hot path.
         unsafe { std::ptr::write_bytes(plain.cast::<u8>(), 0, len) };
-        Ok(Region { base: NonNull::new(plain.cast()).expect("mmap returned null"), len, backing: Backing::TransparentHugePages })
+        Ok(Region {
+            base: NonNull::new(plain.cast()).expect("mmap returned null"),
+            len,
+            backing: Backing::TransparentHugePages,
+        })
     }
 
     #[cfg(any(not(target_os = "linux"), miri))]

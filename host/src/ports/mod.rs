@@ -147,7 +147,11 @@ pub fn open_all(cfg: &Config) -> anyhow::Result<Vec<Port>> {
             driver,
             mac,
             peer_mac,
-            tx: TxOffloads { flags: pc.tx_offloads.0, vlan_tci: pc.tx_vlan.u16(), vlan_tci_outer: pc.tx_vlan_outer.u16() },
+            tx: TxOffloads {
+                flags: pc.tx_offloads.0,
+                vlan_tci: pc.tx_vlan.u16(),
+                vlan_tci_outer: pc.tx_vlan_outer.u16(),
+            },
             template,
             tx_first: pc.tx_first.get(),
             rxqs: q.rx.into_iter().map(Some).collect(),

@@ -26,7 +26,9 @@ fn check(_: &Config, p: &PortCfg) -> Result<(), String> {
 fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     let n = s.cfg.queues.get();
     let rx = (0..n)
-        .map(|q| Box::new(NullRx { template: s.template.clone(), port: s.id, queue: q as u16, flow: 0 }) as Box<dyn RxQueue>)
+        .map(|q| {
+            Box::new(NullRx { template: s.template.clone(), port: s.id, queue: q as u16, flow: 0 }) as Box<dyn RxQueue>
+        })
         .collect();
     let tx = (0..n).map(|_| Box::new(NullTx) as Box<dyn TxQueue>).collect();
     Ok(Queues { rx, tx })

@@ -26,14 +26,25 @@ fn check(cfg: &Config, p: &PortCfg) -> Result<(), String> {
         format!("ring.peer: no port named `{}`; ports are {}", r.peer, crate::config::port_names(cfg))
     })?;
     if peer.driver.0 != "ring" {
-        return Err(format!("ring.peer: port `{}` has driver `{}`; a ring peer must be a ring port", peer.name, peer.driver.0));
+        return Err(format!(
+            "ring.peer: port `{}` has driver `{}`; a ring peer must be a ring port",
+            peer.name, peer.driver.0
+        ));
     }
     let back = peer.ring.as_ref().map(|r| r.peer.as_str());
     if back != Some(p.name.as_str()) {
-        return Err(format!("ring.peer: `{}` names `{}` as its peer, not `{}`; the two must name each other", peer.name, back.unwrap_or("nothing"), p.name));
+        return Err(format!(
+            "ring.peer: `{}` names `{}` as its peer, not `{}`; the two must name each other",
+            peer.name,
+            back.unwrap_or("nothing"),
+            p.name
+        ));
     }
     if peer.queues != p.queues {
-        return Err(format!("queues: {} here but {} on peer `{}`; a ring pair needs the same number", p.queues.0, peer.queues.0, peer.name));
+        return Err(format!(
+            "queues: {} here but {} on peer `{}`; a ring pair needs the same number",
+            p.queues.0, peer.queues.0, peer.name
+        ));
     }
     Ok(())
 }

@@ -13,10 +13,10 @@ mod x86;
 mod tests;
 
 pub use scalar::Scalar;
-#[cfg(target_arch = "x86_64")]
-pub use x86::{Avx2, Avx512, Sse};
 #[cfg(not(target_arch = "x86_64"))]
 pub use scalar::{Scalar as Sse, Scalar as Avx2, Scalar as Avx512};
+#[cfg(target_arch = "x86_64")]
+pub use x86::{Avx2, Avx512, Sse};
 
 use std::fmt;
 

@@ -28,9 +28,23 @@ pub fn print_periodic(view: &StatsView, rates: &mut Rates) {
         let prev = rates.ports[i];
         let rx_pps = (p.rx_packets - prev.rx_packets) as f64 / secs;
         let tx_pps = (p.tx_packets - prev.tx_packets) as f64 / secs;
-        let _ = writeln!(out, "  ######################## Port statistics for port {i} ({}) ########################", view.ports[i]);
-        let _ = writeln!(out, "  RX-packets: {:<14} RX-nombuf:  {:<14} RX-bytes:  {}", p.rx_packets, p.rx_nombuf, p.rx_bytes);
-        let _ = writeln!(out, "  TX-packets: {:<14} TX-dropped: {:<14} TX-bytes:  {}", p.tx_packets, p.dropped(), p.tx_bytes);
+        let _ = writeln!(
+            out,
+            "  ######################## Port statistics for port {i} ({}) ########################",
+            view.ports[i]
+        );
+        let _ = writeln!(
+            out,
+            "  RX-packets: {:<14} RX-nombuf:  {:<14} RX-bytes:  {}",
+            p.rx_packets, p.rx_nombuf, p.rx_bytes
+        );
+        let _ = writeln!(
+            out,
+            "  TX-packets: {:<14} TX-dropped: {:<14} TX-bytes:  {}",
+            p.tx_packets,
+            p.dropped(),
+            p.tx_bytes
+        );
         let _ = writeln!(out, "  Throughput (since last show)");
         let _ = writeln!(out, "  Rx-pps: {:>14.0}          Tx-pps: {:>14.0}", rx_pps, tx_pps);
     }
@@ -46,19 +60,57 @@ pub fn print_final(view: &StatsView, secs: f64) {
     let ports = view.per_port(&snap);
     let mut out = String::new();
     for (i, p) in ports.iter().enumerate() {
-        let _ = writeln!(out, "  ---------------------- Forward statistics for port {i} ({}) ----------------------", view.ports[i]);
-        let _ = writeln!(out, "  RX-packets: {:<14} RX-nombuf:  {:<14} RX-total: {}", p.rx_packets, p.rx_nombuf, p.rx_packets + p.rx_nombuf);
-        let _ = writeln!(out, "  TX-packets: {:<14} TX-dropped: {:<14} TX-total: {}", p.tx_packets, p.dropped(), p.tx_packets + p.dropped());
+        let _ = writeln!(
+            out,
+            "  ---------------------- Forward statistics for port {i} ({}) ----------------------",
+            view.ports[i]
+        );
+        let _ = writeln!(
+            out,
+            "  RX-packets: {:<14} RX-nombuf:  {:<14} RX-total: {}",
+            p.rx_packets,
+            p.rx_nombuf,
+            p.rx_packets + p.rx_nombuf
+        );
+        let _ = writeln!(
+            out,
+            "  TX-packets: {:<14} TX-dropped: {:<14} TX-total: {}",
+            p.tx_packets,
+            p.dropped(),
+            p.tx_packets + p.dropped()
+        );
         let d = p.drops;
         if d.total() != 0 {
-            let _ = writeln!(out, "  Dropped by reason: tx_full {}  nombuf {}  engine {}  offload {}", d.tx_full, d.nombuf, d.engine, d.offload);
+            let _ = writeln!(
+                out,
+                "  Dropped by reason: tx_full {}  nombuf {}  engine {}  offload {}",
+                d.tx_full, d.nombuf, d.engine, d.offload
+            );
         }
     }
     let t = total(&snap);
     let _ = writeln!(out, "  +++++++++++++++ Accumulated forward statistics for all ports +++++++++++++++");
-    let _ = writeln!(out, "  RX-packets: {:<14} RX-nombuf:  {:<14} RX-total: {}", t.rx_packets, t.rx_nombuf, t.rx_packets + t.rx_nombuf);
-    let _ = writeln!(out, "  TX-packets: {:<14} TX-dropped: {:<14} TX-total: {}", t.tx_packets, t.drops.total(), t.tx_packets + t.drops.total());
-    let _ = writeln!(out, "  Generated:  {:<14} Mpps (TX):  {:.3} over {:.3} s", t.generated, t.tx_packets as f64 / secs.max(1e-9) / 1e6, secs);
+    let _ = writeln!(
+        out,
+        "  RX-packets: {:<14} RX-nombuf:  {:<14} RX-total: {}",
+        t.rx_packets,
+        t.rx_nombuf,
+        t.rx_packets + t.rx_nombuf
+    );
+    let _ = writeln!(
+        out,
+        "  TX-packets: {:<14} TX-dropped: {:<14} TX-total: {}",
+        t.tx_packets,
+        t.drops.total(),
+        t.tx_packets + t.drops.total()
+    );
+    let _ = writeln!(
+        out,
+        "  Generated:  {:<14} Mpps (TX):  {:.3} over {:.3} s",
+        t.generated,
+        t.tx_packets as f64 / secs.max(1e-9) / 1e6,
+        secs
+    );
     let _ = writeln!(out, "  ++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++");
     print!("{out}");
 }
