@@ -14,8 +14,9 @@ use wasmdp::simd::{Avx2, Avx512, Kernel, Scalar, Sse};
 const SIZES: [usize; 5] = [16, 64, 256, 1024, 1518];
 /// Frames per macswap burst (testpmd's default burst).
 const BURST: usize = 32;
-/// Distance between frames in the macswap burst, as between mbuf data rooms.
-const FRAME_STRIDE: usize = 2048;
+/// Distance between frames in the macswap burst: the mbuf pool's element stride for the default
+/// 128 + 128 + 2048 bytes (an odd number of cache lines, against 4K aliasing).
+const FRAME_STRIDE: usize = 37 * 64;
 
 /// A buffer of `len` bytes starting at a 64-byte boundary (as mbuf data does).
 struct Aligned {

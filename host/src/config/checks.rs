@@ -20,7 +20,7 @@ pub fn validate(cfg: &Config) -> Result<(), String> {
         }
         check_port(cfg, i, p)?;
     }
-    if cfg.pool.data_room.0 % 64 != 0 {
+    if !cfg.pool.data_room.0.is_multiple_of(64) {
         return Err(format!("pool.data_room: {} is not a multiple of 64", cfg.pool.data_room.0));
     }
     if let Some(l) = &cfg.lcores {

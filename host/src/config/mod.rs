@@ -133,10 +133,10 @@ pub struct PortCfg {
     /// RX and TX queues.
     #[serde(default = "one")]
     pub queues: Bounded<1, 64>,
-    /// The port's MAC address (source MAC for the `mac` engine); default 02:00:00:00:00:<index>.
+    /// The port's MAC address (source MAC for the `mac` engine); default `02:00:00:00:00:<index>`.
     #[serde(default)]
     pub mac: Option<MacAddr>,
-    /// Destination MAC for the `mac` engine; default 02:00:00:00:01:<index>.
+    /// Destination MAC for the `mac` engine; default `02:00:00:00:01:<index>`.
     #[serde(default)]
     pub peer_mac: Option<MacAddr>,
     /// Engine for streams received on this port; default: the top-level `engine`.

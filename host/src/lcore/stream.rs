@@ -82,8 +82,7 @@ impl Stream {
             if rx.packets == 0 {
                 return 0;
             }
-            let bytes = self.burst.iter().map(|p| p.len() as u64).sum();
-            self.counters.rx(rx.packets as u64, bytes);
+            self.counters.rx(rx.packets as u64, rx.bytes);
         }
         let mut ctx = FwdCtx {
             cache,
@@ -106,8 +105,8 @@ impl Stream {
             self.counters.generated(generated);
         }
         let n = self.burst.len();
-        let offload_drops = if self.p.sw_offloads { self.apply_offloads(cache) } else { 0 };
-        let tx_full = self.transmit(cache);
+        let (bytes, offload_drops) = self.prepare_tx(cache);
+        let tx_full = self.transmit(cache, bytes);
         self.counters.drops(Drops {
             tx_full,
             nombuf: engine_drops.nombuf,
@@ -117,29 +116,31 @@ impl Stream {
         n
     }
 
-    /// Carries out TX offloads in software; drops (and counts) packets where that is impossible.
+    /// Counts the bytes to send and, on software ports, carries out TX offloads, dropping (and
+    /// counting) packets where that is impossible. One pass over the burst.
     #[inline]
-    fn apply_offloads(&mut self, cache: &mut PoolCache) -> u64 {
-        let mut dropped = 0;
+    fn prepare_tx(&mut self, cache: &mut PoolCache) -> (u64, u64) {
+        let (mut bytes, mut dropped) = (0, 0);
         let mut i = 0;
         while i < self.burst.len() {
-            if offload::apply_sw(&mut self.burst[i]).is_ok() {
-                i += 1;
-            } else {
+            let p = &mut self.burst[i];
+            if self.p.sw_offloads && offload::apply_sw(p).is_err() {
                 cache.free(self.burst.remove(i));
                 dropped += 1;
+                continue;
             }
+            bytes += p.len() as u64;
+            i += 1;
         }
-        dropped
+        (bytes, dropped)
     }
 
     /// Transmits the burst with bounded retry; frees what is left. Returns the packets dropped.
     #[inline]
-    fn transmit(&mut self, cache: &mut PoolCache) -> u64 {
+    fn transmit(&mut self, cache: &mut PoolCache, bytes: u64) -> u64 {
         if self.burst.is_empty() {
             return 0;
         }
-        let bytes: u64 = self.burst.iter().map(|p| p.len() as u64).sum();
         let mut sent = self.p.txq.tx_burst(cache, &mut self.burst);
         let mut tries = 0;
         while !self.burst.is_empty() && tries < self.p.retry.count {
@@ -148,8 +149,9 @@ impl Stream {
             tries += 1;
         }
         let unsent = self.burst.len() as u64;
-        let unsent_bytes: u64 = self.burst.iter().map(|p| p.len() as u64).sum();
+        let mut unsent_bytes = 0;
         if unsent != 0 {
+            unsent_bytes = self.burst.iter().map(|p| p.len() as u64).sum();
             cache.free_burst(&mut self.burst);
         }
         self.counters.tx(sent as u64, bytes - unsent_bytes);
@@ -167,7 +169,8 @@ impl Stream {
                 self.p.template.fill(p, &mut self.flow);
             }
             self.counters.generated(self.burst.len() as u64);
-            let dropped = self.transmit(cache);
+            let (bytes, _) = self.prepare_tx(cache);
+            let dropped = self.transmit(cache, bytes);
             self.counters.drops(Drops { tx_full: dropped, ..Drops::default() });
         }
     }

@@ -44,6 +44,13 @@ impl Burst {
         self.pkts.push(p);
     }
 
+    /// Appends packets from an exact-size iterator (one capacity check for all of them).
+    #[inline(always)]
+    pub fn extend_from(&mut self, it: impl ExactSizeIterator<Item = Pkt>) {
+        debug_assert!(self.pkts.len() + it.len() <= MAX_BURST);
+        self.pkts.extend(it);
+    }
+
     /// Removes the last packet.
     #[inline(always)]
     pub fn pop(&mut self) -> Option<Pkt> {

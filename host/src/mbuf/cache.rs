@@ -41,11 +41,9 @@ impl PoolCache {
         if out.len() + n > super::MAX_BURST {
             return false;
         }
-        for _ in 0..n {
-            let Some(p) = self.objs.pop() else { return false };
-            let p = self.reset(p);
-            out.push(p);
-        }
+        let empty = self.empty;
+        let from = self.objs.len() - n;
+        out.extend_from(self.objs.drain(from..).map(|p| Self::reset(&empty, p)));
         true
     }
 
@@ -56,15 +54,15 @@ impl PoolCache {
             self.pool.get_bulk(&mut self.objs, self.size);
         }
         let p = self.objs.pop()?;
-        Some(self.reset(p))
+        Some(Self::reset(&self.empty, p))
     }
 
     #[inline(always)]
-    fn reset(&self, p: Pkt) -> Pkt {
+    fn reset(empty: &Meta, p: Pkt) -> Pkt {
         let hdr = p.into_raw();
         // SAFETY: we own the buffer (it came off the free list); writing the reset metadata keeps
         // buf_len and the invariant.
-        unsafe { (*hdr.as_ptr()).meta = self.empty };
+        unsafe { (*hdr.as_ptr()).meta = *empty };
         // SAFETY: same buffer, still uniquely owned.
         unsafe { Pkt::from_raw(hdr) }
     }
@@ -87,9 +85,7 @@ impl PoolCache {
     /// Returns the buffers of `burst` from index `from` on, leaving it `from` long.
     #[inline]
     pub fn free_from(&mut self, burst: &mut Burst, from: usize) {
-        for p in burst.drain_from(from) {
-            self.objs.push(p);
-        }
+        self.objs.extend(burst.drain_from(from));
         if self.objs.len() >= self.flush_at {
             self.flush_to(self.size);
         }

@@ -55,7 +55,7 @@ pub struct Pool {
 pub fn stride_for(headroom: u16, data_room: u16) -> usize {
     let bytes = META_SIZE + headroom as usize + data_room as usize;
     let lines = bytes.div_ceil(LINE);
-    let lines = if lines % 2 == 0 { lines + 1 } else { lines };
+    let lines = if lines.is_multiple_of(2) { lines + 1 } else { lines };
     lines * LINE
 }
 
@@ -142,7 +142,7 @@ impl Pool {
     fn owns(&self, p: &Pkt) -> bool {
         let base = self.region.base().as_ptr() as usize;
         let at = p.meta_ptr() as usize;
-        at >= base && at < base + self.region.len() && (at - base) % self.stride == 0
+        at >= base && at < base + self.region.len() && (at - base).is_multiple_of(self.stride)
     }
 }
 
@@ -196,7 +196,7 @@ mod tests {
         let mut burst = Burst::new();
         let mut held = Vec::new();
         while cache.alloc_bulk(&mut burst, 32) {
-            held.push(std::mem::replace(&mut burst, Burst::new()));
+            held.push(std::mem::take(&mut burst));
         }
         assert_eq!(held.iter().map(|b| b.len()).sum::<usize>(), 96);
         assert!(cache.alloc_bulk(&mut burst, 4), "4 of the 100 are left");

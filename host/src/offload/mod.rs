@@ -45,19 +45,24 @@ pub fn names(flags: u64) -> Vec<&'static str> {
 }
 
 /// Marks one packet for transmission with `tx`: keeps only the buffer-attachment flags, adds the
-/// port's TX flags and VLAN TCIs, and sets l2/l3/l4 lengths from the packet's actual headers (tags,
-/// IPv4 IHL, IPv6) instead of testpmd's fixed 14/20.
+/// port's TX flags and VLAN TCIs, and, when the port asks for offloads (which need them), sets
+/// l2/l3/l4 lengths from the packet's actual headers (tags, IPv4 IHL, IPv6) instead of testpmd's fixed
+/// 14/20. Without offloads the header walk is skipped and the lengths are left at 0 (unknown).
 #[inline(always)]
 pub fn mark(p: &mut Pkt, tx: &TxOffloads) {
+    let keep = p.meta().ol_flags & flags::ATTACH_MASK;
+    if tx.flags == 0 {
+        p.meta_mut().set_ol_flags(keep).set_vlan(tx.vlan_tci, tx.vlan_tci_outer);
+        return;
+    }
     let h = wire::parse(p.data());
     let l3_flag = match h.l3 {
         L3::Ipv4 => flags::TX_IPV4,
         L3::Ipv6 => flags::TX_IPV6,
         L3::Other => 0,
     };
-    let keep = p.meta().ol_flags & flags::ATTACH_MASK;
     p.meta_mut()
-        .set_ol_flags(keep | tx.flags | if tx.flags != 0 { l3_flag } else { 0 })
+        .set_ol_flags(keep | tx.flags | l3_flag)
         .set_vlan(tx.vlan_tci, tx.vlan_tci_outer)
         .set_lens(h.l2_len as u8, h.l3_len, h.l4_len)
         .set_packet_type(h.l3 as u32);

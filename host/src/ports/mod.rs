@@ -20,6 +20,8 @@ use std::sync::Arc;
 pub struct Rx {
     /// Packets appended to the burst.
     pub packets: usize,
+    /// Bytes of those packets.
+    pub bytes: u64,
     /// Packets the port could not receive for lack of buffers (`rx_nombuf`).
     pub nombuf: usize,
 }

@@ -46,13 +46,13 @@ impl RxQueue for NullRx {
     fn rx_burst(&mut self, cache: &mut PoolCache, out: &mut Burst, max: usize) -> Rx {
         let start = out.len();
         if !cache.alloc_bulk(out, max) {
-            return Rx { packets: 0, nombuf: max };
+            return Rx { packets: 0, bytes: 0, nombuf: max };
         }
         for p in &mut out[start..] {
             self.template.fill(p, &mut self.flow);
             p.meta_mut().set_input(self.port, self.queue);
         }
-        Rx { packets: max, nombuf: 0 }
+        Rx { packets: max, bytes: (max * self.template.len()) as u64, nombuf: 0 }
     }
 }
 

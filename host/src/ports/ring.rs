@@ -81,15 +81,16 @@ struct RingRx {
 impl RxQueue for RingRx {
     #[inline]
     fn rx_burst(&mut self, _: &mut PoolCache, out: &mut Burst, max: usize) -> Rx {
-        let mut n = 0;
+        let (mut n, mut bytes) = (0, 0);
         while n < max {
             let Some(mut p) = self.ring.pop() else { break };
+            bytes += p.len() as u64;
             // The packet crossed a wire: TX requests do not survive it.
             p.meta_mut().set_ol_flags(0).set_vlan(0, 0).set_input(self.port, self.queue);
             out.push(p);
             n += 1;
         }
-        Rx { packets: n, nombuf: 0 }
+        Rx { packets: n, bytes, nombuf: 0 }
     }
 
     fn drain(&mut self, cache: &mut PoolCache) -> u64 {

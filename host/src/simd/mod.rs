@@ -2,7 +2,7 @@
 //!
 //! Every variant implements [`Kernel`]; the scalar one is the reference the others are tested
 //! against byte for byte. The variant is chosen once at start ([`resolve`]) and code that uses a
-//! kernel in a per-packet loop is instantiated per variant ([`PerSimd`], [`per_simd!`]), so that the
+//! kernel in a per-packet loop is instantiated per variant ([`PerSimd`], [`per_simd!`](crate::per_simd)), so that the
 //! hot loop makes direct calls, never an indirect call per packet.
 
 mod scalar;

@@ -13,8 +13,31 @@ use super::memcpy_small::copy_le32;
 
 /// Vector width in bytes.
 const W: usize = 16;
-/// Vectors per 128-byte block.
-const BLOCK: usize = 128 / W;
+
+/// `mov!(store, dst, src; i...)`: loads the vectors `src + i * W` (unaligned), all before any
+/// store, then stores them at `dst + i * W` with `store` (`_mm_storeu_si128` or the aligned
+/// `_mm_store_si128`). Unsafe: the caller provides the `unsafe` block and its justification.
+macro_rules! mov {
+    ($store:ident, $dst:expr, $src:expr; $($i:literal)+) => {{
+        let (d, s) = ($dst, $src);
+        let v = [$(_mm_loadu_si128(s.add($i * W).cast::<__m128i>())),+];
+        $($store(d.add($i * W).cast::<__m128i>(), v[$i]);)+
+    }};
+}
+
+/// `head_tail!(dst, src, n; i...)` with `k` indices copies `k * W <= n <= 2 * k * W` bytes: `k`
+/// vectors from the start and `k` ending at `n`, overlapping in the middle; all loads before the
+/// stores. Unsafe, as `mov!`.
+macro_rules! head_tail {
+    ($dst:expr, $src:expr, $n:expr; $($i:literal)+) => {{
+        let (d, s, n) = ($dst, $src, $n);
+        let last = n - [$($i),+].len() * W;
+        let head = [$(_mm_loadu_si128(s.add($i * W).cast::<__m128i>())),+];
+        let tail = [$(_mm_loadu_si128(s.add(last + $i * W).cast::<__m128i>())),+];
+        $(_mm_storeu_si128(d.add($i * W).cast::<__m128i>(), head[$i]);)+
+        $(_mm_storeu_si128(d.add(last + $i * W).cast::<__m128i>(), tail[$i]);)+
+    }};
+}
 
 /// Copies `n` bytes from `src` to `dst`.
 ///
@@ -22,86 +45,22 @@ const BLOCK: usize = 128 / W;
 /// `src` valid for reads of `n` bytes, `dst` for writes of `n` bytes, no overlap.
 #[inline]
 pub(super) unsafe fn memcpy(dst: *mut u8, src: *const u8, n: usize) {
-    // SAFETY: forwarded contract in every arm; each helper's size precondition is the arm's range.
+    // SAFETY: forwarded contract in every arm. `head_tail!` with k indices touches `[0, k * W)`
+    // and `[n - k * W, n)`, inside `[0, n)` as the arm's range has `k * W <= n`.
     unsafe {
         match n {
             0..=32 => copy_le32(dst, src, n),
-            33..=64 => copy_head_tail::<2>(dst, src, n),
-            65..=128 => copy_head_tail::<4>(dst, src, n),
-            129..=256 => copy_head_tail::<8>(dst, src, n),
+            33..=64 => head_tail!(dst, src, n; 0 1),
+            65..=128 => head_tail!(dst, src, n; 0 1 2 3),
+            129..=256 => head_tail!(dst, src, n; 0 1 2 3 4 5 6 7),
             _ => copy_big(dst, src, n),
         }
     }
 }
 
-/// Loads `N` vectors from `src`, unaligned.
-///
-/// # Safety
-/// `src` valid for reads of `N * W` bytes.
-#[inline(always)]
-unsafe fn load<const N: usize>(src: *const u8) -> [__m128i; N] {
-    // SAFETY: all-zero bytes are a valid `__m128i`.
-    let mut v: [__m128i; N] = unsafe { core::mem::zeroed() };
-    let mut i = 0;
-    while i < N {
-        // SAFETY: `[i * W, (i + 1) * W)` lies in the `N * W` readable bytes.
-        v[i] = unsafe { _mm_loadu_si128(src.add(i * W).cast::<__m128i>()) };
-        i += 1;
-    }
-    v
-}
-
-/// Stores `N` vectors to `dst`, unaligned.
-///
-/// # Safety
-/// `dst` valid for writes of `N * W` bytes.
-#[inline(always)]
-unsafe fn store<const N: usize>(dst: *mut u8, v: [__m128i; N]) {
-    let mut i = 0;
-    while i < N {
-        // SAFETY: `[i * W, (i + 1) * W)` lies in the `N * W` writable bytes.
-        unsafe { _mm_storeu_si128(dst.add(i * W).cast::<__m128i>(), v[i]) };
-        i += 1;
-    }
-}
-
-/// Stores `N` vectors to `dst`, aligned.
-///
-/// # Safety
-/// `dst` is `W`-aligned and valid for writes of `N * W` bytes.
-#[inline(always)]
-unsafe fn store_aligned<const N: usize>(dst: *mut u8, v: [__m128i; N]) {
-    debug_assert_eq!(dst.addr() % W, 0, "store_aligned: misaligned destination");
-    let mut i = 0;
-    while i < N {
-        // SAFETY: `[i * W, (i + 1) * W)` lies in the `N * W` writable bytes, and `dst + i * W` is
-        // `W`-aligned.
-        unsafe { _mm_store_si128(dst.add(i * W).cast::<__m128i>(), v[i]) };
-        i += 1;
-    }
-}
-
-/// Copies `N * W <= n <= 2 * N * W` bytes: `N` vectors from the start and `N` ending at `n`,
-/// overlapping in the middle. All loads before the stores.
-///
-/// # Safety
-/// As for [`memcpy`], and `N * W <= n <= 2 * N * W`.
-#[inline(always)]
-unsafe fn copy_head_tail<const N: usize>(dst: *mut u8, src: *const u8, n: usize) {
-    debug_assert!(N * W <= n && n <= 2 * N * W);
-    let last = n - N * W;
-    // SAFETY: `[0, N * W)` and `[last, n)` lie in `[0, n)` of both ranges, and together cover it.
-    unsafe {
-        let head = load::<N>(src);
-        let tail = load::<N>(src.add(last));
-        store(dst, head);
-        store(dst.add(last), tail);
-    }
-}
-
 /// Copies `n > 256` bytes: the first vector unaligned, then from the next `W`-aligned destination
-/// address 128-byte blocks (unaligned loads, aligned stores), then the rest (< 128 bytes) with
-/// unaligned vectors ending exactly at `n`, overlapping what was already copied.
+/// address 128-byte blocks (unaligned loads, aligned stores), then the rest (< 128 bytes) with one
+/// 64- or 128-byte unaligned move ending exactly at `n`, overlapping what was already copied.
 ///
 /// # Safety
 /// As for [`memcpy`], and `n > 256`.
@@ -114,20 +73,21 @@ unsafe fn copy_big(dst: *mut u8, src: *const u8, n: usize) {
         let misalign = d.addr() & (W - 1);
         if misalign != 0 {
             // `[0, W)`, W < n.
-            store(d, load::<1>(s));
+            mov!(_mm_storeu_si128, d, s; 0);
             let skip = W - misalign;
             (d, s, left) = (d.add(skip), s.add(skip), left - skip);
         }
         while left >= 128 {
             // `[d, d + 128)` ends at or before `dst_end`; `d` is W-aligned.
-            let v = load::<BLOCK>(s);
-            store_aligned(d, v);
+            debug_assert_eq!(d.addr() % W, 0);
+            mov!(_mm_store_si128, d, s; 0 1 2 3 4 5 6 7);
             (d, s, left) = (d.add(128), s.add(128), left - 128);
         }
-        // `left < 128` bytes remain; the vectors `[n - i * W, n - (i - 1) * W)` for
-        // `i <= ceil(left / W) <= 8` start at or after `n - left - (W - 1) >= 0` as `n > 256`.
-        for i in 1..=left.div_ceil(W) {
-            store(dst_end.sub(i * W), load::<1>(src_end.sub(i * W)));
+        // `left < 128` bytes remain: `[n - 64, n)` or `[n - 128, n)`, inside as `n > 256`.
+        if left > 64 {
+            mov!(_mm_storeu_si128, dst_end.sub(128), src_end.sub(128); 0 1 2 3 4 5 6 7);
+        } else if left > 0 {
+            mov!(_mm_storeu_si128, dst_end.sub(64), src_end.sub(64); 0 1 2 3);
         }
     }
 }

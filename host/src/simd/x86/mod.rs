@@ -12,12 +12,8 @@
 //! them directly.
 
 mod avx2;
-// The AVX-512 intrinsics are stable since Rust 1.89, above the workspace `rust-version` (1.85):
-// drop these `allow`s once it is raised.
-#[allow(clippy::incompatible_msrv)]
 mod avx512;
 mod memcpy_avx2;
-#[allow(clippy::incompatible_msrv)]
 mod memcpy_avx512;
 mod memcpy_small;
 mod memcpy_sse;

@@ -1,0 +1,8 @@
+#!/usr/bin/env bash
+# Build and run the dataplane on config.yaml (set-up included). Extra arguments go to `wasmdp run`,
+# e.g. scripts/run.sh --duration 10.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+cargo build --release -q -p wasmdp
+exec target/release/wasmdp run config.yaml "$@"

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# The whole test suite, set-up included: formatting, lints, every crate's tests, and a quick run of the
+# benchmark to check that it completes and writes valid JSON (figures are not judged here).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+./scripts/setup.sh
+
+echo "== cargo fmt --check"
+cargo fmt --all -- --check
+echo "== cargo clippy --all-targets"
+cargo clippy --workspace --all-targets -q -- -D warnings
+echo "== cargo test"
+cargo test --workspace
+echo "== wasmdp bench --quick"
+cargo build --release -q -p wasmdp
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
+RUST_LOG=warn target/release/wasmdp bench --quick --reps 1 --json "$out/bench.json"
+python3 - "$out/bench.json" <<'PY'
+import json, sys
+cells = json.load(open(sys.argv[1]))["results"]
+need = {"engine", "path", "simd", "pkt_size", "burst", "mpps", "ns_per_pkt", "ratio_to_native"}
+assert cells, "no cells"
+for c in cells:
+    assert need <= c.keys(), f"cell lacks {need - c.keys()}: {c}"
+    assert c["mpps"] > 0, c
+print(f"bench JSON ok: {len(cells)} cells")
+PY
+echo "== run the default config for 1 s"
+RUST_LOG=warn target/release/wasmdp run config.yaml --duration 1 --stats-period 0 --stats-json "$out/run.json" >/dev/null
+python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['leaked_buffers']==0 and j['mpps']>0, j; print('run JSON ok: %.1f Mpps' % j['mpps'])" "$out/run.json"
