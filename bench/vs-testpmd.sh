@@ -18,7 +18,7 @@ if ! command -v dpdk-testpmd >/dev/null; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpdk >/dev/null
 fi
 cargo build --release -q -p wasmdp
-wasmdp=target/release/wasmdp
+wasmdp="${CARGO_TARGET_DIR:-target}"/release/wasmdp
 ncores=$(nproc)
 fwd=$((ncores - 1))   # forwarding core; testpmd's main lcore is 0
 tmp=$(mktemp -d)

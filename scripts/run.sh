@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
 cargo build --release -q -p wasmdp
-exec target/release/wasmdp run config.yaml "$@"
+exec "${CARGO_TARGET_DIR:-target}"/release/wasmdp run config.yaml "$@"

@@ -15,7 +15,7 @@ echo "== wasmdp bench --quick"
 cargo build --release -q -p wasmdp
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-RUST_LOG=warn target/release/wasmdp bench --quick --reps 1 --json "$out/bench.json"
+RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --quick --reps 1 --json "$out/bench.json"
 python3 - "$out/bench.json" <<'PY'
 import json, sys
 cells = json.load(open(sys.argv[1]))["results"]
@@ -27,5 +27,5 @@ for c in cells:
 print(f"bench JSON ok: {len(cells)} cells")
 PY
 echo "== run the default config for 1 s"
-RUST_LOG=warn target/release/wasmdp run config.yaml --duration 1 --stats-period 0 --stats-json "$out/run.json" >/dev/null
+RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp run config.yaml --duration 1 --stats-period 0 --stats-json "$out/run.json" >/dev/null
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['leaked_buffers']==0 and j['mpps']>0, j; print('run JSON ok: %.1f Mpps' % j['mpps'])" "$out/run.json"
