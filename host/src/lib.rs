@@ -14,6 +14,7 @@ pub mod engines;
 pub mod lcore;
 pub mod mbuf;
 pub mod offload;
+pub mod plugin;
 pub mod ports;
 pub mod simd;
 pub mod stats;

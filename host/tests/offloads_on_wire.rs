@@ -52,6 +52,7 @@ fn through(port_a: &str, engine: &str) -> Vec<Vec<u8>> {
         peer_mac: a.peer_mac,
         template: a.template.clone(),
         seed_bursts: 0,
+        policy: None,
     });
     assert_eq!(stream.poll(&mut cache), 8);
     let mut rx = ports[1].rxqs[0].take().unwrap();

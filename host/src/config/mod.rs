@@ -5,9 +5,11 @@
 //! serde_yaml's error carries the line and column.
 
 mod checks;
+mod policy;
 mod values;
 
 pub use checks::{port_names, validate};
+pub use policy::{FailurePolicy, LimitsCfg, ParamValue, PolicyCfg};
 pub use values::{Bounded, DriverName, EngineName, MacAddr, OffloadList};
 
 use crate::simd::SimdChoice;
@@ -160,6 +162,10 @@ pub struct PortCfg {
     /// Bursts of template frames to send on this port before forwarding starts (testpmd tx_first).
     #[serde(default)]
     pub tx_first: Bounded<0, 1_000_000>,
+    /// WebAssembly policy deciding per burst for the streams that receive on this port; `engine` is
+    /// then its native fallback.
+    #[serde(default)]
+    pub policy: Option<PolicyCfg>,
 }
 
 fn one() -> Bounded<1, 64> {
@@ -231,10 +237,19 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Config> {
     Ok(cfg)
 }
 
-/// Reads and parses a file.
+/// Reads and parses a file. Plugin paths are made relative to the file's folder.
 pub fn load(path: &Path) -> anyhow::Result<Config> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
-    parse(&text, &path.display().to_string())
+    let mut cfg = parse(&text, &path.display().to_string())?;
+    let base = path.parent().unwrap_or(Path::new("."));
+    for p in &mut cfg.ports {
+        if let Some(pol) = &mut p.policy {
+            if pol.plugin.is_relative() {
+                pol.plugin = base.join(&pol.plugin);
+            }
+        }
+    }
+    Ok(cfg)
 }
 
 fn describe(e: &serde_yaml::Error) -> String {

@@ -4,6 +4,7 @@ use crate::config::{Config, Topology};
 use crate::engines;
 use crate::lcore::{Retry, Stream, StreamParts, Worker};
 use crate::mbuf::{Pool, PoolConfig};
+use crate::plugin::{Plugin, Runner, Runtime};
 use crate::ports::{self, Port, RxQueue};
 use crate::simd::{self, Simd};
 use crate::stats::{StatsView, StreamInfo};
@@ -81,11 +82,21 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
     let mut ports = ports::open_all(&cfg)?;
     let pairs = stream_pairs(&cfg, &ports)?;
     let mut workers: Vec<Worker> = lcores.iter().map(|&l| Worker { lcore: Some(l), streams: Vec::new() }).collect();
-    let mut view = StatsView { ports: ports.iter().map(|p| p.name.clone()).collect(), streams: Vec::new() };
+    let mut view =
+        StatsView { ports: ports.iter().map(|p| p.name.clone()).collect(), streams: Vec::new(), plugins: Vec::new() };
+    let plugins = load_plugins(&cfg)?;
     for (i, sp) in pairs.into_iter().enumerate() {
         let lcore = sp.lcore.unwrap_or(lcores[i % lcores.len()]);
-        let stream = make_stream(&cfg, &mut ports, sp, lcore, simd)?;
+        let policy =
+            match &plugins[sp.rx] {
+                Some(plugin) => Some(Runner::new(plugin.clone(), sp.rx as u16, i as u32, simd).map_err(|e| {
+                    anyhow!("port `{}`: plugin {}: {e:#}", cfg.ports[sp.rx].name, plugin.path.display())
+                })?),
+                None => None,
+            };
+        let stream = make_stream(&cfg, &mut ports, sp, lcore, simd, policy)?;
         view.streams.push((stream.info().clone(), stream.counters()));
+        view.plugins.push(stream.plugin_counters());
         let w = workers
             .iter_mut()
             .find(|w| w.lcore == Some(lcore))
@@ -103,6 +114,25 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         }
     }
     Ok(Dataplane { pool, simd, workers, view, unpolled })
+}
+
+/// Loads (checks, compiles) each port's plugin once; all share one runtime.
+fn load_plugins(cfg: &Config) -> anyhow::Result<Vec<Option<Arc<Plugin>>>> {
+    let mut runtime = None;
+    let mut out = Vec::with_capacity(cfg.ports.len());
+    for p in &cfg.ports {
+        let Some(pol) = &p.policy else {
+            out.push(None);
+            continue;
+        };
+        let rt = match &runtime {
+            Some(rt) => Arc::clone(rt),
+            None => runtime.insert(Runtime::new()?).clone(),
+        };
+        let plugin = Plugin::load(&rt, pol).map_err(|e| anyhow!("port `{}`: {e:#}", p.name))?;
+        out.push(Some(plugin));
+    }
+    Ok(out)
 }
 
 fn resolve_lcores(cfg: &Config) -> anyhow::Result<Vec<usize>> {
@@ -161,7 +191,14 @@ fn stream_pairs(cfg: &Config, ports: &[Port]) -> anyhow::Result<Vec<Pair>> {
     Ok(out)
 }
 
-fn make_stream(cfg: &Config, ports: &mut [Port], sp: Pair, lcore: usize, simd: Simd) -> anyhow::Result<Stream> {
+fn make_stream(
+    cfg: &Config,
+    ports: &mut [Port],
+    sp: Pair,
+    lcore: usize,
+    simd: Simd,
+    policy: Option<Runner>,
+) -> anyhow::Result<Stream> {
     let rx_name = cfg.ports[sp.rx].engine.as_ref().unwrap_or(&cfg.engine).0.clone();
     let engine = engines::lookup(&rx_name).ok_or_else(|| anyhow!("unknown engine `{rx_name}`"))?;
     let rxq = ports[sp.rx].rxqs.get_mut(sp.rxq as usize).and_then(Option::take);
@@ -192,5 +229,6 @@ fn make_stream(cfg: &Config, ports: &mut [Port], sp: Pair, lcore: usize, simd: S
         peer_mac: txp.peer_mac,
         template: txp.template.clone(),
         seed_bursts: txp.tx_first,
+        policy,
     }))
 }

@@ -45,6 +45,8 @@ pub struct StreamParts {
     pub template: Arc<Template>,
     /// Bursts of template frames to send before forwarding (tx_first).
     pub seed_bursts: usize,
+    /// The RX port's WebAssembly policy, deciding per burst; `run` is then its native fallback.
+    pub policy: Option<crate::plugin::Runner>,
 }
 
 /// A stream ready to poll.
@@ -69,6 +71,11 @@ impl Stream {
     /// Its counters, shared with the display.
     pub fn counters(&self) -> Arc<StreamCounters> {
         self.counters.clone()
+    }
+
+    /// Its plugin's counters, when the RX port has a policy.
+    pub fn plugin_counters(&self) -> Option<Arc<crate::plugin::PluginCounters>> {
+        self.p.policy.as_ref().map(|r| r.counters())
     }
 
     /// One round: receive a burst, run the engine, transmit. Returns the packets received or made.
@@ -96,7 +103,10 @@ impl Stream {
             generated: 0,
             alloc_failed: 0,
         };
-        (self.p.run)(&mut ctx, &mut self.burst);
+        match &mut self.p.policy {
+            Some(policy) => policy.on_burst(&mut ctx, &mut self.burst, self.p.run),
+            None => (self.p.run)(&mut ctx, &mut self.burst),
+        }
         let (engine_drops, generated) = (ctx.drops, ctx.generated);
         if ctx.alloc_failed != 0 {
             self.counters.rx_nombuf(ctx.alloc_failed);

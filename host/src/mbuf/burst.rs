@@ -83,6 +83,20 @@ impl Burst {
         self.pkts.drain(..n)
     }
 
+    /// Removes and yields the packets in `range`, keeping the rest in order.
+    #[inline]
+    pub fn drain_range(&mut self, range: std::ops::Range<usize>) -> std::vec::Drain<'_, Pkt> {
+        self.pkts.drain(range)
+    }
+
+    /// Moves every packet of `other` into this burst at position `at` (in order), leaving `other`
+    /// empty. Within MAX_BURST this does not allocate.
+    #[inline]
+    pub fn splice_in(&mut self, at: usize, other: &mut Burst) {
+        let at = at.min(self.pkts.len());
+        self.pkts.splice(at..at, other.pkts.drain(..));
+    }
+
     /// Removes the packet at `i`, replacing it with the last one (order is not kept).
     #[inline]
     pub fn swap_remove(&mut self, i: usize) -> Pkt {

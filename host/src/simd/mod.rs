@@ -197,6 +197,17 @@ pub fn copy<K: Kernel>(dst: &mut [u8], src: &[u8]) {
     unsafe { K::memcpy(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
 }
 
+/// [`copy`] with the variant chosen at run time: for callers outside a per-packet loop (host
+/// functions called by plugins), where one dispatch per call is fine.
+pub fn copy_dyn(simd: Simd, dst: &mut [u8], src: &[u8]) {
+    match simd {
+        Simd::Scalar => copy::<Scalar>(dst, src),
+        Simd::Sse => copy::<Sse>(dst, src),
+        Simd::Avx2 => copy::<Avx2>(dst, src),
+        Simd::Avx512 => copy::<Avx512>(dst, src),
+    }
+}
+
 /// Hints the CPU to bring the cache line at `p` into L1. Never faults, whatever `p` is.
 #[inline(always)]
 pub fn prefetch(p: *const u8) {

@@ -21,6 +21,7 @@ impl Rates {
 pub fn print_periodic(view: &StatsView, rates: &mut Rates) {
     let snap = view.snapshot();
     let ports = view.per_port(&snap);
+    let plugins = view.plugins_per_port();
     let now = Instant::now();
     let secs = now.duration_since(rates.at).as_secs_f64().max(1e-9);
     let mut out = String::new();
@@ -47,6 +48,9 @@ pub fn print_periodic(view: &StatsView, rates: &mut Rates) {
         );
         let _ = writeln!(out, "  Throughput (since last show)");
         let _ = writeln!(out, "  Rx-pps: {:>14.0}          Tx-pps: {:>14.0}", rx_pps, tx_pps);
+        if let Some(pl) = &plugins[i] {
+            let _ = writeln!(out, "{}", plugin_line(pl));
+        }
     }
     let _ = writeln!(out, "  ############################################################################");
     print!("{out}");
@@ -58,6 +62,7 @@ pub fn print_periodic(view: &StatsView, rates: &mut Rates) {
 pub fn print_final(view: &StatsView, secs: f64) {
     let snap = view.snapshot();
     let ports = view.per_port(&snap);
+    let plugins = view.plugins_per_port();
     let mut out = String::new();
     for (i, p) in ports.iter().enumerate() {
         let _ = writeln!(
@@ -87,6 +92,9 @@ pub fn print_final(view: &StatsView, secs: f64) {
                 d.tx_full, d.nombuf, d.engine, d.offload
             );
         }
+        if let Some(pl) = &plugins[i] {
+            let _ = writeln!(out, "{}", plugin_line(pl));
+        }
     }
     let t = total(&snap);
     let _ = writeln!(out, "  +++++++++++++++ Accumulated forward statistics for all ports +++++++++++++++");
@@ -113,4 +121,13 @@ pub fn print_final(view: &StatsView, secs: f64) {
     );
     let _ = writeln!(out, "  ++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++");
     print!("{out}");
+}
+
+fn plugin_line(p: &super::PluginTotals) -> String {
+    let mut line =
+        format!("  Plugin: calls {}  traps {}  timeouts {}  sticky {}", p.calls, p.traps, p.timeouts, p.sticky);
+    for (name, v) in &p.counters {
+        let _ = write!(line, "  {name} {v}");
+    }
+    line
 }

@@ -23,16 +23,26 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
     let snap = view.snapshot();
     let ports = view.per_port(&snap);
     let t = total(&snap);
+    let plugins = view.plugins_per_port();
     let drops = |d: super::counters::Drops| json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload});
     let ports_json: Vec<Value> = ports
         .iter()
         .zip(&view.ports)
-        .map(|(p, name)| {
-            json!({
+        .zip(&plugins)
+        .map(|((p, name), pl)| {
+            let mut port = json!({
                 "name": name, "rx_packets": p.rx_packets, "tx_packets": p.tx_packets,
                 "rx_bytes": p.rx_bytes, "tx_bytes": p.tx_bytes, "rx_nombuf": p.rx_nombuf,
                 "dropped": p.dropped(), "dropped_by_reason": drops(p.drops), "generated": p.generated,
-            })
+            });
+            if let Some(pl) = pl {
+                port["plugin_calls"] = json!(pl.calls);
+                port["plugin_traps"] = json!(pl.traps);
+                port["plugin_timeouts"] = json!(pl.timeouts);
+                port["plugin_sticky"] = json!(pl.sticky);
+                port["plugin_counters"] = json!(pl.counters);
+            }
+            port
         })
         .collect();
     let streams: Vec<Value> = view

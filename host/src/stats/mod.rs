@@ -39,6 +39,23 @@ pub struct StatsView {
     pub ports: Vec<String>,
     /// Streams and their counters.
     pub streams: Vec<(StreamInfo, Arc<StreamCounters>)>,
+    /// Each stream's plugin counters (same order), when its RX port has a policy.
+    pub plugins: Vec<Option<Arc<crate::plugin::PluginCounters>>>,
+}
+
+/// A port's plugin figures, summed over its streams.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PluginTotals {
+    /// Calls into the plugin.
+    pub calls: u64,
+    /// Failed calls (traps, errors, timeouts).
+    pub traps: u64,
+    /// Calls stopped at the deadline.
+    pub timeouts: u64,
+    /// Bursts handled by a sticky decision.
+    pub sticky: u64,
+    /// The plugin's own counters.
+    pub counters: std::collections::BTreeMap<String, u64>,
 }
 
 /// One port's figures.
@@ -71,6 +88,24 @@ impl StatsView {
     /// Snapshot of every stream, in order.
     pub fn snapshot(&self) -> Vec<Counts> {
         self.streams.iter().map(|(_, c)| c.snapshot()).collect()
+    }
+
+    /// Plugin figures per port (None for ports without a policy).
+    pub fn plugins_per_port(&self) -> Vec<Option<PluginTotals>> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let mut out: Vec<Option<PluginTotals>> = vec![None; self.ports.len()];
+        for ((info, _), pc) in self.streams.iter().zip(&self.plugins) {
+            let Some(pc) = pc else { continue };
+            let t = out[info.rx_port as usize].get_or_insert_with(PluginTotals::default);
+            t.calls += pc.calls.load(Relaxed);
+            t.traps += pc.traps.load(Relaxed);
+            t.timeouts += pc.timeouts.load(Relaxed);
+            t.sticky += pc.sticky.load(Relaxed);
+            for (name, v) in pc.named() {
+                *t.counters.entry(name).or_default() += v;
+            }
+        }
+        out
     }
 
     /// Per-port figures from a snapshot.

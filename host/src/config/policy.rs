@@ -1,0 +1,107 @@
+//! `policy:` of a port: the WebAssembly plugin that decides per burst, its parameters, limits and
+//! what happens when it fails.
+
+use super::Bounded;
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// `policy:`
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PolicyCfg {
+    /// Path of the .wasm module (relative paths are relative to the config file).
+    pub plugin: PathBuf,
+    /// Parameters handed to the plugin's init (scalars only), read with `param_get`.
+    #[serde(default)]
+    pub params: BTreeMap<String, ParamValue>,
+    /// What to do when the plugin traps, times out or returns an error.
+    #[serde(default)]
+    pub on_failure: FailurePolicy,
+    /// Consecutive failures after which the plugin is disabled (the failure policy then applies to
+    /// every burst).
+    #[serde(default = "default_max_failures")]
+    pub max_failures: Bounded<1, 1_000_000>,
+    /// Resource limits.
+    #[serde(default)]
+    pub limits: LimitsCfg,
+    /// Milliseconds between calls of the plugin's optional tick (0: never).
+    #[serde(default = "default_tick_ms")]
+    pub tick_ms: Bounded<0, 3_600_000>,
+}
+
+fn default_max_failures() -> Bounded<1, 1_000_000> {
+    Bounded(5)
+}
+
+fn default_tick_ms() -> Bounded<0, 3_600_000> {
+    Bounded(100)
+}
+
+/// `on_failure:`
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum FailurePolicy {
+    /// Run the port's native engine on the burst.
+    #[default]
+    FailOpen,
+    /// Drop the burst (counted as engine drops).
+    FailClosed,
+    /// Re-instantiate the plugin, with exponential backoff; the native engine runs meanwhile.
+    Reload,
+}
+
+impl FailurePolicy {
+    /// Config name.
+    pub fn name(self) -> &'static str {
+        match self {
+            FailurePolicy::FailOpen => "fail_open",
+            FailurePolicy::FailClosed => "fail_closed",
+            FailurePolicy::Reload => "reload",
+        }
+    }
+}
+
+/// `limits:`
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
+#[serde(deny_unknown_fields, default)]
+pub struct LimitsCfg {
+    /// Longest a single call into the plugin may run, in microseconds (epoch interruption; the real
+    /// bound is this rounded up to the ticker's period, 250 us).
+    pub deadline_us: Bounded<250, 10_000_000>,
+    /// Largest linear memory, KiB.
+    pub memory_kib: Bounded<64, 4_194_304>,
+    /// Largest table, elements.
+    pub table_elements: Bounded<0, 10_000_000>,
+    /// Largest module file, KiB.
+    pub module_kib: Bounded<1, 1_048_576>,
+}
+
+impl Default for LimitsCfg {
+    fn default() -> Self {
+        LimitsCfg {
+            deadline_us: Bounded(1000),
+            memory_kib: Bounded(16 * 1024),
+            table_elements: Bounded(10_000),
+            module_kib: Bounded(8 * 1024),
+        }
+    }
+}
+
+/// A parameter value: any YAML scalar, kept as text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParamValue(pub String);
+
+impl<'de> Deserialize<'de> for ParamValue {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_yaml::Value::deserialize(d)? {
+            serde_yaml::Value::String(s) => Ok(ParamValue(s)),
+            serde_yaml::Value::Number(n) => Ok(ParamValue(n.to_string())),
+            serde_yaml::Value::Bool(b) => Ok(ParamValue(b.to_string())),
+            other => Err(de::Error::custom(format!(
+                "invalid parameter value {other:?}: allowed a string, number or boolean (lists: write them as one comma-separated string)"
+            ))),
+        }
+    }
+}

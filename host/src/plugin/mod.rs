@@ -1,0 +1,19 @@
+//! WebAssembly policies: a port's plugin decides per burst which native engine runs and which
+//! offloads are set, and may inspect or change packets through host functions (ABI v1, `wasmdp-abi`,
+//! described in docs/ABI.md).
+//!
+//! [`Runtime`] owns the one wasmtime `Engine`, the epoch ticker that bounds every call, and the
+//! compile cache. [`Plugin`] is a checked, compiled module ready to instantiate. Each stream gets its
+//! own [`Runner`] (its own `Store` and instance: workers never share a store), which applies the
+//! failure policy and sticky decisions around each call.
+
+mod check;
+mod hostfns;
+mod instance;
+mod runner;
+mod runtime;
+mod state;
+
+pub use instance::Plugin;
+pub use runner::{PluginCounters, Runner};
+pub use runtime::Runtime;

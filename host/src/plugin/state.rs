@@ -1,0 +1,78 @@
+//! What a plugin's store holds: limits, its memory, and, during a call, the burst it works on.
+
+use super::runner::PluginCounters;
+use crate::engines::FwdCtx;
+use crate::mbuf::{Burst, MAX_BURST};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use wasmtime::{Memory, StoreLimits};
+
+/// A sticky decision: run `engine` with these offloads, without calling the plugin.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Sticky {
+    /// Engine id (ABI numbering).
+    pub engine: u32,
+    /// Offload flags.
+    pub flags: u64,
+    /// Inner TCI.
+    pub vlan_tci: u16,
+    /// Outer TCI.
+    pub vlan_tci_outer: u16,
+    /// Bursts left; u64::MAX: until cleared.
+    pub left: u64,
+}
+
+/// The burst and forwarding context of the call in progress; null outside a call.
+pub(crate) struct Call {
+    pub burst: *mut Burst,
+    pub ctx: *mut FwdCtx<'static>,
+}
+
+// SAFETY: the pointers are set by the runner on the thread that owns the store, right before a call
+// into the plugin, and cleared right after it; host functions run synchronously inside that call on
+// the same thread. Outside a call they are null and never dereferenced.
+unsafe impl Send for Call {}
+
+/// Store data of one plugin instance.
+pub(crate) struct HostState {
+    pub limits: StoreLimits,
+    pub memory: Option<Memory>,
+    pub call: Call,
+    /// Packets the plugin dropped in the current call, one bit per index.
+    pub drops: [u64; MAX_BURST / 64],
+    /// Scratch burst for engines run on part of a burst (allocated once).
+    pub scratch: Burst,
+    pub sticky: Option<Sticky>,
+    pub params: Arc<BTreeMap<String, String>>,
+    pub counters: Arc<PluginCounters>,
+    pub simd: crate::simd::Simd,
+    pub label: Arc<str>,
+    pub in_init: bool,
+}
+
+impl HostState {
+    /// The burst of the call in progress.
+    pub fn burst(&mut self) -> Option<&mut Burst> {
+        if self.call.burst.is_null() {
+            return None;
+        }
+        // SAFETY: non-null only during a call, when it points to the stream's burst, which the
+        // runner borrows mutably for the whole call (see `Call`).
+        Some(unsafe { &mut *self.call.burst })
+    }
+
+    /// The burst and the forwarding context of the call in progress.
+    pub fn burst_and_ctx(&mut self) -> Option<(&mut Burst, &mut FwdCtx<'static>, &mut Burst)> {
+        if self.call.burst.is_null() || self.call.ctx.is_null() {
+            return None;
+        }
+        // SAFETY: as in `burst`; the context is likewise borrowed mutably by the runner for the call,
+        // and is a different object from the burst and the scratch burst.
+        Some(unsafe { (&mut *self.call.burst, &mut *self.call.ctx, &mut self.scratch) })
+    }
+
+    /// Whether packet `i` was dropped in this call.
+    pub fn dropped(&self, i: usize) -> bool {
+        self.drops[i / 64] & (1 << (i % 64)) != 0
+    }
+}

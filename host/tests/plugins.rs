@@ -1,0 +1,243 @@
+//! Policy plugins end to end, written in WAT so that each test shows exactly what the module does:
+//! load-time checks, the per-burst path, sticky decisions, bounds checks, and failure containment.
+
+use serde_json::Value;
+use std::path::PathBuf;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+use wasmdp::dataplane::{self, Overrides, RunOptions};
+
+const HEAD: &str = r#"
+  (import "wasmdp" "run_engine" (func $run (param i32 i32 i32) (result i32)))
+  (import "wasmdp" "set_offloads" (func $off (param i32 i64 i32 i32) (result i32)))
+  (import "wasmdp" "set_sticky" (func $sticky (param i32 i64 i32 i32 i32) (result i32)))
+  (import "wasmdp" "pkt_read" (func $read (param i32 i32 i32 i32) (result i32)))
+  (import "wasmdp" "pkt_write" (func $write (param i32 i32 i32 i32) (result i32)))
+  (import "wasmdp" "drop_pkt" (func $drop (param i32) (result i32)))
+  (memory (export "memory") 1)
+"#;
+
+fn module(body: &str, abi: u32) -> String {
+    format!(
+        "(module {HEAD}
+           (func (export \"wasmdp_abi_version\") (result i32) (i32.const {abi}))
+           (func (export \"wasmdp_init\") (param i32 i32) (result i32) (i32.const 0))
+           {body})"
+    )
+}
+
+fn on_burst(code: &str) -> String {
+    module(
+        &format!("(func (export \"wasmdp_on_burst\") (param $port i32) (param $n i32) (result i32) {code})"),
+        1 << 16,
+    )
+}
+
+fn write_plugin(name: &str, wat_text: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("wasmdp-plugin-tests-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.wasm"));
+    std::fs::write(&path, wat::parse_str(wat_text).unwrap()).unwrap();
+    path
+}
+
+/// A config with the plugin on port `a`. Tests run many busy threads on few cores, so a call can be
+/// preempted for milliseconds: tests that do not test the deadline give it room.
+fn yaml(plugin: &std::path::Path, extra: &str) -> String {
+    let extra =
+        if extra.contains("limits") { extra.to_string() } else { format!("{extra}, limits: {{deadline_us: 500000}}") };
+    format!(
+        "engine: io\nports:\n  - name: a\n    driver: null\n    policy: {{plugin: {}, {extra}}}\n  - {{name: b, driver: null}}\n",
+        plugin.display()
+    )
+}
+
+fn build_err(yaml: &str) -> String {
+    let cfg = wasmdp::config::parse(yaml, "test").unwrap();
+    match dataplane::build(&cfg, &Overrides::default()) {
+        Ok(_) => panic!("built:\n{yaml}"),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+fn run(yaml: &str, secs: f64) -> Value {
+    let cfg = wasmdp::config::parse(yaml, "test").unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let opts = RunOptions { duration: Some(Duration::from_secs_f64(secs)), ..RunOptions::default() };
+    let r = dataplane::run(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    assert_eq!(r.leaked, 0);
+    for s in r.json["streams"].as_array().unwrap() {
+        let u = |k: &str| s[k].as_u64().unwrap();
+        assert_eq!(u("rx_packets") + u("generated"), u("tx_packets") + u("dropped"), "stream {s}");
+    }
+    r.json
+}
+
+fn port_a(j: &Value) -> &Value {
+    &j["ports"][0]
+}
+
+#[test]
+fn load_time_checks_name_the_port_the_plugin_and_the_cause() {
+    let ok = on_burst("(i32.const 0)");
+    let missing = std::env::temp_dir().join("wasmdp-no-such-plugin.wasm");
+    let cases: Vec<(PathBuf, &[&str])> = vec![
+        (missing, &["port `a`", "wasmdp-no-such-plugin.wasm", "cannot read"]),
+        (
+            write_plugin(
+                "bad-import",
+                &ok.replace(
+                    "(memory (export",
+                    "(import \"wasmdp\" \"format_disk\" (func (param i32)))\n(memory (export",
+                ),
+            ),
+            &["format_disk", "does not provide"],
+        ),
+        (write_plugin("no-export", &module("", 1 << 16)), &["wasmdp_on_burst", "does not export"]),
+        (
+            write_plugin(
+                "wrong-sig",
+                &module("(func (export \"wasmdp_on_burst\") (param i32) (result i32) (i32.const 0))", 1 << 16),
+            ),
+            &["wasmdp_on_burst", "ABI v1 needs"],
+        ),
+        (
+            write_plugin(
+                "abi-v9",
+                &module("(func (export \"wasmdp_on_burst\") (param i32 i32) (result i32) (i32.const 0))", 9 << 16),
+            ),
+            &["ABI v9.0", "ABI v1"],
+        ),
+        (
+            write_plugin(
+                "refuse",
+                &ok.replace(
+                    "(param i32 i32) (result i32) (i32.const 0))\n",
+                    "(param i32 i32) (result i32) (i32.const 7))\n",
+                ),
+            ),
+            &["init refused", "code 7"],
+        ),
+    ];
+    for (path, parts) in cases {
+        let msg = build_err(&yaml(&path, "params: {}"));
+        for p in parts {
+            assert!(msg.contains(p), "`{p}` missing from: {msg}");
+        }
+    }
+    let junk = std::env::temp_dir().join(format!("wasmdp-junk-{}.wasm", std::process::id()));
+    std::fs::write(&junk, b"hello").unwrap();
+    assert!(build_err(&yaml(&junk, "params: {}")).contains("not a WebAssembly module"));
+}
+
+#[test]
+fn a_policy_choosing_macswap_per_burst_runs_and_is_counted() {
+    let p = write_plugin(
+        "per-burst",
+        &on_burst("(drop (call $run (i32.const 2) (i32.const 0) (local.get $n))) (i32.const 0)"),
+    );
+    let j = run(&yaml(&p, "params: {}"), 0.2);
+    let a = port_a(&j);
+    assert!(a["plugin_calls"].as_u64().unwrap() > 100, "{a}");
+    assert_eq!(a["plugin_traps"], 0);
+    assert!(j["ports"][1]["plugin_calls"].is_null(), "port b has no policy");
+}
+
+#[test]
+fn a_sticky_decision_stops_the_calls() {
+    let p = write_plugin(
+        "sticky",
+        &on_burst("(drop (call $sticky (i32.const 2) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const -1))) (i32.const 0)"),
+    );
+    let j = run(&yaml(&p, "params: {}"), 0.2);
+    let a = port_a(&j);
+    assert_eq!(a["plugin_calls"], 1, "{a}");
+    assert!(a["plugin_sticky"].as_u64().unwrap() > 100);
+}
+
+#[test]
+fn out_of_range_indexes_offsets_and_pointers_return_errors() {
+    // Each call must return the documented error code; any other result traps (and is counted).
+    let checks = [
+        "(call $read (i32.const 999) (i32.const 0) (i32.const 0) (i32.const 4))", // -1 BAD_INDEX
+        "(call $read (i32.const 0) (i32.const 60) (i32.const 0) (i32.const 100))", // -2 BAD_RANGE
+        "(call $read (i32.const 0) (i32.const 0) (i32.const 65534) (i32.const 16))", // -3 BAD_MEMORY
+        "(call $write (i32.const 0) (i32.const -1) (i32.const 0) (i32.const 4))", // -2
+        "(call $run (i32.const 77) (i32.const 0) (i32.const 1))",                 // -4 BAD_ENGINE
+        "(call $off (i32.const 0) (i64.const 1) (i32.const 0) (i32.const 0))",    // -6 BAD_FLAGS
+        "(call $run (i32.const 0) (i32.const 30) (i32.const 10))",                // -1
+    ];
+    let want = [-1, -2, -3, -2, -4, -6, -1];
+    let body: String =
+        checks.iter().zip(want).map(|(c, w)| format!("(if (i32.ne {c} (i32.const {w})) (then unreachable))")).collect();
+    let p = write_plugin("bounds", &on_burst(&format!("{body} (i32.const 0)")));
+    let j = run(&yaml(&p, "params: {}"), 0.1);
+    let a = port_a(&j);
+    assert!(a["plugin_calls"].as_u64().unwrap() > 0);
+    assert_eq!(a["plugin_traps"], 0, "a host call did not return its error code: {a}");
+}
+
+#[test]
+fn drops_by_the_plugin_are_counted_as_engine_drops() {
+    let p = write_plugin("drop-first", &on_burst("(drop (call $drop (i32.const 0))) (i32.const 0)"));
+    let j = run(&yaml(&p, "params: {}"), 0.1);
+    let a = port_a(&j);
+    let calls = a["plugin_calls"].as_u64().unwrap();
+    // Drops are counted on the stream's TX port (b), as testpmd shows them.
+    assert_eq!(j["ports"][1]["dropped_by_reason"]["engine"].as_u64().unwrap(), calls);
+}
+
+#[test]
+fn a_trapping_plugin_is_contained_and_disabled_fail_open_keeps_forwarding() {
+    let p = write_plugin("trap", &on_burst("unreachable"));
+    let j = run(&yaml(&p, "on_failure: fail_open, max_failures: 3"), 0.2);
+    let a = port_a(&j);
+    assert_eq!(a["plugin_traps"], 3, "{a}");
+    assert_eq!(j["ports"][1]["dropped"], 0, "fail_open forwards with the native engine");
+    assert!(j["ports"][1]["tx_packets"].as_u64().unwrap() > 1000);
+}
+
+#[test]
+fn fail_closed_drops_every_burst_after_a_failure() {
+    let p = write_plugin("trap2", &on_burst("unreachable"));
+    let j = run(&yaml(&p, "on_failure: fail_closed, max_failures: 2"), 0.2);
+    let b = &j["ports"][1];
+    assert_eq!(b["tx_packets"], 0, "{b}");
+    assert_eq!(b["dropped_by_reason"]["engine"], j["ports"][0]["rx_packets"]);
+}
+
+#[test]
+fn an_endless_loop_is_stopped_at_the_deadline() {
+    let p = write_plugin("loop", &on_burst("(loop $l (br $l)) (i32.const 0)"));
+    let j = run(&yaml(&p, "max_failures: 2, limits: {deadline_us: 1000}"), 0.3);
+    let a = port_a(&j);
+    assert_eq!(a["plugin_timeouts"], 2, "{a}");
+    assert!(j["ports"][1]["tx_packets"].as_u64().unwrap() > 1000, "forwarding went on");
+}
+
+#[test]
+fn memory_growth_is_capped_and_the_trap_contained() {
+    let p = write_plugin(
+        "grow",
+        &on_burst("(loop $l (br_if $l (i32.ne (memory.grow (i32.const 16)) (i32.const -1)))) unreachable"),
+    );
+    let j = run(&yaml(&p, "max_failures: 1, limits: {memory_kib: 1024, deadline_us: 500000}"), 0.2);
+    assert_eq!(port_a(&j)["plugin_traps"], 1);
+    assert!(j["ports"][1]["tx_packets"].as_u64().unwrap() > 1000);
+}
+
+#[test]
+fn reload_reinstantiates_after_a_failure() {
+    // Traps on the second call of each instance (a call counter in the instance's own memory): the
+    // same instance would trap once in all; only fresh instances trap again.
+    let p = write_plugin(
+        "trap-second",
+        &on_burst("(i32.store (i32.const 0) (i32.add (i32.load (i32.const 0)) (i32.const 1))) (if (i32.eq (i32.load (i32.const 0)) (i32.const 2)) (then unreachable)) (i32.const 0)"),
+    );
+    let j = run(&yaml(&p, "on_failure: reload, max_failures: 100"), 0.3);
+    let a = port_a(&j);
+    let traps = a["plugin_traps"].as_u64().unwrap();
+    assert!(traps >= 2, "each re-instantiated instance traps on its second call: {a}");
+    assert!(a["plugin_calls"].as_u64().unwrap() > traps, "and then runs: {a}");
+}
