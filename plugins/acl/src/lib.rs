@@ -1,0 +1,262 @@
+//! `acl`: drops the packets that match a deny rule; the rest go through an engine.
+//!
+//! Params (all optional; a packet matching ANY configured rule is dropped):
+//!
+//! | key | meaning |
+//! |---|---|
+//! | `deny_udp_dst_port` | IPv4 UDP packets to this destination port (0..=65535; not on non-first fragments) |
+//! | `deny_src_ip` | IPv4 packets from this source address (dotted quad, e.g. `10.0.0.1`) |
+//! | `deny_proto` | IPv4 packets of this IP protocol (0..=255, e.g. 17 for UDP, 6 for TCP) |
+//! | `engine` | engine for the packets that pass (default `io`) |
+//!
+//! Per packet: `pkt_read` of its first 64 bytes (fewer when shorter), Ethernet, up to two VLAN tags
+//! (0x8100, 0x88a8, 0x9100), IPv4, UDP. Non-IPv4 packets and headers cut short never match. Matching
+//! packets are `drop_pkt`ed and counted in the counter `denied`; the engine runs on each run of
+//! consecutive passing packets.
+#![cfg_attr(not(test), no_std)]
+
+use wasmdp_sdk::{log, Burst, Counter, Engine, Error, Params, Policy, Refusal};
+
+/// The deny rules.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Rules {
+    /// Deny UDP to this destination port.
+    pub udp_dst_port: Option<u16>,
+    /// Deny this IPv4 source address.
+    pub src_ip: Option<[u8; 4]>,
+    /// Deny this IP protocol.
+    pub proto: Option<u8>,
+}
+
+impl Rules {
+    /// Whether the frame starting with `head` matches a rule.
+    pub fn deny(&self, head: &[u8]) -> bool {
+        let Some(ip) = parse(head) else {
+            return false;
+        };
+        self.proto == Some(ip.proto)
+            || self.src_ip == Some(ip.src)
+            || (self.udp_dst_port.is_some() && ip.proto == 17 && ip.udp_dst_port == self.udp_dst_port)
+    }
+
+    fn is_empty(&self) -> bool {
+        *self == Rules::default()
+    }
+}
+
+/// What the rules look at in an IPv4 packet.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv4Info {
+    /// Protocol.
+    pub proto: u8,
+    /// Source address.
+    pub src: [u8; 4],
+    /// UDP destination port (UDP, first fragment, header present).
+    pub udp_dst_port: Option<u16>,
+}
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
+}
+
+/// Parses Ethernet, up to two VLAN tags, IPv4 and the UDP ports from the start of a frame.
+pub fn parse(head: &[u8]) -> Option<Ipv4Info> {
+    let mut off = 12;
+    let mut ethertype = be16(head, off)?;
+    for _ in 0..2 {
+        if !matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
+            break;
+        }
+        off += 4;
+        ethertype = be16(head, off)?;
+    }
+    if ethertype != 0x0800 {
+        return None;
+    }
+    let ip = head.get(off + 2..)?;
+    let (version, ihl) = (ip.first()? >> 4, usize::from(ip.first()? & 0x0f) * 4);
+    if version != 4 || ihl < 20 || ip.len() < 20 {
+        return None;
+    }
+    let proto = ip[9];
+    let src = [ip[12], ip[13], ip[14], ip[15]];
+    let first_fragment = be16(ip, 6)? & 0x1fff == 0;
+    let udp_dst_port = if proto == 17 && first_fragment { be16(ip, ihl + 2) } else { None };
+    Some(Ipv4Info { proto, src, udp_dst_port })
+}
+
+/// Parses a dotted-quad IPv4 address.
+pub fn parse_ipv4(s: &str) -> Option<[u8; 4]> {
+    let mut out = [0u8; 4];
+    let mut parts = s.split('.');
+    for byte in &mut out {
+        let part = parts.next()?;
+        if part.is_empty() || part.len() > 3 || !part.bytes().all(|c| c.is_ascii_digit()) {
+            return None;
+        }
+        *byte = part.parse().ok()?;
+    }
+    parts.next().is_none().then_some(out)
+}
+
+/// The policy.
+pub struct Acl {
+    rules: Rules,
+    engine: Engine,
+    denied: Counter,
+}
+
+impl Policy for Acl {
+    fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
+        let mut buf = [0u8; 32];
+        let src_ip = match params.try_get("deny_src_ip", &mut buf) {
+            Ok(None) => None,
+            Ok(Some(s)) => {
+                Some(parse_ipv4(s.trim()).ok_or_else(|| Refusal::param("deny_src_ip", s, "an IPv4 address"))?)
+            }
+            Err(_) => return Err(Refusal::param("deny_src_ip", "(too long)", "an IPv4 address")),
+        };
+        let rules =
+            Rules { udp_dst_port: params.get_u16("deny_udp_dst_port")?, src_ip, proto: params.get_u8("deny_proto")? };
+        if rules.is_empty() {
+            log::warn("acl: no deny rule: every packet passes");
+        }
+        Ok(Acl {
+            rules,
+            engine: params.get_engine("engine")?.unwrap_or(Engine::Io),
+            denied: Counter::register("denied")?,
+        })
+    }
+
+    fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
+        let mut denied = 0u64;
+        // First packet of the current run of passing packets.
+        let mut pass_start = None;
+        let mut head = [0u8; 64];
+        for p in burst.packets() {
+            let n = p.read_prefix(&mut head)?;
+            if self.rules.deny(&head[..n]) {
+                p.drop()?;
+                denied += 1;
+                if let Some(start) = pass_start.take() {
+                    burst.run_engine(self.engine, start..p.index())?;
+                }
+            } else if pass_start.is_none() {
+                pass_start = Some(p.index());
+            }
+        }
+        if let Some(start) = pass_start {
+            burst.run_engine(self.engine, start..)?;
+        }
+        if denied > 0 {
+            self.denied.add(denied);
+        }
+        Ok(())
+    }
+}
+
+wasmdp_sdk::export_policy!(Acl);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+    use wasmdp_sdk::abi::engine;
+    use wasmdp_sdk::mock::{self, Call};
+
+    /// An Ethernet frame with `tags` VLAN tags, IPv4 from `src`, protocol `proto`, L4 ports 1000 -> `dport`.
+    fn frame(tags: usize, src: [u8; 4], proto: u8, dport: u16) -> Vec<u8> {
+        let mut f = Vec::from([0x02u8, 0, 0, 0, 1, 0, 0x02, 0, 0, 0, 0, 0]);
+        for t in 0..tags {
+            f.extend_from_slice(if t == 0 { &[0x88, 0xa8] } else { &[0x81, 0x00] });
+            f.extend_from_slice(&[0x00, 0x64]);
+        }
+        f.extend_from_slice(&[0x08, 0x00]);
+        f.extend_from_slice(&[0x45, 0, 0, 46, 0, 0, 0, 0, 64, proto, 0, 0]);
+        f.extend_from_slice(&src);
+        f.extend_from_slice(&[10, 0, 0, 2]);
+        f.extend_from_slice(&1000u16.to_be_bytes());
+        f.extend_from_slice(&dport.to_be_bytes());
+        f.resize(f.len().max(60), 0);
+        f
+    }
+
+    #[test]
+    fn parses_headers() {
+        let f = frame(2, [10, 0, 0, 1], 17, 53);
+        assert_eq!(parse(&f), Some(Ipv4Info { proto: 17, src: [10, 0, 0, 1], udp_dst_port: Some(53) }));
+        assert_eq!(parse(&frame(0, [1, 2, 3, 4], 6, 80)).unwrap().udp_dst_port, None);
+        // Three tags: the third is not skipped, so no IPv4.
+        let mut three = frame(2, [1, 2, 3, 4], 17, 53);
+        three.splice(12..12, [0x81, 0x00, 0x00, 0x05]);
+        assert_eq!(parse(&three), None);
+        // Cut short, not IPv4, a non-first fragment.
+        assert_eq!(parse(&f[..30]), None);
+        let mut arp = frame(0, [1, 2, 3, 4], 17, 53);
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        assert_eq!(parse(&arp), None);
+        let mut frag = frame(0, [1, 2, 3, 4], 17, 53);
+        frag[20] = 0x00;
+        frag[21] = 0x10;
+        assert_eq!(parse(&frag).unwrap().udp_dst_port, None);
+        assert_eq!(parse_ipv4("10.0.0.255"), Some([10, 0, 0, 255]));
+        for bad in ["10.0.0", "10.0.0.1.2", "256.0.0.1", "1..2.3", "+1.2.3.4", "a.b.c.d", ""] {
+            assert_eq!(parse_ipv4(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn drops_matches_and_runs_engine_on_the_rest() {
+        mock::reset();
+        mock::set_param("deny_udp_dst_port", "53");
+        mock::set_param("deny_src_ip", "192.168.1.1");
+        mock::set_param("deny_proto", "47");
+        mock::set_param("engine", "macswap");
+        let mut acl = Acl::init(0, &Params::host()).unwrap();
+        let frames = [
+            frame(0, [10, 0, 0, 1], 17, 80),   // pass
+            frame(1, [10, 0, 0, 1], 17, 53),   // UDP 53 behind a tag
+            frame(0, [10, 0, 0, 1], 6, 53),    // TCP 53: pass
+            frame(2, [192, 168, 1, 1], 6, 22), // source
+            frame(0, [10, 0, 0, 1], 47, 0),    // GRE
+            frame(0, [10, 0, 0, 9], 17, 54),   // pass
+            Vec::from(&[0u8; 20][..]),         // runt: pass
+        ];
+        let refs: Vec<&[u8]> = frames.iter().map(Vec::as_slice).collect();
+        mock::begin_burst(&refs);
+        acl.on_burst(&mut Burst::current().unwrap()).unwrap();
+        let calls = mock::with(|h| h.calls.clone());
+        let out = mock::end_burst();
+        let dropped: Vec<bool> = out.iter().map(|p| p.dropped).collect();
+        assert_eq!(dropped, [false, true, false, true, true, false, false]);
+        assert_eq!(
+            calls,
+            [
+                Call::RunEngine { engine: engine::MACSWAP, start: 0, count: 1 },
+                Call::RunEngine { engine: engine::MACSWAP, start: 2, count: 1 },
+                Call::RunEngine { engine: engine::MACSWAP, start: 5, count: 2 },
+            ]
+        );
+        assert_eq!(mock::counter("denied"), Some(3));
+    }
+
+    #[test]
+    fn no_rules_and_refusals() {
+        mock::reset();
+        let mut acl = Acl::init(0, &Params::host()).unwrap();
+        assert_eq!(mock::logs()[0].1, "acl: no deny rule: every packet passes");
+        let f = frame(0, [10, 0, 0, 1], 17, 53);
+        mock::begin_burst(&[&f, &f]);
+        acl.on_burst(&mut Burst::current().unwrap()).unwrap();
+        assert_eq!(mock::with(|h| h.calls.clone()), [Call::RunEngine { engine: engine::IO, start: 0, count: 2 }]);
+        assert_eq!(mock::counter("denied"), Some(0));
+        mock::set_param("deny_src_ip", "10.0.0");
+        assert_eq!(
+            Acl::init(0, &Params::host()).err().unwrap().reason(),
+            "param `deny_src_ip`: `10.0.0` is not an IPv4 address"
+        );
+        mock::set_param("deny_src_ip", "10.0.0.1");
+        mock::set_param("deny_proto", "300");
+        assert!(Acl::init(0, &Params::host()).is_err());
+    }
+}

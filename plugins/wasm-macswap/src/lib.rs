@@ -1,0 +1,96 @@
+//! `wasm-macswap`: the MAC swap done in WebAssembly, the baseline against the host's native engines.
+//!
+//! No params. Per packet: `pkt_read` of its first 16 bytes into guest memory, the swap of the two
+//! 6-byte MAC addresses with one SIMD128 shuffle (`i8x16.swizzle`), `pkt_write` of the 12 swapped
+//! bytes. No host engine runs, so the packets carry no offload marking from the plugin. Packets shorter
+//! than 16 bytes are swapped with scalar code (12..=15 bytes) or left alone (under 12).
+#![cfg_attr(not(test), no_std)]
+
+use wasmdp_sdk::{Burst, Error, Params, Policy, Refusal};
+
+/// The policy (stateless).
+pub struct WasmMacswap;
+
+impl Policy for WasmMacswap {
+    fn init(_port: u32, _params: &Params) -> Result<Self, Refusal> {
+        Ok(WasmMacswap)
+    }
+
+    fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
+        let mut head = [0u8; 16];
+        for p in burst.packets() {
+            if p.read(0, &mut head).is_ok() {
+                swap16(&mut head);
+            } else {
+                // Shorter than 16 bytes (rare: below the Ethernet minimum).
+                let n = p.read_prefix(&mut head)?;
+                if n < 12 {
+                    continue;
+                }
+                swap_scalar(&mut head);
+            }
+            p.write(0, &head[..12])?;
+        }
+        Ok(())
+    }
+}
+
+wasmdp_sdk::export_policy!(WasmMacswap);
+
+/// Destination MAC (bytes 0..6) and source MAC (6..12) swapped; bytes 12..16 kept.
+const SWAP_MASK: [u8; 16] = [6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15];
+
+/// Swaps the MACs of a 16-byte frame head with one `i8x16.swizzle`. `simd128` is enabled for this
+/// function only, so the module needs a runtime with SIMD (wasmtime has it on by default).
+#[cfg(target_arch = "wasm32")]
+#[target_feature(enable = "simd128")]
+fn swap16(head: &mut [u8; 16]) {
+    use core::arch::wasm32::{i8x16_swizzle, u8x16, v128, v128_load, v128_store};
+    let [m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15] = SWAP_MASK;
+    let mask = u8x16(m0, m1, m2, m3, m4, m5, m6, m7, m8, m9, m10, m11, m12, m13, m14, m15);
+    // SAFETY: `head` is 16 readable bytes; `v128.load` has no alignment requirement.
+    let v = unsafe { v128_load(head.as_ptr().cast::<v128>()) };
+    // SAFETY: `head` is 16 writable bytes, exclusively borrowed; `v128.store` has no alignment requirement.
+    unsafe { v128_store(head.as_mut_ptr().cast::<v128>(), i8x16_swizzle(v, mask)) };
+}
+
+/// The same swap in scalar code (native builds, for the tests).
+#[cfg(not(target_arch = "wasm32"))]
+fn swap16(head: &mut [u8; 16]) {
+    *head = SWAP_MASK.map(|i| head[usize::from(i)]);
+}
+
+/// Swaps the MACs of a frame head of at least 12 bytes in scalar code.
+fn swap_scalar(head: &mut [u8; 16]) {
+    let (dst, rest) = head.split_at_mut(6);
+    dst.swap_with_slice(&mut rest[..6]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmdp_sdk::mock;
+
+    #[test]
+    fn swaps_macs_only() {
+        let f: [u8; 64] = core::array::from_fn(|i| i as u8);
+        let mut want = f;
+        want[..6].copy_from_slice(&f[6..12]);
+        want[6..12].copy_from_slice(&f[..6]);
+        let mut h = [0u8; 16];
+        h.copy_from_slice(&f[..16]);
+        swap16(&mut h);
+        assert_eq!(h, want[..16]);
+
+        mock::reset();
+        let mut p = WasmMacswap::init(0, &Params::host()).unwrap();
+        mock::begin_burst(&[&f, &f[..13], &f[..11]]);
+        p.on_burst(&mut Burst::current().unwrap()).unwrap();
+        let out = mock::end_burst();
+        assert_eq!(out[0].data, want);
+        assert_eq!(out[1].data, want[..13]);
+        assert_eq!(out[2].data, f[..11]);
+        assert!(out.iter().all(|o| o.engines.is_empty() && o.flags == 0));
+        assert!(mock::with(|h| h.calls.is_empty()));
+    }
+}

@@ -1,0 +1,269 @@
+//! [`Burst`] and [`Packet`]: the packets `wasmdp_on_burst` decides on, as handles to host memory.
+
+use core::ops::{Bound, RangeBounds};
+
+use wasmdp_abi::ALL_PACKETS;
+
+use crate::{sys, Engine, Error, Offloads};
+
+/// The burst being decided on: packets `0..len()` of the port's current RX burst. The bytes stay in
+/// the host; a plugin reads and writes them with [`Packet::read`] / [`Packet::write`] and runs native
+/// engines on ranges of them.
+///
+/// A `Burst` is only handed out for the duration of one `on_burst` call (or made with
+/// [`Burst::current`] inside one). After `on_burst` returns, every packet not dropped is transmitted,
+/// on the stream's TX port or the one given to [`Burst::send_to`].
+///
+/// Ranges are anything like `..`, `a..b`, `a..=b`, `a..` over packet indexes; one past the burst is
+/// [`Error::BadIndex`]. An empty range makes no host call.
+#[derive(Debug)]
+pub struct Burst {
+    len: u32,
+}
+
+impl Burst {
+    /// The burst as `wasmdp_on_burst` was told (`burst_len`). Used by the generated export.
+    #[doc(hidden)]
+    pub const fn __from_host(len: u32) -> Burst {
+        Burst { len }
+    }
+
+    /// The current burst, asking the host for its length ([`Error::NoBurst`] outside `on_burst`). For
+    /// hand-written exports and tests; [`export_policy!`](crate::export_policy) hands it to
+    /// [`Policy::on_burst`](crate::Policy::on_burst).
+    pub fn current() -> Result<Burst, Error> {
+        sys::burst_len().map(|len| Burst { len })
+    }
+
+    /// Packets in the burst.
+    pub const fn len(&self) -> u32 {
+        self.len
+    }
+
+    /// Whether the burst is empty.
+    pub const fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// A handle to packet `idx`. Not checked here: a handle past the burst gives
+    /// [`Error::BadIndex`] when used.
+    pub const fn packet(&self, idx: u32) -> Packet<'_> {
+        Packet { idx, _burst: self }
+    }
+
+    /// Every packet, in order.
+    pub fn packets(&self) -> impl Iterator<Item = Packet<'_>> + '_ {
+        (0..self.len).map(move |i| self.packet(i))
+    }
+
+    /// `(start, count)` of a range of packet indexes.
+    fn span(&self, range: impl RangeBounds<u32>) -> Result<(u32, u32), Error> {
+        let start = match range.start_bound() {
+            Bound::Included(&s) => s,
+            Bound::Excluded(&s) => s.checked_add(1).ok_or(Error::BadIndex)?,
+            Bound::Unbounded => 0,
+        };
+        let end = match range.end_bound() {
+            Bound::Included(&e) => e.checked_add(1).ok_or(Error::BadIndex)?,
+            Bound::Excluded(&e) => e,
+            Bound::Unbounded => self.len,
+        };
+        if start > end || end > self.len {
+            return Err(Error::BadIndex);
+        }
+        Ok((start, end - start))
+    }
+
+    /// Runs a native engine on a range of packets (`run_engine`). The engine marks the packets with the
+    /// TX port's offloads as it does natively: request the plugin's own offloads after it.
+    pub fn run_engine(&self, engine: Engine, range: impl RangeBounds<u32>) -> Result<(), Error> {
+        let (start, count) = self.span(range)?;
+        if count == 0 {
+            return Ok(());
+        }
+        sys::run_engine(engine.id(), start, count).map(drop)
+    }
+
+    /// The native SIMD MAC swap on a range of packets (`macswap`): the bytes only.
+    pub fn macswap(&self, range: impl RangeBounds<u32>) -> Result<(), Error> {
+        let (start, count) = self.span(range)?;
+        if count == 0 {
+            return Ok(());
+        }
+        sys::macswap(start, count).map(drop)
+    }
+
+    /// Requests TX offloads for every packet of the burst (`set_offloads` with
+    /// [`ALL_PACKETS`]).
+    pub fn set_offloads(&self, offloads: Offloads) -> Result<(), Error> {
+        sys::set_offloads(ALL_PACKETS, offloads.flags, offloads.vlan_tci, offloads.vlan_tci_outer)
+    }
+
+    /// Drops packet `idx` (`drop_pkt`; counted as an engine drop).
+    pub fn drop(&self, idx: u32) -> Result<(), Error> {
+        sys::drop_pkt(idx)
+    }
+
+    /// Sends packet `idx` out of port `port` instead of the stream's TX port (`send_to`).
+    pub fn send_to(&self, idx: u32, port: u32) -> Result<(), Error> {
+        sys::send_to(idx, port)
+    }
+
+    /// Copies `len` bytes from packet `src` at `src_off` to packet `dst` at `dst_off` (`pkt_copy`,
+    /// native memcpy).
+    pub fn copy(&self, dst: u32, dst_off: u32, src: u32, src_off: u32, len: u32) -> Result<(), Error> {
+        sys::pkt_copy(dst, dst_off, src, src_off, len).map(drop)
+    }
+}
+
+/// A handle to one packet of the current burst (its index); it cannot outlive the [`Burst`].
+#[derive(Debug, Clone, Copy)]
+pub struct Packet<'b> {
+    idx: u32,
+    _burst: &'b Burst,
+}
+
+impl Packet<'_> {
+    /// Index in the burst.
+    pub const fn index(&self) -> u32 {
+        self.idx
+    }
+
+    /// Length in bytes (`pkt_len`).
+    pub fn len(&self) -> Result<u32, Error> {
+        sys::pkt_len(self.idx)
+    }
+
+    /// Whether the packet has no bytes.
+    pub fn is_empty(&self) -> Result<bool, Error> {
+        self.len().map(|l| l == 0)
+    }
+
+    /// Copies bytes `off..off + buf.len()` into `buf` (`pkt_read`). The whole range must be inside the
+    /// packet ([`Error::BadRange`]); see [`Packet::read_prefix`] for "as much as there is".
+    pub fn read(&self, off: u32, buf: &mut [u8]) -> Result<(), Error> {
+        sys::pkt_read(self.idx, off, buf).map(drop)
+    }
+
+    /// Reads up to `buf.len()` bytes from the start of the packet; returns the bytes read (the packet
+    /// length when it is shorter than `buf`).
+    pub fn read_prefix(&self, buf: &mut [u8]) -> Result<usize, Error> {
+        let n = (self.len()? as usize).min(buf.len());
+        match buf.get_mut(..n) {
+            Some(head) => sys::pkt_read(self.idx, 0, head),
+            None => Err(Error::BadRange),
+        }
+    }
+
+    /// Copies `data` into the packet at `off` (`pkt_write`); the range must be inside the packet.
+    pub fn write(&self, off: u32, data: &[u8]) -> Result<(), Error> {
+        sys::pkt_write(self.idx, off, data).map(drop)
+    }
+
+    /// Requests TX offloads for this packet (`set_offloads`).
+    pub fn set_offloads(&self, offloads: Offloads) -> Result<(), Error> {
+        // The index fits an i32, or it is no packet: ALL_PACKETS must not be reached by accident.
+        let idx = i32::try_from(self.idx).map_err(|_| Error::BadIndex)?;
+        sys::set_offloads(idx, offloads.flags, offloads.vlan_tci, offloads.vlan_tci_outer)
+    }
+
+    /// Drops the packet (`drop_pkt`).
+    pub fn drop(&self) -> Result<(), Error> {
+        sys::drop_pkt(self.idx)
+    }
+
+    /// Sends the packet out of `port` (`send_to`).
+    pub fn send_to(&self, port: u32) -> Result<(), Error> {
+        sys::send_to(self.idx, port)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock::{self, Call};
+    use wasmdp_abi::{engine, flags};
+
+    fn frame(dst: u8, src: u8, len: usize) -> std::vec::Vec<u8> {
+        let mut f = std::vec![0u8; len];
+        f[..6].fill(dst);
+        f[6..12].fill(src);
+        f
+    }
+
+    #[test]
+    fn outside_a_burst() {
+        mock::reset();
+        assert_eq!(Burst::current().unwrap_err(), Error::NoBurst);
+        let b = Burst::__from_host(4);
+        assert_eq!(b.packet(0).len(), Err(Error::NoBurst));
+        assert_eq!(b.run_engine(Engine::Io, ..), Err(Error::NoBurst));
+    }
+
+    #[test]
+    fn ranges_and_engines() {
+        mock::reset();
+        let (a, b, c) = (frame(1, 2, 60), frame(3, 4, 60), frame(5, 6, 60));
+        mock::begin_burst(&[&a, &b, &c]);
+        let burst = Burst::current().unwrap();
+        assert_eq!(burst.len(), 3);
+        burst.run_engine(Engine::Macswap, 1..).unwrap();
+        burst.run_engine(Engine::Io, ..1).unwrap();
+        burst.run_engine(Engine::Copy, 3..3).unwrap(); // empty: no call
+        assert_eq!(burst.run_engine(Engine::Io, 2..4), Err(Error::BadIndex));
+        assert_eq!(burst.macswap((Bound::Included(2), Bound::Excluded(1))), Err(Error::BadIndex));
+        assert_eq!(burst.macswap((Bound::Excluded(u32::MAX), Bound::Unbounded)), Err(Error::BadIndex));
+        burst.macswap(0..=0).unwrap();
+        let calls = mock::with(|h| h.calls.clone());
+        assert_eq!(
+            calls,
+            [
+                Call::RunEngine { engine: engine::MACSWAP, start: 1, count: 2 },
+                Call::RunEngine { engine: engine::IO, start: 0, count: 1 },
+                Call::Macswap { start: 0, count: 1 },
+            ]
+        );
+        let out = mock::end_burst();
+        assert_eq!(&out[0].data[..12], &frame(2, 1, 12)[..]);
+        assert_eq!(&out[1].data[..12], &frame(4, 3, 12)[..]);
+        assert_eq!(out[2].engines, [engine::MACSWAP]);
+    }
+
+    #[test]
+    fn read_write_offloads_drop_send() {
+        mock::reset();
+        let a: std::vec::Vec<u8> = (0..64).collect();
+        mock::begin_burst(&[&a, &a[..10]]);
+        let burst = Burst::current().unwrap();
+        let p = burst.packet(0);
+        let mut buf = [0u8; 4];
+        p.read(60, &mut buf).unwrap();
+        assert_eq!(buf, [60, 61, 62, 63]);
+        assert_eq!(p.read(61, &mut buf), Err(Error::BadRange));
+        assert_eq!(p.read(u32::MAX, &mut buf), Err(Error::BadRange));
+        p.write(0, &[9, 9]).unwrap();
+        assert_eq!(p.write(63, &[9, 9]), Err(Error::BadRange));
+        let mut big = [0u8; 64];
+        assert_eq!(burst.packet(1).read_prefix(&mut big), Ok(10));
+        assert_eq!(big[9], 9);
+        assert_eq!(burst.packet(2).len(), Err(Error::BadIndex));
+        assert_eq!(burst.packet(u32::MAX).len(), Err(Error::BadIndex));
+        assert_eq!(burst.packet(u32::MAX).set_offloads(Offloads::new()), Err(Error::BadIndex));
+        burst.set_offloads(Offloads::new().ipv4_cksum()).unwrap();
+        p.set_offloads(Offloads::new().vlan(5)).unwrap();
+        assert_eq!(p.set_offloads(Offloads { flags: 1, ..Offloads::NONE }), Err(Error::BadFlags));
+        burst.copy(1, 0, 0, 0, 2).unwrap();
+        burst.send_to(1, 1).unwrap();
+        assert_eq!(burst.packet(1).len(), Err(Error::Gone));
+        assert_eq!(p.send_to(7), Err(Error::BadPort));
+        p.drop().unwrap();
+        assert_eq!(burst.drop(0), Err(Error::Gone));
+        let out = mock::end_burst();
+        assert_eq!(out[0].flags, flags::TX_IP_CKSUM | flags::TX_VLAN);
+        assert_eq!(out[0].vlan_tci, 5);
+        assert!(out[0].dropped);
+        assert_eq!(&out[0].data[..3], &[9, 9, 2]);
+        assert_eq!((&out[1].data[..3], out[1].sent_to), (&[9u8, 9, 2][..], Some(1)));
+        assert_eq!(out[1].flags, flags::TX_IP_CKSUM);
+    }
+}

@@ -1,0 +1,436 @@
+//! A fake host for native unit tests (every target but `wasm32`): the [`sys`](crate::sys) wrappers call
+//! this instead of the imports, so a policy's code runs unchanged under `cargo test`.
+//!
+//! The state is per thread (tests run in parallel). It checks arguments as the ABI says the host does
+//! (indexes, ranges, dropped packets, flags, "outside a burst") and returns the same codes. Engines are
+//! recorded in [`MockHost::calls`]; of their effects only `macswap` (the MAC swap, also for the
+//! `macswap` engine) and `drop` (`rxonly`: the packets are marked dropped) are emulated.
+//!
+//! ```
+//! use wasmdp_sdk::{mock, Burst, Engine};
+//! mock::reset();
+//! mock::begin_burst(&[&[1u8; 60], &[2u8; 60]]);
+//! let burst = Burst::current().unwrap();
+//! burst.run_engine(Engine::Drop, 1..2).unwrap();
+//! let out = mock::end_burst();
+//! assert!(!out[0].dropped && out[1].dropped);
+//! ```
+
+use std::cell::RefCell;
+use std::string::{String, ToString};
+use std::vec::Vec;
+
+use wasmdp_abi::{engine, err, flags, ALL_PACKETS, MAX_COUNTERS};
+
+/// One packet of the fake burst, with what the plugin did to it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct MockPacket {
+    /// The frame bytes.
+    pub data: Vec<u8>,
+    /// TX offload flags requested with `set_offloads` (OR-ed together).
+    pub flags: u64,
+    /// Inner VLAN TCI requested.
+    pub vlan_tci: u16,
+    /// Outer VLAN TCI requested.
+    pub vlan_tci_outer: u16,
+    /// Dropped with `drop_pkt` or the `drop` engine.
+    pub dropped: bool,
+    /// Port given to `send_to`.
+    pub sent_to: Option<u32>,
+    /// Ids of the engines run on this packet, in order.
+    pub engines: Vec<u32>,
+}
+
+impl MockPacket {
+    /// A packet with these bytes and nothing done to it.
+    pub fn new(data: &[u8]) -> Self {
+        MockPacket { data: data.to_vec(), ..Default::default() }
+    }
+}
+
+/// A sticky decision recorded by `set_sticky`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MockSticky {
+    /// Engine id.
+    pub engine: u32,
+    /// Offload flags.
+    pub flags: u64,
+    /// Inner VLAN TCI.
+    pub vlan_tci: u16,
+    /// Outer VLAN TCI.
+    pub vlan_tci_outer: u16,
+    /// Bursts (-1: until cleared).
+    pub bursts: i32,
+}
+
+/// A range call, in the order made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Call {
+    /// `run_engine(engine, start, count)`.
+    RunEngine {
+        /// Engine id.
+        engine: u32,
+        /// First packet.
+        start: u32,
+        /// Packets.
+        count: u32,
+    },
+    /// `macswap(start, count)`.
+    Macswap {
+        /// First packet.
+        start: u32,
+        /// Packets.
+        count: u32,
+    },
+    /// `set_offloads(idx, ...)` (`idx` -1 for all).
+    SetOffloads {
+        /// Packet index or -1.
+        idx: i32,
+        /// Flags.
+        flags: u64,
+    },
+}
+
+/// The whole fake host state of this thread.
+#[derive(Debug, Clone)]
+pub struct MockHost {
+    /// Whether a burst is current (calls that need one return `NO_BURST` otherwise).
+    pub in_burst: bool,
+    /// The current burst.
+    pub packets: Vec<MockPacket>,
+    /// Number of ports `send_to` accepts (default 2).
+    pub ports: u32,
+    /// `params:` of the plugin, as text.
+    pub params: Vec<(String, String)>,
+    /// Registered counters and their values, by id.
+    pub counters: Vec<(String, i64)>,
+    /// Logged messages with their level.
+    pub logs: Vec<(u32, String)>,
+    /// The sticky decision in force.
+    pub sticky: Option<MockSticky>,
+    /// What `now_ns` returns.
+    pub now_ns: i64,
+    /// Range calls made, in order.
+    pub calls: Vec<Call>,
+}
+
+impl Default for MockHost {
+    fn default() -> Self {
+        MockHost {
+            in_burst: false,
+            packets: Vec::new(),
+            ports: 2,
+            params: Vec::new(),
+            counters: Vec::new(),
+            logs: Vec::new(),
+            sticky: None,
+            now_ns: 0,
+            calls: Vec::new(),
+        }
+    }
+}
+
+std::thread_local! {
+    static HOST: RefCell<MockHost> = RefCell::new(MockHost::default());
+}
+
+/// Runs `f` on this thread's fake host.
+pub fn with<R>(f: impl FnOnce(&mut MockHost) -> R) -> R {
+    HOST.with(|h| f(&mut h.borrow_mut()))
+}
+
+/// Resets this thread's fake host (no burst, no params, no counters, no logs).
+pub fn reset() {
+    with(|h| *h = MockHost::default());
+}
+
+/// Sets a `params:` entry.
+pub fn set_param(key: &str, value: &str) {
+    with(|h| {
+        h.params.retain(|(k, _)| k != key);
+        h.params.push((key.to_string(), value.to_string()));
+    });
+}
+
+/// Starts a burst of these frames (and clears the recorded calls).
+pub fn begin_burst(frames: &[&[u8]]) {
+    with(|h| {
+        h.packets = frames.iter().map(|f| MockPacket::new(f)).collect();
+        h.in_burst = true;
+        h.calls.clear();
+    });
+}
+
+/// Ends the burst and returns its packets with what was done to them.
+pub fn end_burst() -> Vec<MockPacket> {
+    with(|h| {
+        h.in_burst = false;
+        core::mem::take(&mut h.packets)
+    })
+}
+
+/// The value of the counter called `name`.
+pub fn counter(name: &str) -> Option<i64> {
+    with(|h| h.counters.iter().find(|(n, _)| n == name).map(|&(_, v)| v))
+}
+
+/// Messages logged so far, with their level.
+pub fn logs() -> Vec<(u32, String)> {
+    with(|h| h.logs.clone())
+}
+
+impl MockHost {
+    fn burst(&mut self) -> Result<&mut Vec<MockPacket>, i32> {
+        if self.in_burst {
+            Ok(&mut self.packets)
+        } else {
+            Err(err::NO_BURST)
+        }
+    }
+
+    fn pkt(&mut self, idx: i32) -> Result<&mut MockPacket, i32> {
+        let p = self.burst()?.get_mut(usize::try_from(idx).map_err(|_| err::BAD_INDEX)?).ok_or(err::BAD_INDEX)?;
+        if p.dropped || p.sent_to.is_some() {
+            return Err(err::GONE);
+        }
+        Ok(p)
+    }
+
+    fn range(&mut self, start: i32, count: i32) -> Result<core::ops::Range<usize>, i32> {
+        let n = self.burst()?.len();
+        let (Ok(start), Ok(count)) = (usize::try_from(start), usize::try_from(count)) else {
+            return Err(err::BAD_INDEX);
+        };
+        match start.checked_add(count) {
+            Some(end) if end <= n => Ok(start..end),
+            _ => Err(err::BAD_INDEX),
+        }
+    }
+}
+
+fn byte_range(len: usize, off: i32, n: i32) -> Result<core::ops::Range<usize>, i32> {
+    let (Ok(off), Ok(n)) = (usize::try_from(off), usize::try_from(n)) else {
+        return Err(err::BAD_RANGE);
+    };
+    match off.checked_add(n) {
+        Some(end) if end <= len => Ok(off..end),
+        _ => Err(err::BAD_RANGE),
+    }
+}
+
+fn rc(r: Result<i32, i32>) -> i32 {
+    r.unwrap_or_else(|e| e)
+}
+
+fn swap_macs(data: &mut [u8]) {
+    if data.len() >= 12 {
+        let (dst, rest) = data.split_at_mut(6);
+        dst.swap_with_slice(&mut rest[..6]);
+    }
+}
+
+pub(crate) fn burst_len() -> i32 {
+    with(|h| rc(h.burst().map(|b| b.len() as i32)))
+}
+
+pub(crate) fn pkt_len(idx: i32) -> i32 {
+    with(|h| rc(h.pkt(idx).map(|p| p.data.len() as i32)))
+}
+
+pub(crate) fn pkt_read(idx: i32, off: i32, buf: &mut [u8], len: i32) -> i32 {
+    with(|h| {
+        rc((|| {
+            let p = h.pkt(idx)?;
+            let r = byte_range(p.data.len(), off, len)?;
+            buf.copy_from_slice(&p.data[r]);
+            Ok(len)
+        })())
+    })
+}
+
+pub(crate) fn pkt_write(idx: i32, off: i32, data: &[u8], len: i32) -> i32 {
+    with(|h| {
+        rc((|| {
+            let p = h.pkt(idx)?;
+            let r = byte_range(p.data.len(), off, len)?;
+            p.data[r].copy_from_slice(data);
+            Ok(len)
+        })())
+    })
+}
+
+pub(crate) fn pkt_copy(dst_idx: i32, dst_off: i32, src_idx: i32, src_off: i32, len: i32) -> i32 {
+    with(|h| {
+        rc((|| {
+            let src = h.pkt(src_idx)?;
+            let r = byte_range(src.data.len(), src_off, len)?;
+            let bytes = src.data[r].to_vec();
+            let dst = h.pkt(dst_idx)?;
+            let r = byte_range(dst.data.len(), dst_off, len)?;
+            dst.data[r].copy_from_slice(&bytes);
+            Ok(len)
+        })())
+    })
+}
+
+pub(crate) fn run_engine(eng: i32, start: i32, count: i32) -> i32 {
+    with(|h| {
+        rc((|| {
+            let r = h.range(start, count)?;
+            let eng = u32::try_from(eng).ok().filter(|&e| e < engine::COUNT).ok_or(err::BAD_ENGINE)?;
+            h.calls.push(Call::RunEngine { engine: eng, start: r.start as u32, count: count as u32 });
+            for p in &mut h.packets[r] {
+                if p.dropped || p.sent_to.is_some() {
+                    continue;
+                }
+                p.engines.push(eng);
+                match eng {
+                    engine::MACSWAP => swap_macs(&mut p.data),
+                    engine::RXONLY => p.dropped = true,
+                    _ => {}
+                }
+            }
+            Ok(count)
+        })())
+    })
+}
+
+pub(crate) fn macswap(start: i32, count: i32) -> i32 {
+    with(|h| {
+        rc((|| {
+            let r = h.range(start, count)?;
+            h.calls.push(Call::Macswap { start: r.start as u32, count: count as u32 });
+            for p in h.packets[r].iter_mut().filter(|p| !p.dropped && p.sent_to.is_none()) {
+                swap_macs(&mut p.data);
+            }
+            Ok(count)
+        })())
+    })
+}
+
+pub(crate) fn set_offloads(idx: i32, fl: i64, tci: i32, outer: i32) -> i32 {
+    with(|h| {
+        rc((|| {
+            let fl = fl as u64;
+            if fl & !flags::ALLOWED != 0 {
+                return Err(err::BAD_FLAGS);
+            }
+            let apply = |p: &mut MockPacket| {
+                p.flags |= fl;
+                if fl & (flags::TX_VLAN | flags::TX_QINQ) != 0 {
+                    p.vlan_tci = tci as u16;
+                }
+                if fl & flags::TX_QINQ != 0 {
+                    p.vlan_tci_outer = outer as u16;
+                }
+            };
+            if idx == ALL_PACKETS {
+                h.burst()?.iter_mut().filter(|p| !p.dropped && p.sent_to.is_none()).for_each(apply);
+            } else {
+                apply(h.pkt(idx)?);
+            }
+            h.calls.push(Call::SetOffloads { idx, flags: fl });
+            Ok(0)
+        })())
+    })
+}
+
+pub(crate) fn drop_pkt(idx: i32) -> i32 {
+    with(|h| {
+        rc(h.pkt(idx).map(|p| {
+            p.dropped = true;
+            0
+        }))
+    })
+}
+
+pub(crate) fn send_to(idx: i32, port: i32) -> i32 {
+    with(|h| {
+        rc((|| {
+            let ports = h.ports;
+            let p = h.pkt(idx)?;
+            let port = u32::try_from(port).ok().filter(|&q| q < ports).ok_or(err::BAD_PORT)?;
+            p.sent_to = Some(port);
+            Ok(0)
+        })())
+    })
+}
+
+pub(crate) fn set_sticky(eng: i32, fl: i64, tci: i32, outer: i32, bursts: i32) -> i32 {
+    with(|h| {
+        let Some(eng) = u32::try_from(eng).ok().filter(|&e| e < engine::COUNT) else {
+            return err::BAD_ENGINE;
+        };
+        if fl as u64 & !flags::ALLOWED != 0 {
+            return err::BAD_FLAGS;
+        }
+        if bursts == 0 || bursts < -1 {
+            return err::BAD_RANGE;
+        }
+        h.sticky = Some(MockSticky {
+            engine: eng,
+            flags: fl as u64,
+            vlan_tci: tci as u16,
+            vlan_tci_outer: outer as u16,
+            bursts,
+        });
+        0
+    })
+}
+
+pub(crate) fn clear_sticky() -> i32 {
+    with(|h| {
+        h.sticky = None;
+        0
+    })
+}
+
+/// Registering a name again returns the same id. Past [`MAX_COUNTERS`] the mock returns `TOO_SMALL`
+/// (ABI v1 names no code for it). Unlike the host, the mock accepts registrations outside init.
+pub(crate) fn counter_register(name: &str, _len: i32) -> i32 {
+    if name.is_empty() || name.len() > 64 {
+        return err::BAD_RANGE;
+    }
+    with(|h| {
+        if let Some(i) = h.counters.iter().position(|(n, _)| n == name) {
+            return i as i32;
+        }
+        if h.counters.len() >= MAX_COUNTERS as usize {
+            return err::TOO_SMALL;
+        }
+        h.counters.push((name.to_string(), 0));
+        (h.counters.len() - 1) as i32
+    })
+}
+
+pub(crate) fn counter_add(id: i32, value: i64) -> i32 {
+    if value < 0 {
+        return err::BAD_RANGE;
+    }
+    with(|h| match usize::try_from(id).ok().and_then(|i| h.counters.get_mut(i)) {
+        Some((_, v)) => {
+            *v = v.wrapping_add(value);
+            0
+        }
+        None => err::NOT_FOUND,
+    })
+}
+
+pub(crate) fn param_get(key: &str, _key_len: i32, out: &mut [u8], _out_cap: i32) -> i32 {
+    with(|h| match h.params.iter().find(|(k, _)| k == key) {
+        None => err::NOT_FOUND,
+        Some((_, v)) if v.len() > out.len() => err::TOO_SMALL,
+        Some((_, v)) => {
+            out[..v.len()].copy_from_slice(v.as_bytes());
+            v.len() as i32
+        }
+    })
+}
+
+pub(crate) fn now_ns() -> i64 {
+    with(|h| h.now_ns)
+}
+
+pub(crate) fn log(level: i32, msg: &str, _len: i32) {
+    with(|h| h.logs.push((level as u32, msg.to_string())));
+}

@@ -1,0 +1,445 @@
+//! Every host import of ABI v1 (module [`wasmdp_abi::IMPORT_MODULE`], `"wasmdp"`), each declared next to
+//! its safe wrapper.
+//!
+//! The wrappers take slices instead of pointer/length pairs, check that every number fits the `i32`
+//! the ABI passes, and turn negative return codes into [`Error`]s. They are the whole boundary: the
+//! rest of the SDK ([`Burst`](crate::Burst), [`Packet`](crate::Packet), ...) is built on them, and a
+//! plugin may call them directly.
+//!
+//! On `wasm32` they call the imports. On any other target (where plugins are unit-tested natively)
+//! they call `crate::mock` (native targets only), a per-thread fake host, so that the same policy code runs in
+//! `cargo test`.
+//!
+//! Guest pointers are passed as the `i32` bit pattern of the (32-bit) address: the host reads them as
+//! unsigned.
+
+use crate::Error;
+
+#[cfg(not(target_arch = "wasm32"))]
+use crate::mock;
+
+/// `v` as the `i32` of the ABI, or `e` when it does not fit.
+#[inline(always)]
+fn arg(v: u32, e: Error) -> Result<i32, Error> {
+    i32::try_from(v).map_err(|_| e)
+}
+
+/// The guest address of a buffer, as the ABI passes it.
+#[cfg(target_arch = "wasm32")]
+#[inline(always)]
+fn ptr(p: *const u8) -> i32 {
+    p as usize as u32 as i32
+}
+
+/// A buffer length as the ABI passes it.
+#[inline(always)]
+fn len_arg(len: usize) -> Result<i32, Error> {
+    i32::try_from(len).map_err(|_| Error::BadMemory)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// burst_len
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "burst_len"]
+    fn wasmdp_burst_len() -> i32;
+}
+
+/// `burst_len() -> i32`: packets in the current burst ([`Error::NoBurst`] outside `wasmdp_on_burst`).
+#[inline]
+pub fn burst_len() -> Result<u32, Error> {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: no arguments; the host only reads its own burst state.
+    let rc = unsafe { wasmdp_burst_len() };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::burst_len();
+    Error::check(rc)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// pkt_len
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "pkt_len"]
+    fn wasmdp_pkt_len(idx: i32) -> i32;
+}
+
+/// `pkt_len(idx) -> i32`: length of packet `idx` in bytes.
+#[inline]
+pub fn pkt_len(idx: u32) -> Result<u32, Error> {
+    let idx = arg(idx, Error::BadIndex)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar argument, checked by the host.
+    let rc = unsafe { wasmdp_pkt_len(idx) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::pkt_len(idx);
+    Error::check(rc)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// pkt_read
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "pkt_read"]
+    fn wasmdp_pkt_read(idx: i32, off: i32, ptr: i32, len: i32) -> i32;
+}
+
+/// `pkt_read(idx, off, ptr, len) -> i32`: copies packet bytes `off..off + buf.len()` into `buf`;
+/// returns the number of bytes copied (`buf.len()`). A range past the packet's end is
+/// [`Error::BadRange`] and copies nothing: read `min(len - off, buf.len())` bytes for "up to".
+#[inline]
+pub fn pkt_read(idx: u32, off: u32, buf: &mut [u8]) -> Result<usize, Error> {
+    let idx = arg(idx, Error::BadIndex)?;
+    let off = arg(off, Error::BadRange)?;
+    let len = len_arg(buf.len())?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `buf` is an exclusive borrow of `len` bytes of our own linear memory, so the host writing
+    // up to `len` bytes at its address cannot alias anything else; the host checks the packet range.
+    let rc = unsafe { wasmdp_pkt_read(idx, off, ptr(buf.as_mut_ptr()), len) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::pkt_read(idx, off, buf, len);
+    Error::check(rc).map(|n| n as usize)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// pkt_write
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "pkt_write"]
+    fn wasmdp_pkt_write(idx: i32, off: i32, ptr: i32, len: i32) -> i32;
+}
+
+/// `pkt_write(idx, off, ptr, len) -> i32`: copies `data` into the packet at `off`; returns the number
+/// of bytes copied. The range must lie inside the packet ([`Error::BadRange`]): writes do not grow it.
+#[inline]
+pub fn pkt_write(idx: u32, off: u32, data: &[u8]) -> Result<usize, Error> {
+    let idx = arg(idx, Error::BadIndex)?;
+    let off = arg(off, Error::BadRange)?;
+    let len = len_arg(data.len())?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `data` is a shared borrow of `len` bytes of our linear memory; the host only reads them.
+    let rc = unsafe { wasmdp_pkt_write(idx, off, ptr(data.as_ptr()), len) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::pkt_write(idx, off, data, len);
+    Error::check(rc).map(|n| n as usize)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// pkt_copy
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "pkt_copy"]
+    fn wasmdp_pkt_copy(dst_idx: i32, dst_off: i32, src_idx: i32, src_off: i32, len: i32) -> i32;
+}
+
+/// `pkt_copy(dst_idx, dst_off, src_idx, src_off, len) -> i32`: copies `len` bytes between two packets of
+/// the burst (or within one; overlapping ranges behave like `memmove`); returns `len`.
+#[inline]
+pub fn pkt_copy(dst_idx: u32, dst_off: u32, src_idx: u32, src_off: u32, len: u32) -> Result<u32, Error> {
+    let dst_idx = arg(dst_idx, Error::BadIndex)?;
+    let dst_off = arg(dst_off, Error::BadRange)?;
+    let src_idx = arg(src_idx, Error::BadIndex)?;
+    let src_off = arg(src_off, Error::BadRange)?;
+    let len = arg(len, Error::BadRange)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar arguments only (no guest memory involved), checked by the host.
+    let rc = unsafe { wasmdp_pkt_copy(dst_idx, dst_off, src_idx, src_off, len) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::pkt_copy(dst_idx, dst_off, src_idx, src_off, len);
+    Error::check(rc)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// run_engine
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "run_engine"]
+    fn wasmdp_run_engine(engine: i32, start: i32, count: i32) -> i32;
+}
+
+/// `run_engine(engine, start, count) -> i32`: runs native engine `engine` ([`wasmdp_abi::engine`]) on
+/// packets `start..start + count` of the burst.
+#[inline]
+pub fn run_engine(engine: u32, start: u32, count: u32) -> Result<u32, Error> {
+    let engine = arg(engine, Error::BadEngine)?;
+    let start = arg(start, Error::BadIndex)?;
+    let count = arg(count, Error::BadIndex)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar arguments, checked by the host.
+    let rc = unsafe { wasmdp_run_engine(engine, start, count) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::run_engine(engine, start, count);
+    Error::check(rc)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// macswap
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "macswap"]
+    fn wasmdp_macswap(start: i32, count: i32) -> i32;
+}
+
+/// `macswap(start, count) -> i32`: the native SIMD MAC swap on packets `start..start + count` (the bytes
+/// only: no offload marking).
+#[inline]
+pub fn macswap(start: u32, count: u32) -> Result<u32, Error> {
+    let start = arg(start, Error::BadIndex)?;
+    let count = arg(count, Error::BadIndex)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar arguments, checked by the host.
+    let rc = unsafe { wasmdp_macswap(start, count) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::macswap(start, count);
+    Error::check(rc)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// set_offloads
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "set_offloads"]
+    fn wasmdp_set_offloads(idx: i32, flags: i64, vlan_tci: i32, vlan_tci_outer: i32) -> i32;
+}
+
+/// `set_offloads(idx, flags, vlan_tci, vlan_tci_outer) -> i32`: requests TX offloads
+/// ([`wasmdp_abi::flags`]) for packet `idx`, or for every packet of the burst with `idx =`
+/// [`wasmdp_abi::ALL_PACKETS`] (-1).
+#[inline]
+pub fn set_offloads(idx: i32, flags: u64, vlan_tci: u16, vlan_tci_outer: u16) -> Result<(), Error> {
+    let (flags, tci, outer) = (flags as i64, i32::from(vlan_tci), i32::from(vlan_tci_outer));
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar arguments, checked by the host.
+    let rc = unsafe { wasmdp_set_offloads(idx, flags, tci, outer) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::set_offloads(idx, flags, tci, outer);
+    Error::check(rc).map(drop)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// drop_pkt
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "drop_pkt"]
+    fn wasmdp_drop_pkt(idx: i32) -> i32;
+}
+
+/// `drop_pkt(idx) -> i32`: drops packet `idx` (counted as an engine drop) once `wasmdp_on_burst`
+/// returns. Later calls on it return [`Error::Gone`].
+#[inline]
+pub fn drop_pkt(idx: u32) -> Result<(), Error> {
+    let idx = arg(idx, Error::BadIndex)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar argument, checked by the host.
+    let rc = unsafe { wasmdp_drop_pkt(idx) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::drop_pkt(idx);
+    Error::check(rc).map(drop)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// send_to
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "send_to"]
+    fn wasmdp_send_to(idx: i32, port: i32) -> i32;
+}
+
+/// `send_to(idx, port) -> i32`: transmits packet `idx` on port `port` (an index in the config's
+/// `ports:` list) instead of the stream's TX port.
+#[inline]
+pub fn send_to(idx: u32, port: u32) -> Result<(), Error> {
+    let idx = arg(idx, Error::BadIndex)?;
+    let port = arg(port, Error::BadPort)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar arguments, checked by the host.
+    let rc = unsafe { wasmdp_send_to(idx, port) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::send_to(idx, port);
+    Error::check(rc).map(drop)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// set_sticky
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "set_sticky"]
+    fn wasmdp_set_sticky(engine: i32, flags: i64, vlan_tci: i32, vlan_tci_outer: i32, bursts: i32) -> i32;
+}
+
+/// `set_sticky(engine, flags, vlan_tci, vlan_tci_outer, bursts) -> i32`: for the next `bursts` bursts
+/// (-1: until [`clear_sticky`]) the host does not call `wasmdp_on_burst` and runs `engine` with these
+/// offloads natively instead.
+#[inline]
+pub fn set_sticky(engine: u32, flags: u64, vlan_tci: u16, vlan_tci_outer: u16, bursts: i32) -> Result<(), Error> {
+    let engine = arg(engine, Error::BadEngine)?;
+    let (flags, tci, outer) = (flags as i64, i32::from(vlan_tci), i32::from(vlan_tci_outer));
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar arguments, checked by the host.
+    let rc = unsafe { wasmdp_set_sticky(engine, flags, tci, outer, bursts) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::set_sticky(engine, flags, tci, outer, bursts);
+    Error::check(rc).map(drop)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// clear_sticky
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "clear_sticky"]
+    fn wasmdp_clear_sticky() -> i32;
+}
+
+/// `clear_sticky() -> i32`: ends a sticky decision; `wasmdp_on_burst` is called again from the next
+/// burst on.
+#[inline]
+pub fn clear_sticky() -> Result<(), Error> {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: no arguments.
+    let rc = unsafe { wasmdp_clear_sticky() };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::clear_sticky();
+    Error::check(rc).map(drop)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// counter_register
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "counter_register"]
+    fn wasmdp_counter_register(name_ptr: i32, name_len: i32) -> i32;
+}
+
+/// `counter_register(name_ptr, name_len) -> i32`: registers a plugin counter (in `wasmdp_init` only; at
+/// most [`wasmdp_abi::MAX_COUNTERS`]); returns its id.
+#[inline]
+pub fn counter_register(name: &str) -> Result<u32, Error> {
+    let len = len_arg(name.len())?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `name` is a shared borrow of `len` bytes of our linear memory; the host only reads them.
+    let rc = unsafe { wasmdp_counter_register(ptr(name.as_ptr()), len) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::counter_register(name, len);
+    Error::check(rc)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// counter_add
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "counter_add"]
+    fn wasmdp_counter_add(id: i32, value: i64) -> i32;
+}
+
+/// `counter_add(id, value) -> i32`: adds `value` to counter `id`.
+#[inline]
+pub fn counter_add(id: u32, value: i64) -> Result<(), Error> {
+    let id = arg(id, Error::NotFound)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar arguments, checked by the host.
+    let rc = unsafe { wasmdp_counter_add(id, value) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::counter_add(id, value);
+    Error::check(rc).map(drop)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// param_get
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "param_get"]
+    fn wasmdp_param_get(key_ptr: i32, key_len: i32, out_ptr: i32, out_cap: i32) -> i32;
+}
+
+/// `param_get(key_ptr, key_len, out_ptr, out_cap) -> i32`: copies the text of the `params:` value of
+/// `key` into `out`; returns its length in bytes, [`Error::NotFound`] or [`Error::TooSmall`] (nothing
+/// copied then).
+#[inline]
+pub fn param_get(key: &str, out: &mut [u8]) -> Result<usize, Error> {
+    let key_len = len_arg(key.len())?;
+    let out_cap = len_arg(out.len())?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `key` is a shared borrow the host only reads; `out` an exclusive borrow of `out_cap` bytes
+    // of our linear memory, which the host writes at most; the two cannot overlap.
+    let rc = unsafe { wasmdp_param_get(ptr(key.as_ptr()), key_len, ptr(out.as_mut_ptr()), out_cap) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::param_get(key, key_len, out, out_cap);
+    Error::check(rc).map(|n| n as usize)
+}
+
+// ---------------------------------------------------------------------------------------------------
+// now_ns
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "now_ns"]
+    fn wasmdp_now_ns() -> i64;
+}
+
+/// `now_ns() -> i64`: the host's monotonic clock in nanoseconds.
+#[inline]
+pub fn now_ns() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: no arguments.
+    let ns = unsafe { wasmdp_now_ns() };
+    #[cfg(not(target_arch = "wasm32"))]
+    let ns = mock::now_ns();
+    ns.max(0) as u64
+}
+
+// ---------------------------------------------------------------------------------------------------
+// log
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "log"]
+    fn wasmdp_log(level: i32, ptr: i32, len: i32);
+}
+
+/// `log(level, ptr, len)`: logs `msg` at `level` ([`wasmdp_abi::level`]) through the host, tagged
+/// with the plugin and port. A message longer than `i32::MAX` bytes is not sent.
+#[inline]
+pub fn log(level: u32, msg: &str) {
+    let (Ok(level), Ok(len)) = (i32::try_from(level), len_arg(msg.len())) else {
+        return;
+    };
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `msg` is a shared borrow of `len` bytes of our linear memory; the host only reads them.
+    unsafe {
+        wasmdp_log(level, ptr(msg.as_ptr()), len)
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    mock::log(level, msg, len);
+}
