@@ -23,7 +23,11 @@ fn u(v: &Value) -> u64 {
 /// Per stream: received + generated == transmitted + dropped (nothing stays inside a stream).
 fn assert_streams_balance(j: &Value) {
     for s in j["streams"].as_array().unwrap() {
-        assert_eq!(u(&s["rx_packets"]) + u(&s["generated"]), u(&s["tx_packets"]) + u(&s["dropped"]), "stream {s}");
+        assert_eq!(
+            u(&s["rx_packets"]) + u(&s["generated"]) + u(&s["redirected_in"]),
+            u(&s["tx_packets"]) + u(&s["dropped"]) + u(&s["redirected_out"]),
+            "stream {s}"
+        );
     }
 }
 

@@ -53,6 +53,7 @@ fn through(port_a: &str, engine: &str) -> Vec<Vec<u8>> {
         template: a.template.clone(),
         seed_bursts: 0,
         policy: None,
+        inject: None,
     });
     assert_eq!(stream.poll(&mut cache), 8);
     let mut rx = ports[1].rxqs[0].take().unwrap();

@@ -15,6 +15,8 @@ const HEAD: &str = r#"
   (import "wasmdp" "pkt_read" (func $read (param i32 i32 i32 i32) (result i32)))
   (import "wasmdp" "pkt_write" (func $write (param i32 i32 i32 i32) (result i32)))
   (import "wasmdp" "drop_pkt" (func $drop (param i32) (result i32)))
+  (import "wasmdp" "send_to" (func $send (param i32 i32) (result i32)))
+  (import "wasmdp" "pkt_len" (func $len (param i32) (result i32)))
   (memory (export "memory") 1)
 "#;
 
@@ -69,7 +71,11 @@ fn run(yaml: &str, secs: f64) -> Value {
     assert_eq!(r.leaked, 0);
     for s in r.json["streams"].as_array().unwrap() {
         let u = |k: &str| s[k].as_u64().unwrap();
-        assert_eq!(u("rx_packets") + u("generated"), u("tx_packets") + u("dropped"), "stream {s}");
+        assert_eq!(
+            u("rx_packets") + u("generated") + u("redirected_in"),
+            u("tx_packets") + u("dropped") + u("redirected_out"),
+            "stream {s}"
+        );
     }
     r.json
 }
@@ -193,7 +199,8 @@ fn a_trapping_plugin_is_contained_and_disabled_fail_open_keeps_forwarding() {
     let p = write_plugin("trap", &on_burst("unreachable"));
     let j = run(&yaml(&p, "on_failure: fail_open, max_failures: 3"), 0.2);
     let a = port_a(&j);
-    assert_eq!(a["plugin_traps"], 3, "{a}");
+    // The trapped instance is dropped; without `reload` the port stays on its native engine.
+    assert_eq!((a["plugin_traps"].as_u64(), a["plugin_calls"].as_u64()), (Some(1), Some(1)), "{a}");
     assert_eq!(j["ports"][1]["dropped"], 0, "fail_open forwards with the native engine");
     assert!(j["ports"][1]["tx_packets"].as_u64().unwrap() > 1000);
 }
@@ -204,7 +211,7 @@ fn fail_closed_drops_every_burst_after_a_failure() {
     let j = run(&yaml(&p, "on_failure: fail_closed, max_failures: 2"), 0.2);
     let b = &j["ports"][1];
     assert_eq!(b["tx_packets"], 0, "{b}");
-    assert_eq!(b["dropped_by_reason"]["engine"], j["ports"][0]["rx_packets"]);
+    assert_eq!(b["dropped_by_reason"]["plugin"], j["ports"][0]["rx_packets"]);
 }
 
 #[test]
@@ -212,7 +219,7 @@ fn an_endless_loop_is_stopped_at_the_deadline() {
     let p = write_plugin("loop", &on_burst("(loop $l (br $l)) (i32.const 0)"));
     let j = run(&yaml(&p, "max_failures: 2, limits: {deadline_us: 1000}"), 0.3);
     let a = port_a(&j);
-    assert_eq!(a["plugin_timeouts"], 2, "{a}");
+    assert_eq!((a["plugin_timeouts"].as_u64(), a["plugin_traps"].as_u64()), (Some(1), Some(1)), "{a}");
     assert!(j["ports"][1]["tx_packets"].as_u64().unwrap() > 1000, "forwarding went on");
 }
 
@@ -240,4 +247,49 @@ fn reload_reinstantiates_after_a_failure() {
     let traps = a["plugin_traps"].as_u64().unwrap();
     assert!(traps >= 2, "each re-instantiated instance traps on its second call: {a}");
     assert!(a["plugin_calls"].as_u64().unwrap() > traps, "and then runs: {a}");
+}
+
+#[test]
+fn reload_gives_up_after_max_failures_traps_in_a_row() {
+    let p = write_plugin("trap-always", &on_burst("unreachable"));
+    let j = run(&yaml(&p, "on_failure: reload, max_failures: 3"), 0.3);
+    let a = port_a(&j);
+    assert_eq!(a["plugin_traps"], 3, "{a}");
+    assert!(j["ports"][1]["tx_packets"].as_u64().unwrap() > 1000, "the native engine took over");
+}
+
+#[test]
+fn an_error_return_keeps_the_instance_and_applies_the_failure_policy_to_the_burst() {
+    let p = write_plugin("error", &on_burst("(i32.const -42)"));
+    let j = run(&yaml(&p, "on_failure: fail_closed, max_failures: 1"), 0.1);
+    let a = port_a(&j);
+    let calls = a["plugin_calls"].as_u64().unwrap();
+    assert!(calls > 10, "the instance is kept and called again: {a}");
+    assert_eq!(a["plugin_errors"].as_u64(), Some(calls));
+    assert_eq!(a["plugin_traps"], 0);
+    assert_eq!(j["ports"][1]["dropped_by_reason"]["plugin"], a["rx_packets"]);
+}
+
+#[test]
+fn send_to_moves_packets_to_another_port_and_every_one_is_accounted() {
+    // Port a's plugin sends every packet to port c (index 2), whose own stream transmits them.
+    let p = write_plugin(
+        "send-all",
+        &on_burst(
+            "(local $i i32) (block $done (loop $l (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+               (if (i32.ne (call $send (local.get $i) (i32.const 2)) (i32.const 0)) (then unreachable))
+               (local.set $i (i32.add (local.get $i) (i32.const 1))) (br $l))) (i32.const 0)",
+        ),
+    );
+    let yaml = format!(
+        "engine: io\nstreams:\n  - {{rx: a, tx: b}}\n  - {{rx: c, tx: c}}\nports:\n  - name: a\n    driver: null\n    policy: {{plugin: {}, limits: {{deadline_us: 500000}}}}\n  - {{name: b, driver: null}}\n  - {{name: c, driver: null}}\n",
+        p.display()
+    );
+    let j = run(&yaml, 0.2);
+    let t = &j["totals"];
+    assert!(t["redirected"].as_u64().unwrap() > 1000, "{t}");
+    assert_eq!(j["ports"][1]["tx_packets"], 0, "nothing left for b: {}", j["ports"][1]);
+    let c = &j["ports"][2];
+    assert!(c["tx_packets"].as_u64().unwrap() > c["rx_packets"].as_u64().unwrap(), "c sent its own and a's: {c}");
+    assert_eq!(port_a(&j)["plugin_traps"], 0);
 }

@@ -84,7 +84,7 @@ impl Default for LimitsCfg {
             deadline_us: Bounded(1000),
             memory_kib: Bounded(16 * 1024),
             table_elements: Bounded(10_000),
-            module_kib: Bounded(8 * 1024),
+            module_kib: Bounded(16 * 1024),
         }
     }
 }

@@ -5,7 +5,7 @@ use crate::engines;
 use crate::lcore::{Retry, Stream, StreamParts, Worker};
 use crate::mbuf::{Pool, PoolConfig};
 use crate::plugin::{Plugin, Runner, Runtime};
-use crate::ports::{self, Port, RxQueue};
+use crate::ports::{self, Inject, Port, RxQueue, INJECT_SIZE};
 use crate::simd::{self, Simd};
 use crate::stats::{StatsView, StreamInfo};
 use anyhow::{anyhow, bail, Context};
@@ -37,6 +37,8 @@ pub struct Dataplane {
     pub view: StatsView,
     /// RX queues no stream polls (a ring port nobody receives on): drained at stop, counted in flight.
     pub unpolled: Vec<Box<dyn RxQueue>>,
+    /// Inject queues of the ports (`send_to`): drained at stop, counted in flight.
+    pub injects: Vec<Arc<Inject>>,
 }
 
 /// Applies overrides to a config (and checks them like the config itself).
@@ -85,16 +87,19 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
     let mut view =
         StatsView { ports: ports.iter().map(|p| p.name.clone()).collect(), streams: Vec::new(), plugins: Vec::new() };
     let plugins = load_plugins(&cfg)?;
+    let injects = inject_queues(&cfg, &pairs);
     for (i, sp) in pairs.into_iter().enumerate() {
         let lcore = sp.lcore.unwrap_or(lcores[i % lcores.len()]);
-        let policy =
-            match &plugins[sp.rx] {
-                Some(plugin) => Some(Runner::new(plugin.clone(), sp.rx as u16, i as u32, simd).map_err(|e| {
+        let policy = match &plugins[sp.rx] {
+            Some(plugin) => {
+                Some(Runner::new(plugin.clone(), sp.rx as u16, sp.rxq as u32, simd, injects.clone()).map_err(|e| {
                     anyhow!("port `{}`: plugin {}: {e:#}", cfg.ports[sp.rx].name, plugin.path.display())
-                })?),
-                None => None,
-            };
-        let stream = make_stream(&cfg, &mut ports, sp, lcore, simd, policy)?;
+                })?)
+            }
+            None => None,
+        };
+        let inject = injects.get(sp.tx).cloned().flatten();
+        let stream = make_stream(&cfg, &mut ports, sp, lcore, simd, policy, inject)?;
         view.streams.push((stream.info().clone(), stream.counters()));
         view.plugins.push(stream.plugin_counters());
         let w = workers
@@ -113,7 +118,17 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
             }
         }
     }
-    Ok(Dataplane { pool, simd, workers, view, unpolled })
+    let injects = injects.iter().flatten().cloned().collect();
+    Ok(Dataplane { pool, simd, workers, view, unpolled, injects })
+}
+
+/// One inject queue per port that some stream transmits on, when any port has a policy (only plugins
+/// send to other ports); none otherwise, so that native-only streams never look at one.
+fn inject_queues(cfg: &Config, pairs: &[Pair]) -> Arc<[Option<Arc<Inject>>]> {
+    let any_policy = cfg.ports.iter().any(|p| p.policy.is_some());
+    (0..cfg.ports.len())
+        .map(|port| (any_policy && pairs.iter().any(|s| s.tx == port)).then(|| Arc::new(Inject::new(INJECT_SIZE))))
+        .collect()
 }
 
 /// Loads (checks, compiles) each port's plugin once; all share one runtime.
@@ -198,6 +213,7 @@ fn make_stream(
     lcore: usize,
     simd: Simd,
     policy: Option<Runner>,
+    inject: Option<Arc<Inject>>,
 ) -> anyhow::Result<Stream> {
     let rx_name = cfg.ports[sp.rx].engine.as_ref().unwrap_or(&cfg.engine).0.clone();
     let engine = engines::lookup(&rx_name).ok_or_else(|| anyhow!("unknown engine `{rx_name}`"))?;
@@ -230,5 +246,6 @@ fn make_stream(
         template: txp.template.clone(),
         seed_bursts: txp.tx_first,
         policy,
+        inject,
     }))
 }

@@ -36,7 +36,7 @@ pub struct RunReport {
 
 /// Runs until `stop` is set or the duration has passed, then stops every worker and checks the pool.
 pub fn run(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunReport> {
-    let Dataplane { pool, simd, workers, view, mut unpolled } = dp;
+    let Dataplane { pool, simd, workers, view, mut unpolled, injects } = dp;
     let info = pool.info();
     tracing::info!(simd = %simd, buffers = info.size, stride = info.stride, backing = info.backing.name(), workers = workers.len(), streams = view.streams.len(), "starting");
     let start = Instant::now();
@@ -64,6 +64,12 @@ pub fn run(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow::R
     }
     let mut cache = pool.cache();
     in_flight += unpolled.iter_mut().map(|q| q.drain(&mut cache)).sum::<u64>();
+    for q in &injects {
+        while let Some(p) = q.pop() {
+            cache.free(p);
+            in_flight += 1;
+        }
+    }
     drop(cache);
     let leaked = (pool.capacity() - pool.available()) as u64;
     if leaked != 0 {

@@ -58,3 +58,26 @@ fn one<K: Kernel>(p: &mut Pkt, tx: &offload::TxOffloads) {
         unsafe { K::macswap1(p.data_ptr()) };
     }
 }
+
+/// The kernel alone, without offload marking, per variant: the `macswap` host function of plugins.
+pub(crate) const SWAP_ONLY: crate::simd::PerSimd<fn(&mut [Pkt])> = crate::per_simd!(swap_only);
+
+fn swap_only<K: Kernel>(pkts: &mut [Pkt]) {
+    let mut quads = pkts.chunks_exact_mut(4);
+    for quad in &mut quads {
+        if quad.iter().all(swappable) {
+            let frames = [quad[0].data_ptr(), quad[1].data_ptr(), quad[2].data_ptr(), quad[3].data_ptr()];
+            // SAFETY: as in `run`: 16 valid bytes each, distinct packets, K resolved at start.
+            unsafe { K::macswap4(frames, || {}) };
+        } else {
+            quad.iter_mut().filter(|p| swappable(p)).for_each(|p| {
+                // SAFETY: 16 valid bytes (checked), K resolved at start.
+                unsafe { K::macswap1(p.data_ptr()) }
+            });
+        }
+    }
+    for p in quads.into_remainder().iter_mut().filter(|p| swappable(p)) {
+        // SAFETY: 16 valid bytes (checked), K resolved at start.
+        unsafe { K::macswap1(p.data_ptr()) };
+    }
+}

@@ -9,6 +9,7 @@ mod fivetswap;
 mod io;
 mod mac;
 mod macswap;
+pub(crate) use macswap::SWAP_ONLY as MACSWAP_ONLY;
 mod rxonly;
 mod txonly;
 
@@ -16,15 +17,7 @@ use crate::mbuf::{Burst, Pkt, PoolCache};
 use crate::offload::TxOffloads;
 use crate::ports::Template;
 use crate::simd::PerSimd;
-
-/// Drops an engine made in one call, by reason.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct EngineDrops {
-    /// The engine decided not to forward (rxonly, a filter).
-    pub engine: u64,
-    /// No buffer for a copy or a generated packet.
-    pub nombuf: u64,
-}
+use crate::stats::Drops;
 
 /// What an engine works with besides the burst: the TX port's identity and offloads, the pool.
 pub struct FwdCtx<'a> {
@@ -42,13 +35,15 @@ pub struct FwdCtx<'a> {
     pub flow: &'a mut u32,
     /// Burst size of the stream.
     pub burst_size: usize,
-    /// Drops made in this call.
-    pub drops: EngineDrops,
+    /// Drops made in this call, by reason.
+    pub drops: Drops,
     /// Packets created in this call (txonly).
     pub generated: u64,
     /// Packets a generator could not create for lack of buffers (counted as `rx_nombuf`: never a
     /// packet, so never a drop).
     pub alloc_failed: u64,
+    /// Packets handed to another port's TX in this call (a plugin's `send_to`).
+    pub redirected_out: u64,
 }
 
 impl FwdCtx<'_> {

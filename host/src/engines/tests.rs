@@ -3,6 +3,7 @@
 use super::*;
 use crate::mbuf::{flags, Pool, PoolConfig};
 use crate::simd::Simd;
+use crate::stats::Drops;
 use crate::wire::FrameSpec;
 use etherparse::{NetSlice, SlicedPacket, TransportSlice};
 use std::sync::Arc;
@@ -42,7 +43,7 @@ impl Bench {
         b
     }
 
-    fn run(&mut self, name: &str, simd: Simd, tx: TxOffloads, burst: &mut Burst) -> (EngineDrops, u64) {
+    fn run(&mut self, name: &str, simd: Simd, tx: TxOffloads, burst: &mut Burst) -> (Drops, u64) {
         let engine = lookup(name).unwrap();
         let mut ctx = FwdCtx {
             cache: &mut self.cache,
@@ -52,9 +53,10 @@ impl Bench {
             template: &self.template,
             flow: &mut self.flow,
             burst_size: 8,
-            drops: EngineDrops::default(),
+            drops: Drops::default(),
             generated: 0,
             alloc_failed: 0,
+            redirected_out: 0,
         };
         (engine.run.get(simd))(&mut ctx, burst);
         (ctx.drops, ctx.generated)
@@ -162,7 +164,7 @@ fn copy_moves_every_frame_into_a_new_buffer_and_frees_the_old() {
         let mut burst = b.burst(&frames);
         let before: Vec<_> = burst.iter().map(|p| p.data_ptr()).collect();
         let (drops, _) = b.run("copy", simd, TxOffloads::default(), &mut burst);
-        assert_eq!(drops, EngineDrops::default());
+        assert_eq!(drops, Drops::default());
         assert!(burst.iter().zip(&before).all(|(p, old)| p.data_ptr() != *old), "{simd}: not copied");
         assert_eq!(b.finish(burst), frames, "{simd}");
     }

@@ -1,10 +1,10 @@
 //! A stream: (rx port, rx queue) -> engine -> (tx port, tx queue), with its burst and counters.
 
-use crate::engines::{EngineDrops, EngineFn, FwdCtx};
+use crate::engines::{EngineFn, FwdCtx};
 use crate::mbuf::{Burst, PoolCache};
 use crate::offload::{self, TxOffloads};
 use crate::ports::{RxQueue, Template, TxQueue};
-use crate::stats::{Drops, StreamCounters, StreamInfo};
+use crate::stats::{Drops, Flow, StreamCounters, StreamInfo};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -47,6 +47,15 @@ pub struct StreamParts {
     pub seed_bursts: usize,
     /// The RX port's WebAssembly policy, deciding per burst; `run` is then its native fallback.
     pub policy: Option<crate::plugin::Runner>,
+    /// Packets plugins sent to this stream's TX port (`send_to`), transmitted by this stream.
+    pub inject: Option<Arc<crate::ports::Inject>>,
+}
+
+/// What one round counted, published to the shared counters once.
+#[derive(Default)]
+struct Round {
+    flow: Flow,
+    drops: Drops,
 }
 
 /// A stream ready to poll.
@@ -78,18 +87,19 @@ impl Stream {
         self.p.policy.as_ref().map(|r| r.counters())
     }
 
-    /// One round: receive a burst, run the engine, transmit. Returns the packets received or made.
+    /// One round: receive a burst, run the engine (or the policy), take what plugins of other
+    /// streams sent to this TX port, transmit. Returns the packets handled.
     #[inline]
     pub fn poll(&mut self, cache: &mut PoolCache) -> usize {
+        let mut round = Round::default();
         if self.p.needs_rx {
             let rx = self.p.rxq.rx_burst(cache, &mut self.burst, self.p.burst_size);
-            if rx.nombuf != 0 {
-                self.counters.rx_nombuf(rx.nombuf as u64);
-            }
+            round.flow.rx_nombuf = rx.nombuf as u64;
+            round.flow.rx_packets = rx.packets as u64;
+            round.flow.rx_bytes = rx.bytes;
             if rx.packets == 0 {
-                return 0;
+                return self.flush_injected(cache, round);
             }
-            self.counters.rx(rx.packets as u64, rx.bytes);
         }
         let mut ctx = FwdCtx {
             cache,
@@ -99,57 +109,84 @@ impl Stream {
             template: &self.p.template,
             flow: &mut self.flow,
             burst_size: self.p.burst_size,
-            drops: EngineDrops::default(),
+            drops: Drops::default(),
             generated: 0,
             alloc_failed: 0,
+            redirected_out: 0,
         };
         match &mut self.p.policy {
             Some(policy) => policy.on_burst(&mut ctx, &mut self.burst, self.p.run),
             None => (self.p.run)(&mut ctx, &mut self.burst),
         }
-        let (engine_drops, generated) = (ctx.drops, ctx.generated);
-        if ctx.alloc_failed != 0 {
-            self.counters.rx_nombuf(ctx.alloc_failed);
-        }
-        if generated != 0 {
-            self.counters.generated(generated);
-        }
+        round.drops = ctx.drops;
+        round.flow.generated = ctx.generated;
+        round.flow.rx_nombuf += ctx.alloc_failed;
+        round.flow.redirected_out = ctx.redirected_out;
+        round.flow.redirected_in = self.take_injected();
         let n = self.burst.len();
-        let (bytes, offload_drops) = self.prepare_tx(cache);
-        let tx_full = self.transmit(cache, bytes);
-        self.counters.drops(Drops {
-            tx_full,
-            nombuf: engine_drops.nombuf,
-            engine: engine_drops.engine,
-            offload: offload_drops,
-        });
+        self.send(cache, &mut round);
         n
+    }
+
+    /// Transmits what other streams' plugins sent to this TX port, when nothing was received.
+    #[inline]
+    fn flush_injected(&mut self, cache: &mut PoolCache, mut round: Round) -> usize {
+        round.flow.redirected_in = self.take_injected();
+        let n = self.burst.len();
+        if n != 0 {
+            self.send(cache, &mut round);
+        } else if round.flow.rx_nombuf != 0 {
+            self.counters.add(&round.flow);
+        }
+        n
+    }
+
+    /// Appends packets waiting in this TX port's inject queue (a plugin's `send_to`).
+    #[inline]
+    fn take_injected(&mut self) -> u64 {
+        let Some(q) = &self.p.inject else { return 0 };
+        let mut n = 0;
+        while self.burst.len() < crate::mbuf::MAX_BURST {
+            let Some(p) = q.pop() else { break };
+            self.burst.push(p);
+            n += 1;
+        }
+        n
+    }
+
+    /// Offloads, transmit with retry, count the round.
+    #[inline]
+    fn send(&mut self, cache: &mut PoolCache, round: &mut Round) {
+        let bytes = self.prepare_tx(cache, &mut round.drops);
+        self.transmit(cache, bytes, round);
+        self.counters.add(&round.flow);
+        self.counters.drops(round.drops);
     }
 
     /// Counts the bytes to send and, on software ports, carries out TX offloads, dropping (and
     /// counting) packets where that is impossible. One pass over the burst.
     #[inline]
-    fn prepare_tx(&mut self, cache: &mut PoolCache) -> (u64, u64) {
-        let (mut bytes, mut dropped) = (0, 0);
+    fn prepare_tx(&mut self, cache: &mut PoolCache, drops: &mut Drops) -> u64 {
+        let mut bytes = 0;
         let mut i = 0;
         while i < self.burst.len() {
             let p = &mut self.burst[i];
             if self.p.sw_offloads && offload::apply_sw(p).is_err() {
                 cache.free(self.burst.remove(i));
-                dropped += 1;
+                drops.offload += 1;
                 continue;
             }
             bytes += p.len() as u64;
             i += 1;
         }
-        (bytes, dropped)
+        bytes
     }
 
-    /// Transmits the burst with bounded retry; frees what is left. Returns the packets dropped.
+    /// Transmits the burst with bounded retry; frees and counts (`tx_full`) what is left.
     #[inline]
-    fn transmit(&mut self, cache: &mut PoolCache, bytes: u64) -> u64 {
+    fn transmit(&mut self, cache: &mut PoolCache, bytes: u64, round: &mut Round) {
         if self.burst.is_empty() {
-            return 0;
+            return;
         }
         let mut sent = self.p.txq.tx_burst(cache, &mut self.burst);
         let mut tries = 0;
@@ -158,30 +195,30 @@ impl Stream {
             sent += self.p.txq.tx_burst(cache, &mut self.burst);
             tries += 1;
         }
-        let unsent = self.burst.len() as u64;
         let mut unsent_bytes = 0;
-        if unsent != 0 {
+        if !self.burst.is_empty() {
+            round.drops.tx_full += self.burst.len() as u64;
             unsent_bytes = self.burst.iter().map(|p| p.len() as u64).sum();
             cache.free_burst(&mut self.burst);
         }
-        self.counters.tx(sent as u64, bytes - unsent_bytes);
-        unsent
+        round.flow.tx_packets += sent as u64;
+        round.flow.tx_bytes += bytes - unsent_bytes;
     }
 
     /// Sends the tx_first bursts: template frames of the TX port, counted as generated.
     pub fn seed(&mut self, cache: &mut PoolCache) {
         for _ in 0..self.p.seed_bursts {
+            let mut round = Round::default();
             if !cache.alloc_bulk(&mut self.burst, self.p.burst_size) {
-                self.counters.rx_nombuf(self.p.burst_size as u64);
+                round.flow.rx_nombuf = self.p.burst_size as u64;
+                self.counters.add(&round.flow);
                 continue;
             }
             for p in self.burst.iter_mut() {
                 self.p.template.fill(p, &mut self.flow);
             }
-            self.counters.generated(self.burst.len() as u64);
-            let (bytes, _) = self.prepare_tx(cache);
-            let dropped = self.transmit(cache, bytes);
-            self.counters.drops(Drops { tx_full: dropped, ..Drops::default() });
+            round.flow.generated = self.burst.len() as u64;
+            self.send(cache, &mut round);
         }
     }
 

@@ -68,6 +68,26 @@ pub fn mark(p: &mut Pkt, tx: &TxOffloads) {
         .set_packet_type(h.l3 as u32);
 }
 
+/// Adds a plugin's offload request to a packet (which an engine may already have marked with the
+/// port's offloads): ORs the flags in, takes the inner TCI when the request has VLAN or QinQ and the
+/// outer TCI when it has QinQ, and sets the header lengths from the packet.
+#[inline]
+pub fn request(p: &mut Pkt, add: &TxOffloads) {
+    let m = p.meta();
+    let mut tx = TxOffloads {
+        flags: (m.ol_flags & (flags::TX_SW_MASK | flags::TX_MACSEC)) | add.flags,
+        vlan_tci: m.vlan_tci,
+        vlan_tci_outer: m.vlan_tci_outer,
+    };
+    if add.flags & (flags::TX_VLAN | flags::TX_QINQ) != 0 {
+        tx.vlan_tci = add.vlan_tci;
+    }
+    if add.flags & flags::TX_QINQ != 0 {
+        tx.vlan_tci_outer = add.vlan_tci_outer;
+    }
+    mark(p, &tx);
+}
+
 /// Why a software offload could not be carried out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OffloadError {

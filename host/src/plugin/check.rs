@@ -15,6 +15,7 @@ pub(crate) fn host_signature(name: &str) -> Option<(&'static [ValType], &'static
         import::MACSWAP => (&[I32, I32], &[I32]),
         import::SET_OFFLOADS => (&[I32, I64, I32, I32], &[I32]),
         import::DROP_PKT => (&[I32], &[I32]),
+        import::SEND_TO => (&[I32, I32], &[I32]),
         import::SET_STICKY => (&[I32, I64, I32, I32, I32], &[I32]),
         import::CLEAR_STICKY => (&[], &[I32]),
         import::COUNTER_REGISTER => (&[I32, I32], &[I32]),

@@ -28,18 +28,20 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
     linker.func_wrap(m, import::RUN_ENGINE, |mut c: C<'_>, e: i32, start: i32, n: i32| {
         run_engine(c.data_mut(), e, start, n)
     })?;
-    linker.func_wrap(m, import::MACSWAP, |mut c: C<'_>, start: i32, n: i32| {
-        run_engine(c.data_mut(), engine::MACSWAP as i32, start, n)
-    })?;
+    linker.func_wrap(m, import::MACSWAP, macswap)?;
     linker.func_wrap(m, import::SET_OFFLOADS, set_offloads)?;
     linker.func_wrap(m, import::DROP_PKT, drop_pkt)?;
+    linker.func_wrap(m, import::SEND_TO, send_to)?;
     linker.func_wrap(m, import::SET_STICKY, set_sticky)?;
     linker.func_wrap(m, import::CLEAR_STICKY, |mut c: C<'_>| {
         c.data_mut().sticky = None;
         0
     })?;
     linker.func_wrap(m, import::COUNTER_REGISTER, counter_register)?;
-    linker.func_wrap(m, import::COUNTER_ADD, |c: C<'_>, id: i32, v: i64| c.data().counters.add(id, v as u64))?;
+    linker.func_wrap(m, import::COUNTER_ADD, |c: C<'_>, id: i32, v: i64| match u64::try_from(v) {
+        Ok(v) => c.data().counters.add(id, v),
+        Err(_) => err::BAD_RANGE,
+    })?;
     linker.func_wrap(m, import::PARAM_GET, param_get)?;
     linker.func_wrap(m, import::NOW_NS, |_: C<'_>| crate::plugin::runner::now_ns() as i64)?;
     linker.func_wrap(m, import::LOG, log)?;
@@ -50,11 +52,23 @@ fn index(b: &Burst, i: i32) -> Option<usize> {
     usize::try_from(i).ok().filter(|&i| i < b.len())
 }
 
+/// A live packet of the burst: in range and neither dropped nor sent in this call.
+fn live(st: &mut HostState, i: i32) -> Result<usize, i32> {
+    let b = st.burst().ok_or(err::NO_BURST)?;
+    let i = index(b, i).ok_or(err::BAD_INDEX)?;
+    if st.gone(i) {
+        return Err(err::GONE);
+    }
+    Ok(i)
+}
+
 fn with_pkt(c: &mut C<'_>, i: i32, f: impl FnOnce(&mut Pkt) -> i32) -> i32 {
     let st = c.data_mut();
-    let Some(b) = st.burst() else { return err::NO_BURST };
-    let Some(i) = index(b, i) else { return err::BAD_INDEX };
-    f(&mut b[i])
+    let i = match live(st, i) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    st.burst().map_or(err::NO_BURST, |b| f(&mut b[i]))
 }
 
 /// `off..off+len` inside `limit`, as a range.
@@ -68,8 +82,11 @@ fn guest_io(c: &mut C<'_>, i: i32, off: i32, ptr: i32, len: i32, write: bool) ->
     let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
     let (guest, st) = mem.data_and_store_mut(c);
     let simd = st.simd;
+    let i = match live(st, i) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
     let Some(b) = st.burst() else { return err::NO_BURST };
-    let Some(i) = index(b, i) else { return err::BAD_INDEX };
     let p = &mut b[i];
     let Some(pr) = span(off, len, p.len()) else { return err::BAD_RANGE };
     let Some(gr) = span(ptr, len, guest.len()) else { return err::BAD_MEMORY };
@@ -84,8 +101,11 @@ fn guest_io(c: &mut C<'_>, i: i32, off: i32, ptr: i32, len: i32, write: bool) ->
 fn pkt_copy(mut c: C<'_>, di: i32, doff: i32, si: i32, soff: i32, len: i32) -> i32 {
     let st = c.data_mut();
     let simd = st.simd;
+    let (di, si) = match (live(st, di), live(st, si)) {
+        (Ok(d), Ok(s)) => (d, s),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
     let Some(b) = st.burst() else { return err::NO_BURST };
-    let (Some(di), Some(si)) = (index(b, di), index(b, si)) else { return err::BAD_INDEX };
     let Some(sr) = span(soff, len, b[si].len()) else { return err::BAD_RANGE };
     let Some(dr) = span(doff, len, b[di].len()) else { return err::BAD_RANGE };
     if di == si {
@@ -110,12 +130,17 @@ fn two(b: &mut Burst, d: usize, s: usize) -> (&mut Pkt, &Pkt) {
 fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 {
     let simd = st.simd;
     let Some(id) = u32::try_from(e).ok().filter(|&e| e < engine::COUNT) else { return err::BAD_ENGINE };
-    let Some((burst, ctx, scratch)) = st.burst_and_ctx() else { return err::NO_BURST };
-    let Some(range) = span(start, n, burst.len()) else { return err::BAD_INDEX };
+    let Some(len) = st.burst().map(|b| b.len()) else { return err::NO_BURST };
+    let Some(range) = span(start, n, len) else { return err::BAD_INDEX };
     if id == engine::RXONLY {
-        range.for_each(|i| st.drops[i / 64] |= 1 << (i % 64));
-        return 0;
+        for i in range.clone() {
+            if !st.gone(i) {
+                st.drops[i / 64] |= 1 << (i % 64);
+            }
+        }
+        return n;
     }
+    let Some((burst, ctx, scratch)) = st.burst_and_ctx() else { return err::NO_BURST };
     let run = ENGINES[id as usize].run.get(simd);
     if range.start == 0 && range.end == burst.len() {
         run(ctx, burst);
@@ -128,39 +153,86 @@ fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 {
     got
 }
 
-fn tx_of(f: i64, tci: i32, outer: i32) -> Option<TxOffloads> {
-    let f = u64::try_from(f).ok().filter(|f| f & !flags::ALLOWED == 0)?;
-    Some(TxOffloads { flags: f, vlan_tci: tci as u16, vlan_tci_outer: outer as u16 })
+fn macswap(mut c: C<'_>, start: i32, n: i32) -> i32 {
+    let st = c.data_mut();
+    let swap = crate::engines::MACSWAP_ONLY.get(st.simd);
+    let Some(b) = st.burst() else { return err::NO_BURST };
+    let Some(range) = span(start, n, b.len()) else { return err::BAD_INDEX };
+    swap(&mut b[range]);
+    n
+}
+
+fn tx_of(f: i64, tci: i32, outer: i32) -> Result<TxOffloads, i32> {
+    let f = u64::try_from(f).ok().filter(|f| f & !flags::ALLOWED == 0).ok_or(err::BAD_FLAGS)?;
+    let (tci, outer) = match (u16::try_from(tci), u16::try_from(outer)) {
+        (Ok(t), Ok(o)) => (t, o),
+        _ => return Err(err::BAD_RANGE),
+    };
+    Ok(TxOffloads { flags: f, vlan_tci: tci, vlan_tci_outer: outer })
 }
 
 fn set_offloads(mut c: C<'_>, i: i32, f: i64, tci: i32, outer: i32) -> i32 {
-    let Some(tx) = tx_of(f, tci, outer) else { return err::BAD_FLAGS };
+    let tx = match tx_of(f, tci, outer) {
+        Ok(tx) => tx,
+        Err(e) => return e,
+    };
     let st = c.data_mut();
-    let Some(b) = st.burst() else { return err::NO_BURST };
     if i == ALL_PACKETS {
-        b.iter_mut().for_each(|p| offload::mark(p, &tx));
+        let (drops, sent) = (st.drops, st.sent);
+        let Some(b) = st.burst() else { return err::NO_BURST };
+        for (j, p) in b.iter_mut().enumerate() {
+            if (drops[j / 64] | sent[j / 64]) & (1 << (j % 64)) == 0 {
+                offload::request(p, &tx);
+            }
+        }
         return 0;
     }
-    let Some(i) = index(b, i) else { return err::BAD_INDEX };
-    offload::mark(&mut b[i], &tx);
-    0
+    let i = match live(st, i) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    st.burst().map_or(err::NO_BURST, |b| {
+        offload::request(&mut b[i], &tx);
+        0
+    })
 }
 
 fn drop_pkt(mut c: C<'_>, i: i32) -> i32 {
     let st = c.data_mut();
-    let Some(b) = st.burst() else { return err::NO_BURST };
-    let Some(i) = index(b, i) else { return err::BAD_INDEX };
-    if st.dropped(i) {
-        return err::GONE;
+    match live(st, i) {
+        Ok(i) => {
+            st.drops[i / 64] |= 1 << (i % 64);
+            0
+        }
+        Err(e) => e,
     }
-    st.drops[i / 64] |= 1 << (i % 64);
+}
+
+fn send_to(mut c: C<'_>, i: i32, port: i32) -> i32 {
+    let st = c.data_mut();
+    let i = match live(st, i) {
+        Ok(i) => i,
+        Err(e) => return e,
+    };
+    let Some(port) = usize::try_from(port).ok().filter(|&p| st.injects.get(p).is_some_and(Option::is_some)) else {
+        return err::BAD_PORT;
+    };
+    st.sent[i / 64] |= 1 << (i % 64);
+    st.targets[i] = port as u16;
     0
 }
 
 fn set_sticky(mut c: C<'_>, e: i32, f: i64, tci: i32, outer: i32, bursts: i32) -> i32 {
     let Some(engine) = u32::try_from(e).ok().filter(|&e| e < engine::COUNT) else { return err::BAD_ENGINE };
-    let Some(tx) = tx_of(f, tci, outer) else { return err::BAD_FLAGS };
-    let left = if bursts < 0 { u64::MAX } else { bursts as u64 };
+    let tx = match tx_of(f, tci, outer) {
+        Ok(tx) => tx,
+        Err(e) => return e,
+    };
+    let left = match bursts {
+        -1 => u64::MAX,
+        1.. => bursts as u64,
+        _ => return err::BAD_RANGE,
+    };
     c.data_mut().sticky =
         Some(Sticky { engine, flags: tx.flags, vlan_tci: tx.vlan_tci, vlan_tci_outer: tx.vlan_tci_outer, left });
     0
@@ -181,6 +253,9 @@ fn counter_register(mut c: C<'_>, ptr: i32, len: i32) -> i32 {
         Ok(n) => n,
         Err(e) => return e,
     };
+    if !(1..=64).contains(&name.len()) {
+        return err::BAD_RANGE;
+    }
     c.data().counters.register(name, MAX_COUNTERS as usize)
 }
 
@@ -206,7 +281,7 @@ fn log(mut c: C<'_>, lvl: i32, ptr: i32, len: i32) {
     match lvl as u32 {
         level::ERROR => tracing::error!(plugin = %label, "{msg}"),
         level::WARN => tracing::warn!(plugin = %label, "{msg}"),
-        level::INFO => tracing::info!(plugin = %label, "{msg}"),
-        _ => tracing::debug!(plugin = %label, "{msg}"),
+        level::DEBUG => tracing::debug!(plugin = %label, "{msg}"),
+        _ => tracing::info!(plugin = %label, "{msg}"),
     }
 }

@@ -6,6 +6,7 @@ use super::state::{Call, HostState};
 use super::Runtime;
 use crate::config::PolicyCfg;
 use crate::mbuf::{Burst, MAX_BURST};
+use crate::ports::Inject;
 use crate::simd::Simd;
 use anyhow::{anyhow, bail};
 use std::collections::BTreeMap;
@@ -67,6 +68,7 @@ impl Plugin {
         instance: u32,
         simd: Simd,
         counters: &Arc<PluginCounters>,
+        injects: &Arc<[Option<Arc<Inject>>]>,
     ) -> anyhow::Result<Live> {
         let l = &self.cfg.limits;
         let limits = StoreLimitsBuilder::new()
@@ -79,6 +81,9 @@ impl Plugin {
             memory: None,
             call: Call { burst: std::ptr::null_mut(), ctx: std::ptr::null_mut() },
             drops: [0; MAX_BURST / 64],
+            sent: [0; MAX_BURST / 64],
+            targets: [0; MAX_BURST],
+            injects: injects.clone(),
             scratch: Burst::new(),
             sticky: None,
             params: self.params.clone(),

@@ -2,11 +2,13 @@
 //! contains failures as the port's policy says.
 
 use super::instance::{Live, Plugin};
+use super::state::HostState;
 use super::state::Sticky;
 use crate::config::FailurePolicy;
 use crate::engines::{EngineFn, FwdCtx, ENGINES};
 use crate::mbuf::Burst;
-use crate::offload::TxOffloads;
+use crate::offload::{self, TxOffloads};
+use crate::ports::Inject;
 use crate::simd::Simd;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -24,8 +26,10 @@ pub fn now_ns() -> u64 {
 pub struct PluginCounters {
     /// Calls into the plugin (per-burst calls, ticks not counted).
     pub calls: AtomicU64,
-    /// Calls that trapped or returned an error.
+    /// Calls that trapped (including timeouts).
     pub traps: AtomicU64,
+    /// Calls of `wasmdp_on_burst` that returned nonzero.
+    pub errors: AtomicU64,
     /// Calls stopped at the deadline.
     pub timeouts: AtomicU64,
     /// Bursts handled by a sticky decision without a call.
@@ -75,19 +79,44 @@ pub struct Runner {
     port: u16,
     instance: u32,
     simd: Simd,
+    injects: Arc<[Option<Arc<Inject>>]>,
     counters: Arc<PluginCounters>,
-    failures: u64,
+    /// Consecutive traps (no successful call between them).
+    traps_in_a_row: u64,
     disabled: bool,
+    /// Delay before the next re-instantiation (`reload`).
     backoff: Duration,
     retry_at: Option<Instant>,
     next_tick: Option<Instant>,
+    /// Error returns are logged at most once a second: when the last line was written, and how many
+    /// were not logged since.
+    error_log: (Option<Instant>, u64),
+}
+
+/// First delay between re-instantiations after the immediate one; doubles up to [`MAX_BACKOFF`].
+const FIRST_BACKOFF: Duration = Duration::from_millis(10);
+const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// How a call ended badly.
+enum Failure {
+    /// A trap (including the deadline): the instance is dropped.
+    Trap(String),
+    /// `wasmdp_on_burst` returned nonzero: the instance is kept.
+    Error(i32),
 }
 
 impl Runner {
-    /// Instantiates the plugin for a stream receiving on `port` (runs its init).
-    pub fn new(plugin: Arc<Plugin>, port: u16, instance: u32, simd: Simd) -> anyhow::Result<Runner> {
+    /// Instantiates the plugin for the stream receiving on `port` queue `instance` (runs its init).
+    /// `injects` are the ports' inject queues, for `send_to`.
+    pub fn new(
+        plugin: Arc<Plugin>,
+        port: u16,
+        instance: u32,
+        simd: Simd,
+        injects: Arc<[Option<Arc<Inject>>]>,
+    ) -> anyhow::Result<Runner> {
         let counters = Arc::new(PluginCounters::default());
-        let live = plugin.instantiate(port, instance, simd, &counters)?;
+        let live = plugin.instantiate(port, instance, simd, &counters, &injects)?;
         let next_tick = tick_period(&plugin).map(|p| Instant::now() + p);
         Ok(Runner {
             plugin,
@@ -95,12 +124,14 @@ impl Runner {
             port,
             instance,
             simd,
+            injects,
             counters,
-            failures: 0,
+            traps_in_a_row: 0,
             disabled: false,
-            backoff: Duration::from_millis(1),
+            backoff: Duration::ZERO,
             retry_at: None,
             next_tick,
+            error_log: (None, 0),
         })
     }
 
@@ -111,13 +142,11 @@ impl Runner {
 
     /// Handles one burst: the plugin's decision, its sticky decision, or the failure policy.
     /// `native` is the port's engine (the fallback).
+    #[inline]
     pub fn on_burst(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst, native: EngineFn) {
         self.maybe_tick();
-        if self.disabled || self.live.is_none() {
+        if self.live.is_none() {
             self.reinstantiate_if_due();
-            if self.live.is_none() || self.disabled {
-                return self.fail(ctx, burst, native);
-            }
         }
         let Some(live) = self.live.as_mut() else { return self.fail(ctx, burst, native) };
         if let Some(s) = live.store.data_mut().sticky.as_mut() {
@@ -132,66 +161,89 @@ impl Runner {
             live.store.data_mut().sticky = None;
         }
         match self.call(ctx, burst) {
-            Ok(()) => self.failures = 0,
-            Err(reason) => {
-                self.failed(&reason);
+            Ok(()) => {
+                self.traps_in_a_row = 0;
+                self.backoff = Duration::ZERO;
+            }
+            Err(f) => {
+                self.failed(f);
                 self.fail(ctx, burst, native);
             }
         }
     }
 
-    fn call(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst) -> Result<(), String> {
+    fn call(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst) -> Result<(), Failure> {
         let deadline = self.plugin.deadline_ticks();
-        let live = self.live.as_mut().ok_or("no instance")?;
+        let Some(live) = self.live.as_mut() else { return Err(Failure::Trap("no instance".into())) };
         bump(&self.counters.calls, 1);
-        {
+        let sticky_before = {
             let st = live.store.data_mut();
-            st.drops = [0; crate::mbuf::MAX_BURST / 64];
+            st.reset_requests();
             st.call.burst = burst;
             st.call.ctx = (ctx as *mut FwdCtx<'_>).cast();
-        }
+            st.sticky
+        };
         live.store.set_epoch_deadline(deadline);
-        let n = burst.len() as i32;
-        let res = live.on_burst.call(&mut live.store, (self.port as i32, n));
+        let res = live.on_burst.call(&mut live.store, (self.port as i32, burst.len() as i32));
         let st = live.store.data_mut();
         st.call.burst = std::ptr::null_mut();
         st.call.ctx = std::ptr::null_mut();
         match res {
             Ok(0) => {
-                let drops = st.drops;
-                apply_drops(ctx, burst, &drops);
+                apply_requests(ctx, burst, st);
                 Ok(())
             }
-            Ok(rc) => Err(format!("on_burst returned error code {rc}")),
+            Ok(rc) => {
+                st.sticky = sticky_before;
+                Err(Failure::Error(rc))
+            }
             Err(e) if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) => {
                 bump(&self.counters.timeouts, 1);
-                Err(format!("deadline of {} us exceeded", self.plugin.cfg.limits.deadline_us.0))
+                Err(Failure::Trap(format!("deadline of {} us exceeded", self.plugin.cfg.limits.deadline_us.0)))
             }
-            Err(e) => Err(format!("trapped: {}", e.root_cause())),
+            Err(e) => Err(Failure::Trap(format!("trapped: {}", e.root_cause()))),
         }
     }
 
-    fn failed(&mut self, reason: &str) {
-        bump(&self.counters.traps, 1);
-        self.failures += 1;
+    /// Counts and logs a failure; a trap drops the instance (its state cannot be trusted), schedules
+    /// a new one under `reload`, and disables the plugin after `max_failures` traps in a row.
+    fn failed(&mut self, f: Failure) {
         let policy = self.plugin.cfg.on_failure;
-        tracing::warn!(plugin = %self.plugin.name(), port = self.port, policy = policy.name(), "plugin failed: {reason}");
-        if policy == FailurePolicy::Reload {
-            self.live = None;
-            self.retry_at = Some(Instant::now() + self.backoff);
-            self.backoff = (self.backoff * 2).min(Duration::from_secs(1));
-        }
-        if self.failures >= self.plugin.cfg.max_failures.0 && !self.disabled {
+        let name = self.plugin.name();
+        let reason = match f {
+            Failure::Error(rc) => {
+                bump(&self.counters.errors, 1);
+                let now = Instant::now();
+                let (last, quiet) = &mut self.error_log;
+                if last.is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1)) {
+                    tracing::warn!(plugin = %name, port = self.port, policy = policy.name(), not_logged = *quiet,
+                        "plugin returned error {rc}; the failure policy applies to the burst");
+                    (*last, *quiet) = (Some(now), 0);
+                } else {
+                    *quiet += 1;
+                }
+                return;
+            }
+            Failure::Trap(r) => r,
+        };
+        bump(&self.counters.traps, 1);
+        self.traps_in_a_row += 1;
+        self.live = None;
+        tracing::warn!(plugin = %name, port = self.port, policy = policy.name(), "plugin failed: {reason}");
+        if self.traps_in_a_row >= self.plugin.cfg.max_failures.0 {
             self.disabled = true;
-            tracing::error!(plugin = %self.plugin.name(), port = self.port, failures = self.failures,
-                "plugin disabled after consecutive failures; the port now runs its failure policy ({})", policy.name());
+            tracing::error!(plugin = %name, port = self.port, traps = self.traps_in_a_row,
+                "plugin disabled after consecutive traps; every burst now gets the failure policy ({})", policy.name());
+        } else if policy == FailurePolicy::Reload {
+            self.retry_at = Some(Instant::now() + self.backoff);
+            self.backoff = if self.backoff.is_zero() { FIRST_BACKOFF } else { (self.backoff * 2).min(MAX_BACKOFF) };
         }
     }
 
     fn fail(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst, native: EngineFn) {
         match self.plugin.cfg.on_failure {
             FailurePolicy::FailClosed => {
-                ctx.drops.engine += burst.len() as u64;
+                ctx.drops.plugin += burst.len() as u64;
                 ctx.cache.free_burst(burst);
             }
             FailurePolicy::FailOpen | FailurePolicy::Reload => native(ctx, burst),
@@ -199,18 +251,16 @@ impl Runner {
     }
 
     fn reinstantiate_if_due(&mut self) {
-        if self.disabled || self.live.is_some() || self.retry_at.is_none_or(|t| Instant::now() < t) {
+        if self.disabled || self.retry_at.is_none_or(|t| Instant::now() < t) {
             return;
         }
-        match self.plugin.instantiate(self.port, self.instance, self.simd, &self.counters) {
+        self.retry_at = None;
+        match self.plugin.instantiate(self.port, self.instance, self.simd, &self.counters, &self.injects) {
             Ok(live) => {
                 tracing::info!(plugin = %self.plugin.name(), port = self.port, "plugin re-instantiated");
                 self.live = Some(live);
-                self.retry_at = None;
             }
-            Err(e) => {
-                self.failed(&format!("re-instantiation failed: {e:#}"));
-            }
+            Err(e) => self.failed(Failure::Trap(format!("re-instantiation failed: {e:#}"))),
         }
     }
 
@@ -226,7 +276,7 @@ impl Runner {
         let Some(tick) = live.tick.clone() else { return };
         live.store.set_epoch_deadline(deadline);
         if let Err(e) = tick.call(&mut live.store, now_ns() as i64) {
-            self.failed(&format!("tick trapped: {}", e.root_cause()));
+            self.failed(Failure::Trap(format!("tick trapped: {}", e.root_cause())));
         }
     }
 }
@@ -236,25 +286,38 @@ fn tick_period(p: &Plugin) -> Option<Duration> {
     (ms > 0).then(|| Duration::from_millis(ms))
 }
 
+/// A sticky burst: what `run_engine(engine, 0, n)` then `set_offloads(ALL, ...)` would do.
 fn run_sticky(ctx: &mut FwdCtx<'_>, burst: &mut Burst, s: Sticky, simd: Simd) {
     if s.engine == wasmdp_abi::engine::RXONLY {
         ctx.drops.engine += burst.len() as u64;
         return ctx.cache.free_burst(burst);
     }
-    let port_tx = ctx.tx;
-    ctx.tx = TxOffloads { flags: s.flags, vlan_tci: s.vlan_tci, vlan_tci_outer: s.vlan_tci_outer };
     (ENGINES[s.engine as usize].run.get(simd))(ctx, burst);
-    ctx.tx = port_tx;
+    if s.flags != 0 {
+        let tx = TxOffloads { flags: s.flags, vlan_tci: s.vlan_tci, vlan_tci_outer: s.vlan_tci_outer };
+        burst.iter_mut().for_each(|p| offload::request(p, &tx));
+    }
 }
 
-fn apply_drops(ctx: &mut FwdCtx<'_>, burst: &mut Burst, drops: &[u64]) {
-    if drops.iter().all(|w| *w == 0) {
+/// Carries out the drops and sends of a successful call, back to front so indexes stay valid.
+fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &HostState) {
+    if st.drops.iter().chain(&st.sent).all(|w| *w == 0) {
         return;
     }
     for i in (0..burst.len()).rev() {
-        if drops[i / 64] & (1 << (i % 64)) != 0 {
+        let bit = 1 << (i % 64);
+        if st.drops[i / 64] & bit != 0 {
             let p = burst.remove(i);
             ctx.drop_pkt(p);
+        } else if st.sent[i / 64] & bit != 0 {
+            let p = burst.remove(i);
+            ctx.redirected_out += 1;
+            let q = st.injects[st.targets[i] as usize].as_ref();
+            if let Some(Err(p)) = q.map(|q| q.push(p)) {
+                ctx.redirected_out -= 1;
+                ctx.drops.tx_full += 1;
+                ctx.cache.free(p);
+            }
         }
     }
 }

@@ -3,6 +3,7 @@
 use super::runner::PluginCounters;
 use crate::engines::FwdCtx;
 use crate::mbuf::{Burst, MAX_BURST};
+use crate::ports::Inject;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use wasmtime::{Memory, StoreLimits};
@@ -40,6 +41,12 @@ pub(crate) struct HostState {
     pub call: Call,
     /// Packets the plugin dropped in the current call, one bit per index.
     pub drops: [u64; MAX_BURST / 64],
+    /// Packets the plugin sent to another port in the current call, one bit per index...
+    pub sent: [u64; MAX_BURST / 64],
+    /// ... and the port each was sent to.
+    pub targets: [u16; MAX_BURST],
+    /// Inject queue per port (None: no stream transmits there, so `send_to` it is `BAD_PORT`).
+    pub injects: Arc<[Option<Arc<Inject>>]>,
     /// Scratch burst for engines run on part of a burst (allocated once).
     pub scratch: Burst,
     pub sticky: Option<Sticky>,
@@ -71,8 +78,14 @@ impl HostState {
         Some(unsafe { (&mut *self.call.burst, &mut *self.call.ctx, &mut self.scratch) })
     }
 
-    /// Whether packet `i` was dropped in this call.
-    pub fn dropped(&self, i: usize) -> bool {
-        self.drops[i / 64] & (1 << (i % 64)) != 0
+    /// Whether packet `i` was dropped or sent elsewhere in this call.
+    pub fn gone(&self, i: usize) -> bool {
+        (self.drops[i / 64] | self.sent[i / 64]) & (1 << (i % 64)) != 0
+    }
+
+    /// Forgets the requests of the previous call.
+    pub fn reset_requests(&mut self) {
+        self.drops = [0; MAX_BURST / 64];
+        self.sent = [0; MAX_BURST / 64];
     }
 }

@@ -15,6 +15,13 @@ use crate::offload::TxOffloads;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// Packets sent to a port by plugins of streams that do not transmit on it (`send_to`): a bounded
+/// lock-free queue that the streams transmitting on the port drain.
+pub type Inject = crossbeam_queue::ArrayQueue<crate::mbuf::Pkt>;
+
+/// Capacity of a port's inject queue.
+pub const INJECT_SIZE: usize = 4096;
+
 /// What one RX call produced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Rx {

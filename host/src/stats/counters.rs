@@ -1,55 +1,95 @@
 //! Per-stream counters: single writer, many readers.
+//!
+//! Each figure is declared once in [`counters!`]: that gives the plain snapshot struct, its sum, and
+//! the shared atomic twin that the worker bumps and the display reads.
 
 use std::ops::Add;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 
-/// Drops by reason.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Drops {
-    /// TX queue still full after the retries.
-    pub tx_full: u64,
-    /// No buffer for a copy or a generated packet.
-    pub nombuf: u64,
-    /// The engine (or policy) decided to drop.
-    pub engine: u64,
-    /// A software TX offload could not be done (no headroom).
-    pub offload: u64,
+/// Declares a plain struct of u64 figures, its `Add`, and an atomic twin with `bump_*` adders and a
+/// `snapshot`.
+macro_rules! counters {
+    ($(#[$m:meta])* $plain:ident / $shared:ident { $($(#[$fm:meta])* $f:ident),* $(,)? }) => {
+        $(#[$m])*
+        #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+        pub struct $plain { $($(#[$fm])* pub $f: u64),* }
+
+        impl Add for $plain {
+            type Output = $plain;
+            fn add(self, o: $plain) -> $plain {
+                $plain { $($f: self.$f + o.$f),* }
+            }
+        }
+
+        /// The shared, atomic form (one writer).
+        #[derive(Debug, Default)]
+        pub(crate) struct $shared { $($f: AtomicU64),* }
+
+        impl $shared {
+            /// Adds every figure of `v` (plain load and store: only the owning worker writes).
+            #[inline(always)]
+            pub(crate) fn bump(&self, v: &$plain) {
+                $(if v.$f != 0 { self.$f.store(self.$f.load(Relaxed).wrapping_add(v.$f), Relaxed); })*
+            }
+            /// Reads every figure.
+            pub(crate) fn snapshot(&self) -> $plain {
+                $plain { $($f: self.$f.load(Relaxed)),* }
+            }
+        }
+    };
 }
+
+counters!(
+    /// Drops by reason.
+    Drops / SharedDrops {
+        /// TX queue still full after the retries (also: a packet a plugin sent to a full port).
+        tx_full,
+        /// No buffer for a copy.
+        nombuf,
+        /// The engine (or a plugin's `drop_pkt`) decided to drop.
+        engine,
+        /// A software TX offload could not be done (no headroom).
+        offload,
+        /// A failed plugin call under `fail_closed`.
+        plugin,
+    }
+);
 
 impl Drops {
     /// All reasons together.
     pub fn total(&self) -> u64 {
-        self.tx_full + self.nombuf + self.engine + self.offload
+        self.tx_full + self.nombuf + self.engine + self.offload + self.plugin
     }
 }
 
-impl Add for Drops {
-    type Output = Drops;
-    fn add(self, o: Drops) -> Drops {
-        Drops {
-            tx_full: self.tx_full + o.tx_full,
-            nombuf: self.nombuf + o.nombuf,
-            engine: self.engine + o.engine,
-            offload: self.offload + o.offload,
-        }
+counters!(
+    /// A stream's packet figures at one moment (drops apart).
+    Flow / SharedFlow {
+        /// Packets received.
+        rx_packets,
+        /// Bytes received.
+        rx_bytes,
+        /// Packets not received (or not generated) for lack of buffers.
+        rx_nombuf,
+        /// Packets created by the stream (txonly, tx_first).
+        generated,
+        /// Packets transmitted.
+        tx_packets,
+        /// Bytes transmitted.
+        tx_bytes,
+        /// Packets a plugin sent from this stream to another port (`send_to`).
+        redirected_out,
+        /// Packets other streams' plugins sent to this stream's TX port, transmitted here.
+        redirected_in,
     }
-}
+);
 
-/// A stream's figures at one moment.
+/// A stream's figures at one moment. Every stream keeps
+/// `rx_packets + generated + redirected_in == tx_packets + drops.total() + redirected_out`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Counts {
-    /// Packets received.
-    pub rx_packets: u64,
-    /// Bytes received.
-    pub rx_bytes: u64,
-    /// Packets not received for lack of buffers.
-    pub rx_nombuf: u64,
-    /// Packets created by the stream (txonly, tx_first).
-    pub generated: u64,
-    /// Packets transmitted.
-    pub tx_packets: u64,
-    /// Bytes transmitted.
-    pub tx_bytes: u64,
+    /// Packets and bytes.
+    pub flow: Flow,
     /// Drops by reason.
     pub drops: Drops,
 }
@@ -57,15 +97,14 @@ pub struct Counts {
 impl Add for Counts {
     type Output = Counts;
     fn add(self, o: Counts) -> Counts {
-        Counts {
-            rx_packets: self.rx_packets + o.rx_packets,
-            rx_bytes: self.rx_bytes + o.rx_bytes,
-            rx_nombuf: self.rx_nombuf + o.rx_nombuf,
-            generated: self.generated + o.generated,
-            tx_packets: self.tx_packets + o.tx_packets,
-            tx_bytes: self.tx_bytes + o.tx_bytes,
-            drops: self.drops + o.drops,
-        }
+        Counts { flow: self.flow + o.flow, drops: self.drops + o.drops }
+    }
+}
+
+impl std::ops::Deref for Counts {
+    type Target = Flow;
+    fn deref(&self) -> &Flow {
+        &self.flow
     }
 }
 
@@ -73,72 +112,25 @@ impl Add for Counts {
 #[repr(align(128))]
 #[derive(Debug, Default)]
 pub struct StreamCounters {
-    rx_packets: AtomicU64,
-    rx_bytes: AtomicU64,
-    rx_nombuf: AtomicU64,
-    generated: AtomicU64,
-    tx_packets: AtomicU64,
-    tx_bytes: AtomicU64,
-    tx_full: AtomicU64,
-    nombuf: AtomicU64,
-    engine: AtomicU64,
-    offload: AtomicU64,
-}
-
-/// Adds to a counter that only the calling thread writes: a plain load and store.
-#[inline(always)]
-fn bump(c: &AtomicU64, v: u64) {
-    c.store(c.load(Relaxed).wrapping_add(v), Relaxed);
+    flow: SharedFlow,
+    drops: SharedDrops,
 }
 
 impl StreamCounters {
-    /// Counts a received burst.
+    /// Adds packet figures.
     #[inline(always)]
-    pub fn rx(&self, packets: u64, bytes: u64) {
-        bump(&self.rx_packets, packets);
-        bump(&self.rx_bytes, bytes);
+    pub fn add(&self, f: &Flow) {
+        self.flow.bump(f);
     }
-    /// Counts packets the port could not receive for lack of buffers.
-    #[inline(always)]
-    pub fn rx_nombuf(&self, n: u64) {
-        bump(&self.rx_nombuf, n);
-    }
-    /// Counts created packets.
-    #[inline(always)]
-    pub fn generated(&self, n: u64) {
-        bump(&self.generated, n);
-    }
-    /// Counts transmitted packets.
-    #[inline(always)]
-    pub fn tx(&self, packets: u64, bytes: u64) {
-        bump(&self.tx_packets, packets);
-        bump(&self.tx_bytes, bytes);
-    }
-    /// Counts drops.
+    /// Adds drops.
     #[inline(always)]
     pub fn drops(&self, d: Drops) {
         if d != Drops::default() {
-            bump(&self.tx_full, d.tx_full);
-            bump(&self.nombuf, d.nombuf);
-            bump(&self.engine, d.engine);
-            bump(&self.offload, d.offload);
+            self.drops.bump(&d);
         }
     }
     /// Reads every counter.
     pub fn snapshot(&self) -> Counts {
-        Counts {
-            rx_packets: self.rx_packets.load(Relaxed),
-            rx_bytes: self.rx_bytes.load(Relaxed),
-            rx_nombuf: self.rx_nombuf.load(Relaxed),
-            generated: self.generated.load(Relaxed),
-            tx_packets: self.tx_packets.load(Relaxed),
-            tx_bytes: self.tx_bytes.load(Relaxed),
-            drops: Drops {
-                tx_full: self.tx_full.load(Relaxed),
-                nombuf: self.nombuf.load(Relaxed),
-                engine: self.engine.load(Relaxed),
-                offload: self.offload.load(Relaxed),
-            },
-        }
+        Counts { flow: self.flow.snapshot(), drops: self.drops.snapshot() }
     }
 }

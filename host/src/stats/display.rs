@@ -88,8 +88,8 @@ pub fn print_final(view: &StatsView, secs: f64) {
         if d.total() != 0 {
             let _ = writeln!(
                 out,
-                "  Dropped by reason: tx_full {}  nombuf {}  engine {}  offload {}",
-                d.tx_full, d.nombuf, d.engine, d.offload
+                "  Dropped by reason: tx_full {}  nombuf {}  engine {}  offload {}  plugin {}",
+                d.tx_full, d.nombuf, d.engine, d.offload, d.plugin
             );
         }
         if let Some(pl) = &plugins[i] {
@@ -124,8 +124,10 @@ pub fn print_final(view: &StatsView, secs: f64) {
 }
 
 fn plugin_line(p: &super::PluginTotals) -> String {
-    let mut line =
-        format!("  Plugin: calls {}  traps {}  timeouts {}  sticky {}", p.calls, p.traps, p.timeouts, p.sticky);
+    let mut line = format!(
+        "  Plugin: calls {}  traps {}  timeouts {}  errors {}  sticky {}",
+        p.calls, p.traps, p.timeouts, p.errors, p.sticky
+    );
     for (name, v) in &p.counters {
         let _ = write!(line, "  {name} {v}");
     }

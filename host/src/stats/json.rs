@@ -24,7 +24,7 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
     let ports = view.per_port(&snap);
     let t = total(&snap);
     let plugins = view.plugins_per_port();
-    let drops = |d: super::counters::Drops| json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload});
+    let drops = |d: super::counters::Drops| json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload, "plugin": d.plugin});
     let ports_json: Vec<Value> = ports
         .iter()
         .zip(&view.ports)
@@ -39,6 +39,7 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 port["plugin_calls"] = json!(pl.calls);
                 port["plugin_traps"] = json!(pl.traps);
                 port["plugin_timeouts"] = json!(pl.timeouts);
+                port["plugin_errors"] = json!(pl.errors);
                 port["plugin_sticky"] = json!(pl.sticky);
                 port["plugin_counters"] = json!(pl.counters);
             }
@@ -55,6 +56,7 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 "tx_port": view.ports[s.tx_port as usize], "tx_queue": s.tx_queue,
                 "engine": s.engine, "lcore": s.lcore,
                 "rx_packets": c.rx_packets, "tx_packets": c.tx_packets, "generated": c.generated,
+                "redirected_in": c.redirected_in, "redirected_out": c.redirected_out,
                 "dropped": c.drops.total(), "dropped_by_reason": drops(c.drops),
             })
         })
@@ -70,6 +72,7 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
             "rx_packets": t.rx_packets, "tx_packets": t.tx_packets, "dropped": t.drops.total(),
             "rx_nombuf": t.rx_nombuf, "generated": t.generated, "in_flight": facts.in_flight,
             "dropped_by_reason": drops(t.drops),
+            "redirected": t.redirected_out,
         },
         "leaked_buffers": facts.leaked_buffers,
         "pool": facts.pool,

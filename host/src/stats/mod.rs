@@ -9,7 +9,7 @@ mod counters;
 mod display;
 mod json;
 
-pub use counters::{Counts, Drops, StreamCounters};
+pub use counters::{Counts, Drops, Flow, StreamCounters};
 pub use display::{print_final, print_periodic, Rates};
 pub use json::{report_json, RunFacts};
 
@@ -48,8 +48,10 @@ pub struct StatsView {
 pub struct PluginTotals {
     /// Calls into the plugin.
     pub calls: u64,
-    /// Failed calls (traps, errors, timeouts).
+    /// Calls that trapped (timeouts included).
     pub traps: u64,
+    /// Calls that returned an error code.
+    pub errors: u64,
     /// Calls stopped at the deadline.
     pub timeouts: u64,
     /// Bursts handled by a sticky decision.
@@ -100,6 +102,7 @@ impl StatsView {
             t.calls += pc.calls.load(Relaxed);
             t.traps += pc.traps.load(Relaxed);
             t.timeouts += pc.timeouts.load(Relaxed);
+            t.errors += pc.errors.load(Relaxed);
             t.sticky += pc.sticky.load(Relaxed);
             for (name, v) in pc.named() {
                 *t.counters.entry(name).or_default() += v;
