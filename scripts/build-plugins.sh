@@ -13,7 +13,7 @@ if command -v rustup >/dev/null && ! rustup target list --installed 2>/dev/null 
   rustup target add "$target" >/dev/null 2>&1 || rustup target add "$target"
 fi
 
-cargo build --manifest-path "$root/plugins/Cargo.toml" --target "$target" --release "$@"
+cargo build --manifest-path "$root/plugins/Cargo.toml" --target-dir "$root/plugins/target" --target "$target" --release "$@"
 
 out="$root/plugins/target/$target/release"
 echo "plugins built in $out:"

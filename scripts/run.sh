@@ -4,5 +4,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+./scripts/build-plugins.sh >/dev/null
 cargo build --release -q -p wasmdp
 exec "${CARGO_TARGET_DIR:-target}"/release/wasmdp run config.yaml "$@"

@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/setup.sh
+echo "== build the WebAssembly plugins"
+./scripts/build-plugins.sh
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
@@ -11,6 +13,10 @@ echo "== cargo clippy --all-targets"
 cargo clippy --workspace --all-targets -q -- -D warnings
 echo "== cargo test"
 cargo test --workspace
+echo "== plugins: tests (native, against the SDK's mock host) and lints"
+cargo test --manifest-path plugins/Cargo.toml --target-dir plugins/target -q
+cargo clippy --manifest-path plugins/Cargo.toml --target-dir plugins/target --target wasm32-unknown-unknown -q -- -D warnings
+cargo fmt --manifest-path plugins/Cargo.toml --all -- --check
 echo "== wasmdp bench --quick"
 cargo build --release -q -p wasmdp
 out=$(mktemp -d)

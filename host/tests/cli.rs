@@ -18,10 +18,13 @@ fn run_forwards_and_writes_the_json_report() {
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains("Port statistics for port 0 (gen0)"), "{stdout}");
     assert!(stdout.contains("Accumulated forward statistics for all ports"), "{stdout}");
+    assert!(stdout.contains("Plugin: calls"), "the default config runs a policy on gen0: {stdout}");
     let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(j["mpps"].as_f64().unwrap() > 0.0);
     assert_eq!(j["ports"].as_array().unwrap().len(), 4);
     assert_eq!(j["leaked_buffers"], 0);
+    assert!(j["ports"][0]["plugin_calls"].as_u64().unwrap() > 0, "{}", j["ports"][0]);
+    assert_eq!(j["ports"][0]["plugin_traps"], 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

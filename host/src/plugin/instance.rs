@@ -39,7 +39,9 @@ impl Plugin {
     pub fn load(runtime: &Arc<Runtime>, cfg: &PolicyCfg) -> anyhow::Result<Arc<Plugin>> {
         let path = cfg.plugin.clone();
         let shown = path.display();
-        let bytes = std::fs::read(&path).map_err(|e| anyhow!("plugin {shown}: cannot read: {e}"))?;
+        let bytes = std::fs::read(&path).map_err(|e| {
+            anyhow!("plugin {shown}: cannot read: {e} (the example plugins are built by scripts/build-plugins.sh)")
+        })?;
         let max = cfg.limits.module_kib.get() * 1024;
         if bytes.len() > max {
             bail!("plugin {shown}: {} bytes is over limits.module_kib ({} KiB)", bytes.len(), max / 1024);

@@ -1,0 +1,139 @@
+//! A test bench on the wire: ring port `a` (configured by the test, possibly with a policy) and its
+//! peer `b`. Frames are fed to `a` through `b`'s TX, one stream `a -> a` runs one round, and what `a`
+//! transmitted is read back at `b`'s RX as bytes.
+#![allow(dead_code)]
+
+use std::sync::Arc;
+use std::time::Duration;
+use wasmdp::engines;
+use wasmdp::lcore::{Retry, Stream, StreamParts};
+use wasmdp::mbuf::{Burst, Pool, PoolCache, PoolConfig};
+use wasmdp::plugin::{Plugin, PluginCounters, Runner, Runtime};
+use wasmdp::ports::{open_all, RxQueue, TxQueue};
+use wasmdp::simd::Simd;
+use wasmdp::stats::{Counts, StreamInfo};
+
+/// The bench. Dropping it checks that every buffer went back to the pool.
+pub struct Wire {
+    pool: Arc<Pool>,
+    cache: Option<PoolCache>,
+    feed: Box<dyn TxQueue>,
+    out: Box<dyn RxQueue>,
+    stream: Option<Stream>,
+    template: Vec<u8>,
+}
+
+impl Wire {
+    /// `port_a` is the inside of port a's flow mapping, e.g. `engine: macswap, tx_offloads: [...]`.
+    pub fn new(port_a: &str) -> Wire {
+        let yaml = format!(
+            "ports:\n  - {{name: a, driver: ring, ring: {{peer: b}}, {port_a}}}\n  - {{name: b, driver: ring, ring: {{peer: a}}}}\n"
+        );
+        let cfg = wasmdp::config::parse(&yaml, "test").unwrap();
+        let pool = Pool::new(PoolConfig { size: 1024, cache_size: 16, ..Default::default() }).unwrap();
+        let mut ports = open_all(&cfg).unwrap();
+        let simd = Simd::detect();
+        let policy = cfg.ports[0].policy.as_ref().map(|pc| {
+            let plugin = Plugin::load(&Runtime::new().unwrap(), pc).unwrap_or_else(|e| panic!("{e:#}"));
+            Runner::new(plugin, 0, 0, simd, Arc::from(vec![None, None])).unwrap_or_else(|e| panic!("{e:#}"))
+        });
+        let engine = engines::lookup(&cfg.ports[0].engine.as_ref().unwrap_or(&cfg.engine).0).unwrap();
+        let feed = ports[1].txqs[0].take().unwrap();
+        let out = ports[1].rxqs[0].take().unwrap();
+        let a = &mut ports[0];
+        let info = StreamInfo { rx_port: 0, rx_queue: 0, tx_port: 0, tx_queue: 0, engine: engine.name, lcore: None };
+        let stream = Stream::new(StreamParts {
+            info,
+            rxq: a.rxqs[0].take().unwrap(),
+            txq: a.txqs[0].take().unwrap(),
+            run: engine.run.get(simd),
+            needs_rx: true,
+            burst_size: 64,
+            retry: Retry { count: 0, delay: Duration::ZERO },
+            sw_offloads: a.driver.software_offloads,
+            tx: a.tx,
+            tx_mac: a.mac,
+            peer_mac: a.peer_mac,
+            template: a.template.clone(),
+            seed_bursts: 0,
+            policy,
+            inject: None,
+        });
+        let template = a.template.bytes().to_vec();
+        Wire { cache: Some(pool.cache()), pool, feed, out, stream: Some(stream), template }
+    }
+
+    /// Port a's template frame.
+    pub fn template(&self) -> &[u8] {
+        &self.template
+    }
+
+    /// Feeds `frames` to a, runs one round of the stream, returns what a transmitted.
+    pub fn send(&mut self, frames: &[Vec<u8>]) -> Vec<Vec<u8>> {
+        let cache = self.cache.as_mut().unwrap();
+        let mut burst = Burst::new();
+        for f in frames {
+            let mut p = cache.alloc().unwrap();
+            p.copy_from(f).unwrap();
+            burst.push(p);
+        }
+        assert_eq!(self.feed.tx_burst(cache, &mut burst), frames.len());
+        self.stream.as_mut().unwrap().poll(cache);
+        self.out.rx_burst(cache, &mut burst, 512);
+        let got = burst.iter().map(|p| p.data().to_vec()).collect();
+        cache.free_burst(&mut burst);
+        got
+    }
+
+    /// The stream's counters.
+    pub fn counts(&self) -> Counts {
+        self.stream.as_ref().unwrap().counters().snapshot()
+    }
+
+    /// The plugin's counters.
+    pub fn plugin(&self) -> Arc<PluginCounters> {
+        self.stream.as_ref().unwrap().plugin_counters().expect("port a has no policy")
+    }
+}
+
+impl Drop for Wire {
+    fn drop(&mut self) {
+        let mut cache = self.cache.take().unwrap();
+        if let Some(mut s) = self.stream.take() {
+            s.drain(&mut cache);
+        }
+        self.out.drain(&mut cache);
+        drop(cache);
+        if !std::thread::panicking() {
+            assert_eq!(self.pool.available(), self.pool.capacity(), "buffers leaked");
+        }
+    }
+}
+
+/// The 802.1Q/802.1ad tags of a frame, outermost first, as (TPID, TCI).
+pub fn tags(f: &[u8]) -> Vec<(u16, u16)> {
+    let mut out = Vec::new();
+    let mut at = 12;
+    while at + 4 <= f.len() && matches!(u16::from_be_bytes([f[at], f[at + 1]]), 0x8100 | 0x88a8) {
+        out.push((u16::from_be_bytes([f[at], f[at + 1]]), u16::from_be_bytes([f[at + 2], f[at + 3]])));
+        at += 4;
+    }
+    out
+}
+
+/// `f` with its MAC addresses swapped.
+pub fn swapped(f: &[u8]) -> Vec<u8> {
+    let mut o = f.to_vec();
+    o[..6].copy_from_slice(&f[6..12]);
+    o[6..12].copy_from_slice(&f[..6]);
+    o
+}
+
+/// Where `scripts/build-plugins.sh` puts module `name` (panics with what to run when absent).
+pub fn plugin_path(name: &str) -> std::path::PathBuf {
+    let p = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../plugins/target/wasm32-unknown-unknown/release")
+        .join(format!("{name}.wasm"));
+    assert!(p.exists(), "{} is missing: run scripts/build-plugins.sh (scripts/test.sh does)", p.display());
+    p
+}
