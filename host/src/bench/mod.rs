@@ -1,18 +1,22 @@
-//! `wasmdp bench`: each engine x kernel variant through the real poll loop on null ports.
+//! `wasmdp bench`: engines x paths x kernel variants through the real poll loop on null ports.
 //!
 //! A cell is a whole run of the dataplane: two null ports, paired (two streams), one worker lcore,
 //! RX allocating from the pool and filling from the template, TX freeing, exactly as `wasmdp run`
-//! does. Each cell is repeated and reported as the median with min and max.
+//! does. The path says who decides per burst: the config (`native`), a plugin calling the native
+//! engine every burst (`plugin`), a plugin that decided once (`plugin-sticky`), or a plugin doing the
+//! work itself in WebAssembly (`wasm`, macswap only). Each cell is repeated; the median is reported
+//! with min and max, and its ratio to the native cell of the same engine and variant (paths run in
+//! turn, repetition by repetition, and the ratio is the median of the per-repetition ratios).
 
-use crate::config::{self, Config};
-use crate::dataplane::{self, Overrides, RunOptions};
+mod calls;
+mod cell;
+mod report;
+
+pub use cell::{BenchPath, Cell};
+
 use crate::simd::Simd;
 use clap::Args;
-use serde_json::json;
 use std::path::PathBuf;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
-use std::time::Duration;
 
 /// `wasmdp bench` options.
 #[derive(Debug, Args, Clone)]
@@ -26,6 +30,9 @@ pub struct BenchArgs {
     /// Engines to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "io,mac,macswap,5tswap,copy")]
     pub engines: Vec<String>,
+    /// Paths, comma-separated: native, plugin, plugin-sticky, wasm (wasm: macswap only).
+    #[arg(long, value_delimiter = ',', default_value = "native,plugin,plugin-sticky,wasm")]
+    pub paths: Vec<String>,
     /// Kernel variants, comma-separated (default: every variant this CPU supports).
     #[arg(long, value_delimiter = ',')]
     pub simd: Vec<String>,
@@ -38,51 +45,18 @@ pub struct BenchArgs {
     /// Core for the worker (default: the last core).
     #[arg(long)]
     pub lcore: Option<usize>,
-    /// A short run: 0.3 s per repetition, io and macswap only.
+    /// Where the example plugins are (built by scripts/build-plugins.sh).
+    #[arg(long, default_value = "plugins/target/wasm32-unknown-unknown/release")]
+    pub plugins: PathBuf,
+    /// A short run: 0.3 s per repetition, io and macswap only, the detected kernel variant.
     #[arg(long)]
     pub quick: bool,
+    /// Also measure the cost of one host->plugin and one plugin->host call.
+    #[arg(long)]
+    pub calls: bool,
     /// Write the results as JSON to PATH.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
-}
-
-/// One measured cell.
-#[derive(Debug, Clone)]
-pub struct Cell {
-    /// Engine name.
-    pub engine: String,
-    /// Kernel variant.
-    pub simd: Simd,
-    /// Mpps of each repetition.
-    pub mpps: Vec<f64>,
-}
-
-impl Cell {
-    fn sorted(&self) -> Vec<f64> {
-        let mut v = self.mpps.clone();
-        v.sort_by(f64::total_cmp);
-        v
-    }
-    /// Median Mpps.
-    pub fn median(&self) -> f64 {
-        let v = self.sorted();
-        v[v.len() / 2]
-    }
-}
-
-/// The YAML of one cell: two null ports, paired, one lcore.
-pub fn cell_yaml(engine: &str, size: usize, burst: usize, lcore: usize) -> String {
-    format!(
-        "lcores: [{lcore}]\nburst: {burst}\nengine: {engine}\nports:\n  - {{name: p0, driver: null, frame: {{size: {size}}}}}\n  - {{name: p1, driver: null, frame: {{size: {size}}}}}\n"
-    )
-}
-
-fn run_cell(cfg: &Config, simd: Simd, secs: f64) -> anyhow::Result<f64> {
-    let o = Overrides { simd: Some(simd.name().into()), ..Overrides::default() };
-    let dp = dataplane::build(cfg, &o)?;
-    let opts = RunOptions { duration: Some(Duration::from_secs_f64(secs)), ..RunOptions::default() };
-    let report = dataplane::run(dp, &opts, Arc::new(AtomicBool::new(false)))?;
-    Ok(report.json["mpps"].as_f64().unwrap_or(0.0))
 }
 
 /// Runs the matrix and prints (and optionally writes) the results.
@@ -91,56 +65,47 @@ pub fn main(args: &BenchArgs) -> anyhow::Result<()> {
     if args.quick {
         args.seconds = 0.3;
         args.engines = vec!["io".into(), "macswap".into()];
-    }
-    let variants: Vec<Simd> = if args.simd.is_empty() {
-        Simd::supported()
-    } else {
-        args.simd
-            .iter()
-            .map(|s| {
-                Simd::from_name(s).ok_or_else(|| anyhow::anyhow!("--simd `{s}`: allowed scalar, sse, avx2, avx512"))
-            })
-            .collect::<Result<_, _>>()?
-    };
-    let lcore =
-        args.lcore.unwrap_or_else(|| core_affinity::get_core_ids().and_then(|c| c.last().map(|c| c.id)).unwrap_or(0));
-    println!(
-        "wasmdp bench: null ports x2 paired, {} B frames, burst {}, lcore {lcore}, {} x {:.1} s per cell",
-        args.size, args.burst, args.reps, args.seconds
-    );
-    println!("{:<8} {:<7} {:>10} {:>10} {:>10} {:>9}", "engine", "simd", "Mpps", "min", "max", "ns/pkt");
-    let mut cells = Vec::new();
-    for engine in &args.engines {
-        let cfg = config::parse(&cell_yaml(engine, args.size, args.burst, lcore), "bench")?;
-        for &simd in &variants {
-            let mpps = (0..args.reps.max(1))
-                .map(|_| run_cell(&cfg, simd, args.seconds))
-                .collect::<anyhow::Result<Vec<_>>>()?;
-            let cell = Cell { engine: engine.clone(), simd, mpps };
-            let s = cell.sorted();
-            println!(
-                "{:<8} {:<7} {:>10.2} {:>10.2} {:>10.2} {:>9.2}",
-                engine,
-                simd.name(),
-                cell.median(),
-                s[0],
-                s[s.len() - 1],
-                1e3 / cell.median()
-            );
-            cells.push(cell);
+        if args.simd.is_empty() {
+            args.simd = vec![Simd::detect().name().into()];
         }
     }
+    let variants = variants(&args.simd)?;
+    let paths = args
+        .paths
+        .iter()
+        .map(|p| BenchPath::from_name(p).ok_or_else(|| anyhow::anyhow!("--paths `{p}`: allowed {}", BenchPath::NAMES)))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let lcore = args.lcore.unwrap_or_else(|| core_affinity::get_core_ids().and_then(|c| c.last().map(|c| c.id)).unwrap_or(0));
+    let mut out = report::Table::start(&args, lcore);
+    let mut cells = Vec::new();
+    for engine in &args.engines {
+        let paths: Vec<_> = paths.iter().copied().filter(|p| p.applies_to(engine)).collect();
+        for &simd in &variants {
+            for c in cell::measure_group(&args, engine, &paths, simd, lcore)? {
+                out.row(&c);
+                cells.push(c);
+            }
+        }
+    }
+    let calls = if args.calls { Some(calls::measure()?) } else { None };
+    if let Some(c) = &calls {
+        println!("call cost: host->plugin {:.1} ns, plugin->host {:.1} ns (median of 5)", c.host_to_plugin_ns, c.plugin_to_host_ns);
+    }
     if let Some(path) = &args.json {
-        let arr: Vec<_> = cells
-            .iter()
-            .map(|c| {
-                let s = c.sorted();
-                json!({"engine": c.engine, "path": "native", "simd": c.simd.name(), "pkt_size": args.size, "burst": args.burst,
-                       "mpps": c.median(), "mpps_min": s[0], "mpps_max": s[s.len()-1], "ns_per_pkt": 1e3 / c.median(), "ratio_to_native": 1.0})
-            })
-            .collect();
-        std::fs::write(path, serde_json::to_string_pretty(&json!({"results": arr}))? + "\n")
-            .map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))?;
+        report::write_json(path, &args, &cells, calls.as_ref())?;
     }
     Ok(())
+}
+
+fn variants(names: &[String]) -> anyhow::Result<Vec<Simd>> {
+    if names.is_empty() {
+        return Ok(Simd::supported());
+    }
+    names
+        .iter()
+        .map(|s| {
+            let v = Simd::from_name(s).ok_or_else(|| anyhow::anyhow!("--simd `{s}`: allowed scalar, sse, avx2, avx512"))?;
+            crate::simd::resolve(crate::simd::SimdChoice::Fixed(v)).map_err(|e| anyhow::anyhow!(e))
+        })
+        .collect()
 }

@@ -145,6 +145,9 @@ impl Stream {
     #[inline]
     fn take_injected(&mut self) -> u64 {
         let Some(q) = &self.p.inject else { return 0 };
+        if q.is_empty() {
+            return 0;
+        }
         let mut n = 0;
         while self.burst.len() < crate::mbuf::MAX_BURST {
             let Some(p) = q.pop() else { break };

@@ -135,7 +135,7 @@ fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 {
     if id == engine::RXONLY {
         for i in range.clone() {
             if !st.gone(i) {
-                st.drops[i / 64] |= 1 << (i % 64);
+                st.request(i, false);
             }
         }
         return n;
@@ -201,7 +201,7 @@ fn drop_pkt(mut c: C<'_>, i: i32) -> i32 {
     let st = c.data_mut();
     match live(st, i) {
         Ok(i) => {
-            st.drops[i / 64] |= 1 << (i % 64);
+            st.request(i, false);
             0
         }
         Err(e) => e,
@@ -217,7 +217,7 @@ fn send_to(mut c: C<'_>, i: i32, port: i32) -> i32 {
     let Some(port) = usize::try_from(port).ok().filter(|&p| st.injects.get(p).is_some_and(Option::is_some)) else {
         return err::BAD_PORT;
     };
-    st.sent[i / 64] |= 1 << (i % 64);
+    st.request(i, true);
     st.targets[i] = port as u16;
     0
 }

@@ -85,6 +85,7 @@ impl Plugin {
             drops: [0; MAX_BURST / 64],
             sent: [0; MAX_BURST / 64],
             targets: [0; MAX_BURST],
+            requested: false,
             injects: injects.clone(),
             scratch: Burst::new(),
             sticky: None,

@@ -7,6 +7,7 @@
 //! own [`Runner`] (its own `Store` and instance: workers never share a store), which applies the
 //! failure policy and sticky decisions around each call.
 
+mod calls;
 mod check;
 mod hostfns;
 mod instance;
@@ -14,6 +15,7 @@ mod runner;
 mod runtime;
 mod state;
 
+pub use calls::measure as measure_calls;
 pub use instance::Plugin;
 pub use runner::{PluginCounters, Runner};
 pub use runtime::Runtime;

@@ -88,6 +88,9 @@ pub struct Runner {
     backoff: Duration,
     retry_at: Option<Instant>,
     next_tick: Option<Instant>,
+    /// Bursts until the clock is read again for the tick (reading it every burst costs more than a
+    /// sticky burst's whole bookkeeping).
+    tick_countdown: u32,
     /// Error returns are logged at most once a second: when the last line was written, and how many
     /// were not logged since.
     error_log: (Option<Instant>, u64),
@@ -96,6 +99,9 @@ pub struct Runner {
 /// First delay between re-instantiations after the immediate one; doubles up to [`MAX_BACKOFF`].
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
+
+/// The tick's clock is read every this many bursts.
+const TICK_CHECK_EVERY: u32 = 64;
 
 /// How a call ended badly.
 enum Failure {
@@ -131,6 +137,7 @@ impl Runner {
             backoff: Duration::ZERO,
             retry_at: None,
             next_tick,
+            tick_countdown: TICK_CHECK_EVERY,
             error_log: (None, 0),
         })
     }
@@ -264,8 +271,14 @@ impl Runner {
         }
     }
 
+    #[inline]
     fn maybe_tick(&mut self) {
         let Some(at) = self.next_tick else { return };
+        self.tick_countdown -= 1;
+        if self.tick_countdown != 0 {
+            return;
+        }
+        self.tick_countdown = TICK_CHECK_EVERY;
         let now = Instant::now();
         if now < at {
             return;
@@ -301,7 +314,7 @@ fn run_sticky(ctx: &mut FwdCtx<'_>, burst: &mut Burst, s: Sticky, simd: Simd) {
 
 /// Carries out the drops and sends of a successful call, back to front so indexes stay valid.
 fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &HostState) {
-    if st.drops.iter().chain(&st.sent).all(|w| *w == 0) {
+    if !st.requested {
         return;
     }
     for i in (0..burst.len()).rev() {

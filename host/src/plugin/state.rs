@@ -45,6 +45,8 @@ pub(crate) struct HostState {
     pub sent: [u64; MAX_BURST / 64],
     /// ... and the port each was sent to.
     pub targets: [u16; MAX_BURST],
+    /// Whether `drops` or `sent` has a bit set.
+    pub requested: bool,
     /// Inject queue per port (None: no stream transmits there, so `send_to` it is `BAD_PORT`).
     pub injects: Arc<[Option<Arc<Inject>>]>,
     /// Scratch burst for engines run on part of a burst (allocated once).
@@ -83,9 +85,21 @@ impl HostState {
         (self.drops[i / 64] | self.sent[i / 64]) & (1 << (i % 64)) != 0
     }
 
-    /// Forgets the requests of the previous call.
+    /// Forgets the requests of the previous call (nothing to do when it made none).
+    #[inline]
     pub fn reset_requests(&mut self) {
-        self.drops = [0; MAX_BURST / 64];
-        self.sent = [0; MAX_BURST / 64];
+        if self.requested {
+            self.drops = [0; MAX_BURST / 64];
+            self.sent = [0; MAX_BURST / 64];
+            self.requested = false;
+        }
+    }
+
+    /// Records a drop (`sent == false`) or a send of packet `i`.
+    #[inline]
+    pub fn request(&mut self, i: usize, sent: bool) {
+        let set = if sent { &mut self.sent } else { &mut self.drops };
+        set[i / 64] |= 1 << (i % 64);
+        self.requested = true;
     }
 }

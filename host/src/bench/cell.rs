@@ -1,0 +1,147 @@
+//! One cell of the matrix: its config and its measurement.
+
+use super::BenchArgs;
+use crate::config;
+use crate::dataplane::{self, Overrides, RunOptions};
+use crate::simd::Simd;
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Who decides per burst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BenchPath {
+    /// The engine from the config.
+    Native,
+    /// The static-policy plugin calls the native engine every burst.
+    Plugin,
+    /// The static-policy plugin decides once (sticky); the host repeats it.
+    PluginSticky,
+    /// The wasm-macswap plugin swaps inside WebAssembly (SIMD128).
+    Wasm,
+}
+
+impl BenchPath {
+    /// Accepted names, for errors.
+    pub const NAMES: &'static str = "native, plugin, plugin-sticky, wasm";
+
+    /// The name in the table and the JSON.
+    pub fn name(self) -> &'static str {
+        match self {
+            BenchPath::Native => "native",
+            BenchPath::Plugin => "plugin",
+            BenchPath::PluginSticky => "plugin-sticky",
+            BenchPath::Wasm => "wasm",
+        }
+    }
+
+    /// Parses a name.
+    pub fn from_name(s: &str) -> Option<BenchPath> {
+        [BenchPath::Native, BenchPath::Plugin, BenchPath::PluginSticky, BenchPath::Wasm].into_iter().find(|p| p.name() == s)
+    }
+
+    /// Whether the path exists for this engine (the pure-WebAssembly path is a MAC swap).
+    pub fn applies_to(self, engine: &str) -> bool {
+        self != BenchPath::Wasm || engine == "macswap"
+    }
+
+    fn policy(self, engine: &str, plugins: &std::path::Path) -> Option<String> {
+        let plugin = |name: &str| plugins.join(format!("{name}.wasm")).display().to_string();
+        // A generous deadline: a bench run must not trip over preemption on a shared machine.
+        let tail = "on_failure: fail_closed, limits: {deadline_us: 1000000}";
+        match self {
+            BenchPath::Native => None,
+            BenchPath::Plugin => Some(format!("{{plugin: {}, params: {{engine: {engine}}}, {tail}}}", plugin("static_policy"))),
+            BenchPath::PluginSticky => {
+                Some(format!("{{plugin: {}, params: {{engine: {engine}, sticky: true}}, {tail}}}", plugin("static_policy")))
+            }
+            BenchPath::Wasm => Some(format!("{{plugin: {}, {tail}}}", plugin("wasm_macswap"))),
+        }
+    }
+}
+
+/// One measured cell.
+#[derive(Debug, Clone)]
+pub struct Cell {
+    /// Engine name.
+    pub engine: String,
+    /// Who decides per burst.
+    pub path: BenchPath,
+    /// Kernel variant.
+    pub simd: Simd,
+    /// Mpps of each repetition.
+    pub mpps: Vec<f64>,
+    /// Per repetition, Mpps over the native cell's Mpps of the same repetition (empty without a
+    /// native cell).
+    pub ratios: Vec<f64>,
+}
+
+impl Cell {
+    /// Repetitions, sorted.
+    pub fn sorted(&self) -> Vec<f64> {
+        let mut v = self.mpps.clone();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+    /// Median Mpps.
+    pub fn median(&self) -> f64 {
+        let v = self.sorted();
+        v[v.len() / 2]
+    }
+
+    /// Median ratio to native, when a native cell ran alongside.
+    pub fn ratio(&self) -> Option<f64> {
+        let mut v = self.ratios.clone();
+        v.sort_by(f64::total_cmp);
+        v.get(v.len() / 2).copied()
+    }
+}
+
+/// The YAML of one cell: two null ports, paired, one lcore, the path's policy on both.
+pub fn yaml(engine: &str, path: BenchPath, args: &BenchArgs, lcore: usize) -> String {
+    let policy = path.policy(engine, &args.plugins).map(|p| format!(", policy: {p}")).unwrap_or_default();
+    let port = |name: &str| format!("  - {{name: {name}, driver: null, frame: {{size: {}}}{policy}}}\n", args.size);
+    format!("lcores: [{lcore}]\nburst: {}\nengine: {engine}\nports:\n{}{}", args.burst, port("p0"), port("p1"))
+}
+
+/// Runs the cells of one engine and variant, one per path, repetition by repetition in turn
+/// (native, plugin, ..., native, plugin, ...), so that drift of a shared machine touches every path
+/// alike; each cell's ratio to native is the median of the per-repetition ratios.
+pub fn measure_group(args: &BenchArgs, engine: &str, paths: &[BenchPath], simd: Simd, lcore: usize) -> anyhow::Result<Vec<Cell>> {
+    let cfgs = paths
+        .iter()
+        .map(|&p| config::parse(&yaml(engine, p, args, lcore), "bench cell"))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let mut cells: Vec<Cell> =
+        paths.iter().map(|&path| Cell { engine: engine.into(), path, simd, mpps: Vec::new(), ratios: Vec::new() }).collect();
+    for _ in 0..args.reps.max(1) {
+        for (cell, cfg) in cells.iter_mut().zip(&cfgs) {
+            cell.mpps.push(run_once(cfg, args, cell)?);
+        }
+        if let Some(native) = cells.iter().position(|c| c.path == BenchPath::Native) {
+            let base = *cells[native].mpps.last().unwrap_or(&0.0);
+            for c in &mut cells {
+                let last = *c.mpps.last().unwrap_or(&0.0);
+                c.ratios.push(if base > 0.0 { last / base } else { 0.0 });
+            }
+        }
+    }
+    Ok(cells)
+}
+
+fn run_once(cfg: &config::Config, args: &BenchArgs, cell: &Cell) -> anyhow::Result<f64> {
+    let o = Overrides { simd: Some(cell.simd.name().into()), ..Overrides::default() };
+    let dp = dataplane::build(cfg, &o)?;
+    let opts = RunOptions { duration: Some(Duration::from_secs_f64(args.seconds)), ..RunOptions::default() };
+    let r = dataplane::run(dp, &opts, Arc::new(AtomicBool::new(false)))?;
+    let failed: u64 = r.json["ports"].as_array().into_iter().flatten().filter_map(|p| p["plugin_traps"].as_u64()).sum();
+    if failed != 0 {
+        anyhow::bail!(
+            "bench cell {}/{}/{}: the plugin failed {failed} times; the figure would not be the path's",
+            cell.engine,
+            cell.path.name(),
+            cell.simd
+        );
+    }
+    Ok(r.json["mpps"].as_f64().unwrap_or(0.0))
+}
