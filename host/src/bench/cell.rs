@@ -37,7 +37,9 @@ impl BenchPath {
 
     /// Parses a name.
     pub fn from_name(s: &str) -> Option<BenchPath> {
-        [BenchPath::Native, BenchPath::Plugin, BenchPath::PluginSticky, BenchPath::Wasm].into_iter().find(|p| p.name() == s)
+        [BenchPath::Native, BenchPath::Plugin, BenchPath::PluginSticky, BenchPath::Wasm]
+            .into_iter()
+            .find(|p| p.name() == s)
     }
 
     /// Whether the path exists for this engine (the pure-WebAssembly path is a MAC swap).
@@ -51,10 +53,13 @@ impl BenchPath {
         let tail = "on_failure: fail_closed, limits: {deadline_us: 1000000}";
         match self {
             BenchPath::Native => None,
-            BenchPath::Plugin => Some(format!("{{plugin: {}, params: {{engine: {engine}}}, {tail}}}", plugin("static_policy"))),
-            BenchPath::PluginSticky => {
-                Some(format!("{{plugin: {}, params: {{engine: {engine}, sticky: true}}, {tail}}}", plugin("static_policy")))
+            BenchPath::Plugin => {
+                Some(format!("{{plugin: {}, params: {{engine: {engine}}}, {tail}}}", plugin("static_policy")))
             }
+            BenchPath::PluginSticky => Some(format!(
+                "{{plugin: {}, params: {{engine: {engine}, sticky: true}}, {tail}}}",
+                plugin("static_policy")
+            )),
             BenchPath::Wasm => Some(format!("{{plugin: {}, {tail}}}", plugin("wasm_macswap"))),
         }
     }
@@ -107,13 +112,21 @@ pub fn yaml(engine: &str, path: BenchPath, args: &BenchArgs, lcore: usize) -> St
 /// Runs the cells of one engine and variant, one per path, repetition by repetition in turn
 /// (native, plugin, ..., native, plugin, ...), so that drift of a shared machine touches every path
 /// alike; each cell's ratio to native is the median of the per-repetition ratios.
-pub fn measure_group(args: &BenchArgs, engine: &str, paths: &[BenchPath], simd: Simd, lcore: usize) -> anyhow::Result<Vec<Cell>> {
+pub fn measure_group(
+    args: &BenchArgs,
+    engine: &str,
+    paths: &[BenchPath],
+    simd: Simd,
+    lcore: usize,
+) -> anyhow::Result<Vec<Cell>> {
     let cfgs = paths
         .iter()
         .map(|&p| config::parse(&yaml(engine, p, args, lcore), "bench cell"))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut cells: Vec<Cell> =
-        paths.iter().map(|&path| Cell { engine: engine.into(), path, simd, mpps: Vec::new(), ratios: Vec::new() }).collect();
+    let mut cells: Vec<Cell> = paths
+        .iter()
+        .map(|&path| Cell { engine: engine.into(), path, simd, mpps: Vec::new(), ratios: Vec::new() })
+        .collect();
     for _ in 0..args.reps.max(1) {
         for (cell, cfg) in cells.iter_mut().zip(&cfgs) {
             cell.mpps.push(run_once(cfg, args, cell)?);

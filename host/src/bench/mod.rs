@@ -75,7 +75,8 @@ pub fn main(args: &BenchArgs) -> anyhow::Result<()> {
         .iter()
         .map(|p| BenchPath::from_name(p).ok_or_else(|| anyhow::anyhow!("--paths `{p}`: allowed {}", BenchPath::NAMES)))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let lcore = args.lcore.unwrap_or_else(|| core_affinity::get_core_ids().and_then(|c| c.last().map(|c| c.id)).unwrap_or(0));
+    let lcore =
+        args.lcore.unwrap_or_else(|| core_affinity::get_core_ids().and_then(|c| c.last().map(|c| c.id)).unwrap_or(0));
     let mut out = report::Table::start(&args, lcore);
     let mut cells = Vec::new();
     for engine in &args.engines {
@@ -89,7 +90,10 @@ pub fn main(args: &BenchArgs) -> anyhow::Result<()> {
     }
     let calls = if args.calls { Some(calls::measure()?) } else { None };
     if let Some(c) = &calls {
-        println!("call cost: host->plugin {:.1} ns, plugin->host {:.1} ns (median of 5)", c.host_to_plugin_ns, c.plugin_to_host_ns);
+        println!(
+            "call cost: host->plugin {:.1} ns, plugin->host {:.1} ns (median of 5)",
+            c.host_to_plugin_ns, c.plugin_to_host_ns
+        );
     }
     if let Some(path) = &args.json {
         report::write_json(path, &args, &cells, calls.as_ref())?;
@@ -104,7 +108,8 @@ fn variants(names: &[String]) -> anyhow::Result<Vec<Simd>> {
     names
         .iter()
         .map(|s| {
-            let v = Simd::from_name(s).ok_or_else(|| anyhow::anyhow!("--simd `{s}`: allowed scalar, sse, avx2, avx512"))?;
+            let v =
+                Simd::from_name(s).ok_or_else(|| anyhow::anyhow!("--simd `{s}`: allowed scalar, sse, avx2, avx512"))?;
             crate::simd::resolve(crate::simd::SimdChoice::Fixed(v)).map_err(|e| anyhow::anyhow!(e))
         })
         .collect()

@@ -15,7 +15,10 @@ impl Table {
             "wasmdp bench: null ports x2 paired, {} B frames, burst {}, lcore {lcore}, {} x {:.1} s per cell",
             args.size, args.burst, args.reps, args.seconds
         );
-        println!("{:<8} {:<14} {:<7} {:>9} {:>9} {:>9} {:>8} {:>9}", "engine", "path", "simd", "Mpps", "min", "max", "ns/pkt", "x native");
+        println!(
+            "{:<8} {:<14} {:<7} {:>9} {:>9} {:>9} {:>8} {:>9}",
+            "engine", "path", "simd", "Mpps", "min", "max", "ns/pkt", "x native"
+        );
         Table
     }
 
@@ -54,5 +57,6 @@ pub fn write_json(path: &Path, args: &BenchArgs, cells: &[Cell], calls: Option<&
     if let Some(c) = calls {
         doc["calls"] = json!({"host_to_plugin_ns": c.host_to_plugin_ns, "plugin_to_host_ns": c.plugin_to_host_ns});
     }
-    std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n").map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))
+    std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")
+        .map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))
 }

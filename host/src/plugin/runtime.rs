@@ -21,8 +21,14 @@ pub struct Runtime {
 }
 
 impl Runtime {
-    /// Creates the engine (epoch interruption on) and starts the ticker.
+    /// Creates the engine (epoch interruption on) and starts the ticker; compiled modules are cached
+    /// in the default cache directory.
     pub fn new() -> anyhow::Result<Arc<Runtime>> {
+        Self::with_cache(cache_dir())
+    }
+
+    /// As [`Runtime::new`], with the compile cache in `dir` (None: no cache).
+    pub fn with_cache(dir: Option<PathBuf>) -> anyhow::Result<Arc<Runtime>> {
         let mut cfg = Config::new();
         cfg.epoch_interruption(true);
         cfg.cranelift_opt_level(wasmtime::OptLevel::Speed);
@@ -37,7 +43,7 @@ impl Runtime {
                 }
             })?
         };
-        Ok(Arc::new(Runtime { engine, cache_dir: cache_dir(), stop, ticker: Some(ticker) }))
+        Ok(Arc::new(Runtime { engine, cache_dir: dir, stop, ticker: Some(ticker) }))
     }
 
     /// The engine.
