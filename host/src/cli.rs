@@ -57,6 +57,11 @@ pub struct RunArgs {
     /// Kernel variant, overriding `simd:` (auto, scalar, sse, avx2, avx512).
     #[arg(long, value_name = "NAME")]
     pub simd: Option<String>,
+    /// Do not watch the config file: by default, saving it (or its plugins, or sending SIGHUP)
+    /// reloads it live; a change that needs a restart, or any error, is rejected and the running
+    /// configuration stays.
+    #[arg(long)]
+    pub no_reload: bool,
 }
 
 impl RunArgs {

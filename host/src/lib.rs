@@ -16,6 +16,7 @@ pub mod mbuf;
 pub mod offload;
 pub mod plugin;
 pub mod ports;
+pub mod reload;
 pub mod simd;
 pub mod stats;
 pub mod wire;

@@ -27,9 +27,12 @@ fn main() -> ExitCode {
 }
 
 fn run(args: RunArgs) -> anyhow::Result<()> {
-    let cfg = match &args.config {
+    let path = match &args.config {
+        Some(path) => Some(path.clone()),
+        None => Some(std::path::PathBuf::from("config.yaml")).filter(|p| p.exists()),
+    };
+    let cfg = match &path {
         Some(path) => config::load(path)?,
-        None if std::path::Path::new("config.yaml").exists() => config::load("config.yaml".as_ref())?,
         None => {
             tracing::info!("no ./config.yaml: using the built-in default configuration");
             config::parse(config::DEFAULT_YAML, "built-in default config")?
@@ -49,6 +52,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         stats_period: Some(secs(args.stats_period, "--stats-period")?).filter(|d| !d.is_zero()),
         stats_json: args.stats_json.clone(),
         print_final: true,
+        watch: path.filter(|_| !args.no_reload),
     };
     let report = dataplane::run(dp, &opts, stop)?;
     if report.leaked != 0 {

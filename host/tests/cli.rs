@@ -24,7 +24,6 @@ fn run_forwards_and_writes_the_json_report() {
     assert_eq!(j["ports"].as_array().unwrap().len(), 4);
     assert_eq!(j["leaked_buffers"], 0);
     assert!(j["ports"][0]["plugin_calls"].as_u64().unwrap() > 0, "{}", j["ports"][0]);
-    assert_eq!(j["ports"][0]["plugin_traps"], 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
 

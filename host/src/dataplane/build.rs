@@ -4,8 +4,9 @@ use crate::config::{Config, Topology};
 use crate::engines;
 use crate::lcore::{Retry, Stream, StreamParts, Worker};
 use crate::mbuf::{Pool, PoolConfig};
-use crate::plugin::{Plugin, Runner, Runtime};
+use crate::plugin::{PluginCounters, Runner};
 use crate::ports::{self, Inject, Port, RxQueue, INJECT_SIZE};
+use crate::reload::{settings, Control, Plane, ReloadStats, StreamSpec};
 use crate::simd::{self, Simd};
 use crate::stats::{StatsView, StreamInfo};
 use anyhow::{anyhow, bail, Context};
@@ -39,6 +40,8 @@ pub struct Dataplane {
     pub unpolled: Vec<Box<dyn RxQueue>>,
     /// Inject queues of the ports (`send_to`): drained at stop, counted in flight.
     pub injects: Vec<Arc<Inject>>,
+    /// What a live reload needs.
+    pub plane: Plane,
 }
 
 /// Applies overrides to a config (and checks them like the config itself).
@@ -83,32 +86,53 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
     let pool = Pool::new(pool_cfg).context("allocating the packet pool")?;
     let mut ports = ports::open_all(&cfg)?;
     let pairs = stream_pairs(&cfg, &ports)?;
-    let mut workers: Vec<Worker> = lcores.iter().map(|&l| Worker { lcore: Some(l), streams: Vec::new() }).collect();
-    let mut view =
-        StatsView { ports: ports.iter().map(|p| p.name.clone()).collect(), streams: Vec::new(), plugins: Vec::new() };
-    let plugins = load_plugins(&cfg)?;
     let injects = inject_queues(&cfg, &pairs);
+    let mut plane = Plane {
+        cfg: cfg.clone(),
+        overrides: o.clone(),
+        specs: Vec::new(),
+        plugins: Vec::new(),
+        runtime: None,
+        injects: injects.clone(),
+        simd,
+        control: Arc::new(Control::default()),
+        links: Vec::new(),
+        stats: Arc::new(ReloadStats::default()),
+    };
+    for pc in &cfg.ports {
+        let loaded = match &pc.policy {
+            Some(pol) => Some(plane.load_plugin(pol).map_err(|e| anyhow!("port `{}`: {e:#}", pc.name))?),
+            None => None,
+        };
+        plane.plugins.push(loaded);
+    }
+    let mut workers: Vec<Worker> = lcores.iter().map(|&l| Worker::new(Some(l), plane.control.clone())).collect();
+    let mut view = StatsView {
+        ports: ports.iter().map(|p| p.name.clone()).collect(),
+        streams: Vec::new(),
+        plugins: Vec::new(),
+        reloads: Some(plane.stats.clone()),
+    };
     for (i, sp) in pairs.into_iter().enumerate() {
         let lcore = sp.lcore.unwrap_or(lcores[i % lcores.len()]);
-        let policy = match &plugins[sp.rx] {
-            Some(plugin) => {
-                Some(Runner::new(plugin.clone(), sp.rx as u16, sp.rxq as u32, simd, injects.clone()).map_err(|e| {
-                    anyhow!("port `{}`: plugin {}: {e:#}", cfg.ports[sp.rx].name, plugin.path.display())
-                })?)
-            }
+        let spec = StreamSpec { rx: sp.rx, rxq: sp.rxq, tx: sp.tx, slot: Arc::default(), counters: Arc::default() };
+        let policy = match &plane.plugins[sp.rx] {
+            Some(l) => Some(plane.runner(&l.plugin, &spec)?),
             None => None,
         };
         let inject = injects.get(sp.tx).cloned().flatten();
-        let stream = make_stream(&cfg, &mut ports, sp, lcore, simd, policy, inject)?;
+        let stream = make_stream(&cfg, &mut ports, &sp, lcore, simd, policy, inject, spec.counters.clone())?;
         view.streams.push((stream.info().clone(), stream.counters()));
-        view.plugins.push(stream.plugin_counters());
+        view.plugins.push(spec.counters.clone());
         let w = workers
             .iter_mut()
             .find(|w| w.lcore == Some(lcore))
             .ok_or_else(|| anyhow!("lcore {lcore} is not in lcores"))?;
-        w.streams.push(stream);
+        w.add(stream, spec.slot.clone());
+        plane.specs.push(spec);
     }
     workers.retain(|w| !w.streams.is_empty());
+    plane.links = workers.iter().map(|w| w.link.clone()).collect();
     let mut unpolled = Vec::new();
     for p in &mut ports {
         for (q, rxq) in p.rxqs.iter_mut().enumerate() {
@@ -119,35 +143,14 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         }
     }
     let injects = injects.iter().flatten().cloned().collect();
-    Ok(Dataplane { pool, simd, workers, view, unpolled, injects })
+    Ok(Dataplane { pool, simd, workers, view, unpolled, injects, plane })
 }
 
-/// One inject queue per port that some stream transmits on, when any port has a policy (only plugins
-/// send to other ports); none otherwise, so that native-only streams never look at one.
+/// One inject queue per port that some stream transmits on (what plugins `send_to`).
 fn inject_queues(cfg: &Config, pairs: &[Pair]) -> Arc<[Option<Arc<Inject>>]> {
-    let any_policy = cfg.ports.iter().any(|p| p.policy.is_some());
     (0..cfg.ports.len())
-        .map(|port| (any_policy && pairs.iter().any(|s| s.tx == port)).then(|| Arc::new(Inject::new(INJECT_SIZE))))
+        .map(|port| pairs.iter().any(|s| s.tx == port).then(|| Arc::new(Inject::new(INJECT_SIZE))))
         .collect()
-}
-
-/// Loads (checks, compiles) each port's plugin once; all share one runtime.
-fn load_plugins(cfg: &Config) -> anyhow::Result<Vec<Option<Arc<Plugin>>>> {
-    let mut runtime = None;
-    let mut out = Vec::with_capacity(cfg.ports.len());
-    for p in &cfg.ports {
-        let Some(pol) = &p.policy else {
-            out.push(None);
-            continue;
-        };
-        let rt = match &runtime {
-            Some(rt) => Arc::clone(rt),
-            None => runtime.insert(Runtime::new()?).clone(),
-        };
-        let plugin = Plugin::load(&rt, pol).map_err(|e| anyhow!("port `{}`: {e:#}", p.name))?;
-        out.push(Some(plugin));
-    }
-    Ok(out)
 }
 
 fn resolve_lcores(cfg: &Config) -> anyhow::Result<Vec<usize>> {
@@ -206,17 +209,18 @@ fn stream_pairs(cfg: &Config, ports: &[Port]) -> anyhow::Result<Vec<Pair>> {
     Ok(out)
 }
 
+#[allow(clippy::too_many_arguments)]
 fn make_stream(
     cfg: &Config,
     ports: &mut [Port],
-    sp: Pair,
+    sp: &Pair,
     lcore: usize,
     simd: Simd,
     policy: Option<Runner>,
     inject: Option<Arc<Inject>>,
+    plugin_counters: Arc<PluginCounters>,
 ) -> anyhow::Result<Stream> {
-    let rx_name = cfg.ports[sp.rx].engine.as_ref().unwrap_or(&cfg.engine).0.clone();
-    let engine = engines::lookup(&rx_name).ok_or_else(|| anyhow!("unknown engine `{rx_name}`"))?;
+    let set = settings(cfg, sp.rx, sp.tx, simd)?;
     let rxq = ports[sp.rx].rxqs.get_mut(sp.rxq as usize).and_then(Option::take);
     let rxq =
         rxq.ok_or_else(|| anyhow!("rx queue {} of `{}` is used twice or does not exist", sp.rxq, ports[sp.rx].name))?;
@@ -228,24 +232,27 @@ fn make_stream(
         rx_queue: sp.rxq,
         tx_port: sp.tx as u16,
         tx_queue: sp.txq,
-        engine: engine.name,
+        engine: set.engine,
         lcore: Some(lcore),
     };
-    Ok(Stream::new(StreamParts {
-        info,
-        rxq,
-        txq,
-        run: engine.run.get(simd),
-        needs_rx: engine.needs_rx,
-        burst_size: cfg.burst.get(),
-        retry: Retry { count: cfg.tx_retry.count.0 as u32, delay: Duration::from_micros(cfg.tx_retry.delay_us.0) },
-        sw_offloads: txp.driver.software_offloads,
-        tx: txp.tx,
-        tx_mac: txp.mac,
-        peer_mac: txp.peer_mac,
-        template: txp.template.clone(),
-        seed_bursts: txp.tx_first,
-        policy,
-        inject,
-    }))
+    Ok(Stream::new(
+        StreamParts {
+            info,
+            rxq,
+            txq,
+            run: set.run,
+            needs_rx: set.needs_rx,
+            burst_size: set.burst_size,
+            retry: Retry { count: cfg.tx_retry.count.0 as u32, delay: Duration::from_micros(cfg.tx_retry.delay_us.0) },
+            sw_offloads: txp.driver.software_offloads,
+            tx: set.tx,
+            tx_mac: txp.mac,
+            peer_mac: txp.peer_mac,
+            template: txp.template.clone(),
+            seed_bursts: txp.tx_first,
+            policy,
+            inject,
+        },
+        plugin_counters,
+    ))
 }

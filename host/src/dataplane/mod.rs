@@ -1,7 +1,8 @@
-//! Puts a configuration together and runs it: pool, ports, streams, workers, stats, stop.
+//! Puts a configuration together and runs it: pool, ports, streams, workers, stats, live reloads,
+//! stop.
 
 mod build;
 mod run;
 
-pub use build::{build, Dataplane, Overrides};
-pub use run::{run, RunOptions, RunReport};
+pub use build::{apply, build, Dataplane, Overrides};
+pub use run::{run, start, RunOptions, RunReport, Running};

@@ -1,13 +1,18 @@
-//! Running a built dataplane: start workers, show stats, stop on a signal or after a duration, account
-//! for every buffer.
+//! Running a built dataplane: start workers (and the control thread that reloads the config file),
+//! show stats, stop on a signal or after a duration, account for every buffer.
 
 use super::Dataplane;
-use crate::lcore;
-use crate::stats::{self, Rates, RunFacts};
+use crate::lcore::{self, WorkerExit};
+use crate::mbuf::Pool;
+use crate::ports::{Inject, RxQueue};
+use crate::reload::ReloadStats;
+use crate::simd::Simd;
+use crate::stats::{self, Rates, RunFacts, StatsView};
 use serde_json::json;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// How long to run and what to show.
@@ -21,6 +26,8 @@ pub struct RunOptions {
     pub stats_json: Option<PathBuf>,
     /// Print the final forward statistics.
     pub print_final: bool,
+    /// Watch this config file (and its plugins) and reload live on change or SIGHUP.
+    pub watch: Option<PathBuf>,
 }
 
 /// What a run left behind.
@@ -34,61 +41,98 @@ pub struct RunReport {
     pub leaked: u64,
 }
 
-/// Runs until `stop` is set or the duration has passed, then stops every worker and checks the pool.
-pub fn run(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunReport> {
-    let Dataplane { pool, simd, workers, view, mut unpolled, injects } = dp;
+/// A dataplane that is forwarding.
+pub struct Running {
+    /// Counters, readable while it runs.
+    pub view: StatsView,
+    /// Live reload figures.
+    pub reloads: Arc<ReloadStats>,
+    /// Set to stop.
+    pub stop: Arc<AtomicBool>,
+    start: Instant,
+    pool: Arc<Pool>,
+    simd: Simd,
+    workers: Vec<JoinHandle<WorkerExit>>,
+    control: Option<JoinHandle<()>>,
+    unpolled: Vec<Box<dyn RxQueue>>,
+    injects: Vec<Arc<Inject>>,
+}
+
+/// Starts the workers, and the control thread when `opts.watch` names the config file.
+pub fn start(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Running> {
+    let Dataplane { pool, simd, workers, view, unpolled, injects, plane } = dp;
     let info = pool.info();
     tracing::info!(simd = %simd, buffers = info.size, stride = info.stride, backing = info.backing.name(), workers = workers.len(), streams = view.streams.len(), "starting");
-    let start = Instant::now();
-    let handles = lcore::spawn_all(workers, &pool, &stop);
-    let mut rates = Rates::new(view.ports.len());
-    let mut next_show = opts.stats_period.map(|p| start + p);
+    let reloads = plane.stats.clone();
+    let control = match &opts.watch {
+        Some(path) => Some(crate::reload::spawn_watcher(plane, path.clone(), stop.clone())?),
+        None => None,
+    };
+    let workers = lcore::spawn_all(workers, &pool, &stop);
+    Ok(Running { view, reloads, stop, start: Instant::now(), pool, simd, workers, control, unpolled, injects })
+}
+
+impl Running {
+    /// Stops (if not yet), joins every thread, drains the queues, checks the pool, and reports.
+    pub fn finish(mut self, opts: &RunOptions) -> anyhow::Result<RunReport> {
+        self.stop.store(true, Relaxed);
+        let secs = self.start.elapsed().as_secs_f64();
+        let mut in_flight = 0;
+        for h in self.workers.drain(..) {
+            in_flight += h.join().map_err(|_| anyhow::anyhow!("a worker thread panicked"))?.in_flight;
+        }
+        if let Some(c) = self.control.take() {
+            c.join().map_err(|_| anyhow::anyhow!("the control thread panicked"))?;
+        }
+        let mut cache = self.pool.cache();
+        in_flight += self.unpolled.iter_mut().map(|q| q.drain(&mut cache)).sum::<u64>();
+        for q in &self.injects {
+            while let Some(p) = q.pop() {
+                cache.free(p);
+                in_flight += 1;
+            }
+        }
+        drop(cache);
+        let leaked = (self.pool.capacity() - self.pool.available()) as u64;
+        if leaked != 0 {
+            tracing::error!(leaked, "buffers not returned to the pool at stop");
+        }
+        if opts.print_final {
+            stats::print_final(&self.view, secs);
+        }
+        let info = self.pool.info();
+        let facts = RunFacts {
+            duration_s: secs,
+            simd: self.simd.name().into(),
+            in_flight,
+            leaked_buffers: leaked,
+            pool: json!({"size": info.size, "stride": info.stride, "backing": info.backing.name()}),
+        };
+        let json = stats::report_json(&self.view, &facts);
+        if let Some(path) = &opts.stats_json {
+            let text = serde_json::to_string_pretty(&json)?;
+            std::fs::write(path, text + "\n").map_err(|e| anyhow::anyhow!("--stats-json {}: {e}", path.display()))?;
+        }
+        Ok(RunReport { json, secs, leaked })
+    }
+}
+
+/// Runs until `stop` is set or the duration has passed, showing stats, then stops and reports.
+pub fn run(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunReport> {
+    let running = start(dp, opts, stop)?;
+    let mut rates = Rates::new(running.view.ports.len());
+    let mut next_show = opts.stats_period.map(|p| running.start + p);
     loop {
-        if stop.load(Relaxed) || opts.duration.is_some_and(|d| start.elapsed() >= d) {
+        if running.stop.load(Relaxed) || opts.duration.is_some_and(|d| running.start.elapsed() >= d) {
             break;
         }
         if let (Some(at), Some(period)) = (next_show, opts.stats_period) {
             if Instant::now() >= at {
-                stats::print_periodic(&view, &mut rates);
+                stats::print_periodic(&running.view, &mut rates);
                 next_show = Some(at + period);
             }
         }
         std::thread::sleep(Duration::from_millis(5));
     }
-    stop.store(true, Relaxed);
-    let secs = start.elapsed().as_secs_f64();
-    let mut in_flight = 0;
-    for h in handles {
-        let exit = h.join().map_err(|_| anyhow::anyhow!("a worker thread panicked"))?;
-        in_flight += exit.in_flight;
-    }
-    let mut cache = pool.cache();
-    in_flight += unpolled.iter_mut().map(|q| q.drain(&mut cache)).sum::<u64>();
-    for q in &injects {
-        while let Some(p) = q.pop() {
-            cache.free(p);
-            in_flight += 1;
-        }
-    }
-    drop(cache);
-    let leaked = (pool.capacity() - pool.available()) as u64;
-    if leaked != 0 {
-        tracing::error!(leaked, "buffers not returned to the pool at stop");
-    }
-    if opts.print_final {
-        stats::print_final(&view, secs);
-    }
-    let facts = RunFacts {
-        duration_s: secs,
-        simd: simd.name().into(),
-        in_flight,
-        leaked_buffers: leaked,
-        pool: json!({"size": info.size, "stride": info.stride, "backing": info.backing.name()}),
-    };
-    let json = stats::report_json(&view, &facts);
-    if let Some(path) = &opts.stats_json {
-        let text = serde_json::to_string_pretty(&json)?;
-        std::fs::write(path, text + "\n").map_err(|e| anyhow::anyhow!("--stats-json {}: {e}", path.display()))?;
-    }
-    Ok(RunReport { json, secs, leaked })
+    running.finish(opts)
 }

@@ -64,12 +64,29 @@ pub struct Stream {
     flow: u32,
     burst: Burst,
     counters: Arc<StreamCounters>,
+    plugin_counters: Arc<crate::plugin::PluginCounters>,
 }
 
 impl Stream {
-    /// Builds a stream; its counters start at zero.
-    pub fn new(p: StreamParts) -> Stream {
-        Stream { p, flow: 0, burst: Burst::new(), counters: Arc::new(StreamCounters::default()) }
+    /// Builds a stream; its counters start at zero. `plugin_counters` are those its policy (if
+    /// any) counts into, kept across policy swaps.
+    pub fn new(p: StreamParts, plugin_counters: Arc<crate::plugin::PluginCounters>) -> Stream {
+        Stream { p, flow: 0, burst: Burst::new(), counters: Arc::new(StreamCounters::default()), plugin_counters }
+    }
+
+    /// Switches to new live settings between two bursts (nothing is in the stream then); returns the
+    /// policy runner it replaced, to be dropped off the hot path.
+    pub fn apply(&mut self, u: crate::reload::StreamUpdate) -> Option<crate::plugin::Runner> {
+        self.p.run = u.run;
+        self.p.needs_rx = u.needs_rx;
+        self.p.burst_size = u.burst_size;
+        self.p.tx = u.tx;
+        self.p.info.engine = u.engine;
+        let policy = u.policy?;
+        if policy.is_none() {
+            self.plugin_counters.attached.store(false, std::sync::atomic::Ordering::Relaxed);
+        }
+        std::mem::replace(&mut self.p.policy, policy)
     }
 
     /// Where it goes.
@@ -82,9 +99,9 @@ impl Stream {
         self.counters.clone()
     }
 
-    /// Its plugin's counters, when the RX port has a policy.
-    pub fn plugin_counters(&self) -> Option<Arc<crate::plugin::PluginCounters>> {
-        self.p.policy.as_ref().map(|r| r.counters())
+    /// Its plugin counters (kept across policy swaps; `attached` says whether a policy runs now).
+    pub fn plugin_counters(&self) -> Arc<crate::plugin::PluginCounters> {
+        self.plugin_counters.clone()
     }
 
     /// One round: receive a burst, run the engine (or the policy), take what plugins of other

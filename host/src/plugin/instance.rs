@@ -21,6 +21,8 @@ pub struct Plugin {
     pub path: PathBuf,
     /// Its policy settings.
     pub cfg: PolicyCfg,
+    /// SHA-256 of the module file, to tell a rebuilt plugin from the one running.
+    pub digest: [u8; 32],
     runtime: Arc<Runtime>,
     pre: InstancePre<HostState>,
     params: Arc<BTreeMap<String, String>>,
@@ -55,7 +57,8 @@ impl Plugin {
         super::hostfns::link(&mut linker)?;
         let pre = linker.instantiate_pre(&module).map_err(|e| anyhow!("plugin {shown}: {e}"))?;
         let params = Arc::new(cfg.params.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect());
-        Ok(Arc::new(Plugin { path, cfg: cfg.clone(), runtime: runtime.clone(), pre, params }))
+        let digest = digest(&bytes);
+        Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime: runtime.clone(), pre, params }))
     }
 
     /// The plugin's file name, for logs.
@@ -97,8 +100,8 @@ impl Plugin {
         };
         let mut store = Store::new(self.runtime.engine(), state);
         store.limiter(|s| &mut s.limits);
-        store.set_epoch_deadline(self.deadline_ticks());
-        let inst = self.pre.instantiate(&mut store).map_err(|e| anyhow!("instantiating: {e}"))?;
+        store.set_epoch_deadline(INIT_DEADLINE_TICKS);
+        let inst = self.pre.instantiate(&mut store).map_err(|e| anyhow!("instantiating: {}", trap_text(&e)))?;
         store.data_mut().memory = inst.get_memory(&mut store, export::MEMORY);
         let version = inst.get_typed_func::<(), i32>(&mut store, export::ABI_VERSION)?;
         let v = version.call(&mut store, ()).map_err(|e| anyhow!("{}: {e}", export::ABI_VERSION))? as u32;
@@ -110,8 +113,10 @@ impl Plugin {
             );
         }
         let init = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::INIT)?;
-        store.set_epoch_deadline(self.deadline_ticks());
-        let rc = init.call(&mut store, (port as i32, instance as i32)).map_err(|e| anyhow!("init trapped: {e}"))?;
+        store.set_epoch_deadline(INIT_DEADLINE_TICKS);
+        let rc = init
+            .call(&mut store, (port as i32, instance as i32))
+            .map_err(|e| anyhow!("init trapped: {}", trap_text(&e)))?;
         if rc != 0 {
             bail!("init refused the configuration (code {rc}; the plugin's log above says why)");
         }
@@ -126,4 +131,23 @@ impl Plugin {
         let tick = super::runtime::TICK.as_micros() as u64;
         (self.cfg.limits.deadline_us.0.div_ceil(tick)).max(1)
     }
+}
+
+/// Deadline of instantiation, the version call and init, in ticks (1 s): these run on the control
+/// thread, not in the poll loop, and a loaded machine must not make a good plugin fail to start.
+const INIT_DEADLINE_TICKS: u64 = 4000;
+
+/// A trap's message with its kind ("interrupt" for the deadline).
+pub(crate) fn trap_text(e: &anyhow::Error) -> String {
+    match e.downcast_ref::<wasmtime::Trap>() {
+        Some(wasmtime::Trap::Interrupt) => "deadline exceeded".into(),
+        Some(t) => format!("{t}"),
+        None => format!("{}", e.root_cause()),
+    }
+}
+
+/// SHA-256 of a module's bytes.
+pub fn digest(bytes: &[u8]) -> [u8; 32] {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).into()
 }

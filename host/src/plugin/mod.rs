@@ -16,6 +16,6 @@ mod runtime;
 mod state;
 
 pub use calls::measure as measure_calls;
-pub use instance::Plugin;
+pub use instance::{digest, Plugin};
 pub use runner::{PluginCounters, Runner};
 pub use runtime::Runtime;

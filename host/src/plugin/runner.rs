@@ -34,6 +34,8 @@ pub struct PluginCounters {
     pub timeouts: AtomicU64,
     /// Bursts handled by a sticky decision without a call.
     pub sticky: AtomicU64,
+    /// A policy is attached to the stream now.
+    pub attached: std::sync::atomic::AtomicBool,
     names: Mutex<Vec<String>>,
     values: [AtomicU64; wasmdp_abi::MAX_COUNTERS as usize],
 }
@@ -113,17 +115,19 @@ enum Failure {
 
 impl Runner {
     /// Instantiates the plugin for the stream receiving on `port` queue `instance` (runs its init).
-    /// `injects` are the ports' inject queues, for `send_to`.
+    /// `injects` are the ports' inject queues, for `send_to`; `counters` are the stream's plugin
+    /// counters, kept across policy swaps.
     pub fn new(
         plugin: Arc<Plugin>,
         port: u16,
         instance: u32,
         simd: Simd,
         injects: Arc<[Option<Arc<Inject>>]>,
+        counters: Arc<PluginCounters>,
     ) -> anyhow::Result<Runner> {
-        let counters = Arc::new(PluginCounters::default());
         let live = plugin.instantiate(port, instance, simd, &counters, &injects)?;
         let next_tick = tick_period(&plugin).map(|p| Instant::now() + p);
+        counters.attached.store(true, Relaxed);
         Ok(Runner {
             plugin,
             live: Some(live),
@@ -145,6 +149,11 @@ impl Runner {
     /// The counters, for the stats.
     pub fn counters(&self) -> Arc<PluginCounters> {
         self.counters.clone()
+    }
+
+    /// The plugin this runner runs.
+    pub fn plugin(&self) -> &Arc<Plugin> {
+        &self.plugin
     }
 
     /// Handles one burst: the plugin's decision, its sticky decision, or the failure policy.
@@ -208,7 +217,7 @@ impl Runner {
                 bump(&self.counters.timeouts, 1);
                 Err(Failure::Trap(format!("deadline of {} us exceeded", self.plugin.cfg.limits.deadline_us.0)))
             }
-            Err(e) => Err(Failure::Trap(format!("trapped: {}", e.root_cause()))),
+            Err(e) => Err(Failure::Trap(format!("trapped: {}", super::instance::trap_text(&e)))),
         }
     }
 
@@ -289,7 +298,7 @@ impl Runner {
         let Some(tick) = live.tick.clone() else { return };
         live.store.set_epoch_deadline(deadline);
         if let Err(e) = tick.call(&mut live.store, now_ns() as i64) {
-            self.failed(Failure::Trap(format!("tick trapped: {}", e.root_cause())));
+            self.failed(Failure::Trap(format!("tick trapped: {}", super::instance::trap_text(&e))));
         }
     }
 }

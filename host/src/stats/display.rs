@@ -52,6 +52,9 @@ pub fn print_periodic(view: &StatsView, rates: &mut Rates) {
             let _ = writeln!(out, "{}", plugin_line(pl));
         }
     }
+    if let Some(r) = &view.reloads {
+        let _ = writeln!(out, "{}", reload_line(r));
+    }
     let _ = writeln!(out, "  ############################################################################");
     print!("{out}");
     rates.at = now;
@@ -132,4 +135,16 @@ fn plugin_line(p: &super::PluginTotals) -> String {
         let _ = write!(line, "  {name} {v}");
     }
     line
+}
+
+fn reload_line(r: &crate::reload::ReloadStats) -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    format!(
+        "  Reloads: applied {}  rejected {}  generation {}  last switch {:.3} ms  longest loop gap {} us",
+        r.applied.load(Relaxed),
+        r.rejected.load(Relaxed),
+        r.generation.load(Relaxed),
+        r.last_us.load(Relaxed) as f64 / 1e3,
+        r.last_max_gap_us.load(Relaxed)
+    )
 }

@@ -74,6 +74,15 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
             "dropped_by_reason": drops(t.drops),
             "redirected": t.redirected_out,
         },
+        "reloads": view.reloads.as_ref().map(|r| {
+            use std::sync::atomic::Ordering::Relaxed;
+            json!({
+                "applied": r.applied.load(Relaxed), "rejected": r.rejected.load(Relaxed),
+                "generation": r.generation.load(Relaxed), "last_ms": r.last_us.load(Relaxed) as f64 / 1e3,
+                "last_max_gap_us": r.last_max_gap_us.load(Relaxed),
+                "max_ms": r.max_us.load(Relaxed) as f64 / 1e3, "max_gap_us": r.max_gap_us.load(Relaxed),
+            })
+        }),
         "leaked_buffers": facts.leaked_buffers,
         "pool": facts.pool,
     })

@@ -39,8 +39,10 @@ pub struct StatsView {
     pub ports: Vec<String>,
     /// Streams and their counters.
     pub streams: Vec<(StreamInfo, Arc<StreamCounters>)>,
-    /// Each stream's plugin counters (same order), when its RX port has a policy.
-    pub plugins: Vec<Option<Arc<crate::plugin::PluginCounters>>>,
+    /// Each stream's plugin counters (same order); shown for ports whose streams have, or had, a policy.
+    pub plugins: Vec<Arc<crate::plugin::PluginCounters>>,
+    /// Live reload figures.
+    pub reloads: Option<Arc<crate::reload::ReloadStats>>,
 }
 
 /// A port's plugin figures, summed over its streams.
@@ -97,7 +99,9 @@ impl StatsView {
         use std::sync::atomic::Ordering::Relaxed;
         let mut out: Vec<Option<PluginTotals>> = vec![None; self.ports.len()];
         for ((info, _), pc) in self.streams.iter().zip(&self.plugins) {
-            let Some(pc) = pc else { continue };
+            if !pc.attached.load(Relaxed) && pc.calls.load(Relaxed) == 0 {
+                continue;
+            }
             let t = out[info.rx_port as usize].get_or_insert_with(PluginTotals::default);
             t.calls += pc.calls.load(Relaxed);
             t.traps += pc.traps.load(Relaxed);

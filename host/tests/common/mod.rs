@@ -33,32 +33,37 @@ impl Wire {
         let pool = Pool::new(PoolConfig { size: 1024, cache_size: 16, ..Default::default() }).unwrap();
         let mut ports = open_all(&cfg).unwrap();
         let simd = Simd::detect();
+        let counters = Arc::new(PluginCounters::default());
         let policy = cfg.ports[0].policy.as_ref().map(|pc| {
             let plugin = Plugin::load(&Runtime::new().unwrap(), pc).unwrap_or_else(|e| panic!("{e:#}"));
-            Runner::new(plugin, 0, 0, simd, Arc::from(vec![None, None])).unwrap_or_else(|e| panic!("{e:#}"))
+            Runner::new(plugin, 0, 0, simd, Arc::from(vec![None, None]), counters.clone())
+                .unwrap_or_else(|e| panic!("{e:#}"))
         });
         let engine = engines::lookup(&cfg.ports[0].engine.as_ref().unwrap_or(&cfg.engine).0).unwrap();
         let feed = ports[1].txqs[0].take().unwrap();
         let out = ports[1].rxqs[0].take().unwrap();
         let a = &mut ports[0];
         let info = StreamInfo { rx_port: 0, rx_queue: 0, tx_port: 0, tx_queue: 0, engine: engine.name, lcore: None };
-        let stream = Stream::new(StreamParts {
-            info,
-            rxq: a.rxqs[0].take().unwrap(),
-            txq: a.txqs[0].take().unwrap(),
-            run: engine.run.get(simd),
-            needs_rx: true,
-            burst_size: 64,
-            retry: Retry { count: 0, delay: Duration::ZERO },
-            sw_offloads: a.driver.software_offloads,
-            tx: a.tx,
-            tx_mac: a.mac,
-            peer_mac: a.peer_mac,
-            template: a.template.clone(),
-            seed_bursts: 0,
-            policy,
-            inject: None,
-        });
+        let stream = Stream::new(
+            StreamParts {
+                info,
+                rxq: a.rxqs[0].take().unwrap(),
+                txq: a.txqs[0].take().unwrap(),
+                run: engine.run.get(simd),
+                needs_rx: true,
+                burst_size: 64,
+                retry: Retry { count: 0, delay: Duration::ZERO },
+                sw_offloads: a.driver.software_offloads,
+                tx: a.tx,
+                tx_mac: a.mac,
+                peer_mac: a.peer_mac,
+                template: a.template.clone(),
+                seed_bursts: 0,
+                policy,
+                inject: None,
+            },
+            counters,
+        );
         let template = a.template.bytes().to_vec();
         Wire { cache: Some(pool.cache()), pool, feed, out, stream: Some(stream), template }
     }
@@ -92,7 +97,7 @@ impl Wire {
 
     /// The plugin's counters.
     pub fn plugin(&self) -> Arc<PluginCounters> {
-        self.stream.as_ref().unwrap().plugin_counters().expect("port a has no policy")
+        self.stream.as_ref().unwrap().plugin_counters()
     }
 }
 

@@ -1,0 +1,221 @@
+//! The control plane's view of the running dataplane: its configuration, its streams, its plugins;
+//! used to build the dataplane at start and to prepare and publish each reload.
+
+use super::diff;
+use super::{Control, ReloadStats, Slot, StreamUpdate, WorkerLink};
+use crate::config::{Config, PolicyCfg};
+use crate::dataplane::Overrides;
+use crate::engines::{self, EngineFn};
+use crate::offload::TxOffloads;
+use crate::plugin::{self, Plugin, PluginCounters, Runner, Runtime};
+use crate::ports::Inject;
+use crate::simd::Simd;
+use anyhow::{anyhow, Context};
+use std::sync::atomic::Ordering::{Acquire, Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A stream as the control plane knows it.
+pub struct StreamSpec {
+    /// RX port index.
+    pub rx: usize,
+    /// RX queue (the plugin's `instance`).
+    pub rxq: u16,
+    /// TX port index.
+    pub tx: usize,
+    /// Its mailbox.
+    pub slot: Arc<Slot>,
+    /// Its plugin counters, kept across swaps.
+    pub counters: Arc<PluginCounters>,
+}
+
+/// A port's loaded plugin.
+#[derive(Clone)]
+pub struct LoadedPlugin {
+    /// The checked, compiled module.
+    pub plugin: Arc<Plugin>,
+}
+
+/// A stream's live settings, derived from a configuration.
+#[derive(Clone, Copy)]
+pub struct Settings {
+    /// Engine function for the variant in use.
+    pub run: EngineFn,
+    /// Engine name.
+    pub engine: &'static str,
+    /// Whether it receives.
+    pub needs_rx: bool,
+    /// Packets per burst.
+    pub burst_size: usize,
+    /// TX port offloads.
+    pub tx: TxOffloads,
+}
+
+impl Settings {
+    fn same(&self, o: &Settings) -> bool {
+        (self.engine, self.needs_rx, self.burst_size, self.tx) == (o.engine, o.needs_rx, o.burst_size, o.tx)
+    }
+}
+
+/// The live settings of the stream `rx -> tx` under `cfg`.
+pub fn settings(cfg: &Config, rx: usize, tx: usize, simd: Simd) -> anyhow::Result<Settings> {
+    let name = &cfg.ports[rx].engine.as_ref().unwrap_or(&cfg.engine).0;
+    let e = engines::lookup(name).ok_or_else(|| anyhow!("unknown engine `{name}`"))?;
+    let t = &cfg.ports[tx];
+    Ok(Settings {
+        run: e.run.get(simd),
+        engine: e.name,
+        needs_rx: e.needs_rx,
+        burst_size: cfg.burst.get(),
+        tx: TxOffloads { flags: t.tx_offloads.0, vlan_tci: t.tx_vlan.u16(), vlan_tci_outer: t.tx_vlan_outer.u16() },
+    })
+}
+
+/// Everything the control thread needs.
+pub struct Plane {
+    /// The running configuration (overrides applied).
+    pub cfg: Config,
+    /// Command-line overrides, applied to every new file too.
+    pub overrides: Overrides,
+    /// The streams, in the order of the stats.
+    pub specs: Vec<StreamSpec>,
+    /// Each port's plugin.
+    pub plugins: Vec<Option<LoadedPlugin>>,
+    /// The plugin runtime, made when the first plugin is loaded.
+    pub runtime: Option<Arc<Runtime>>,
+    /// Inject queues of the ports.
+    pub injects: Arc<[Option<Arc<Inject>>]>,
+    /// Kernel variant.
+    pub simd: Simd,
+    /// The generation word.
+    pub control: Arc<Control>,
+    /// One per worker.
+    pub links: Vec<Arc<WorkerLink>>,
+    /// Reload figures.
+    pub stats: Arc<ReloadStats>,
+}
+
+/// What a reload did.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Published: the summary lines, and microseconds from event to every worker switched.
+    Switched(Vec<String>, u64),
+    /// Valid, and equal to what runs: nothing swapped.
+    Unchanged,
+}
+
+impl Plane {
+    /// Loads (checks, compiles, or takes from the cache) a port's plugin.
+    pub fn load_plugin(&mut self, pc: &PolicyCfg) -> anyhow::Result<LoadedPlugin> {
+        let rt = match &self.runtime {
+            Some(rt) => rt.clone(),
+            None => self.runtime.insert(Runtime::new()?).clone(),
+        };
+        Ok(LoadedPlugin { plugin: Plugin::load(&rt, pc)? })
+    }
+
+    /// A new instance of `plugin` for stream `spec` (runs its init).
+    pub fn runner(&self, plugin: &Arc<Plugin>, spec: &StreamSpec) -> anyhow::Result<Runner> {
+        Runner::new(
+            plugin.clone(),
+            spec.rx as u16,
+            spec.rxq as u32,
+            self.simd,
+            self.injects.clone(),
+            spec.counters.clone(),
+        )
+        .map_err(|e| anyhow!("port `{}`: plugin {}: {e:#}", self.cfg.ports[spec.rx].name, plugin.path.display()))
+    }
+
+    /// Reloads from `new` (already parsed and validated): prepares everything, then publishes and
+    /// waits for every worker to switch. On error nothing changed.
+    pub fn reload(&mut self, mut new: Config, event_at: Instant) -> anyhow::Result<Outcome> {
+        crate::dataplane::apply(&mut new, &self.overrides)?;
+        crate::config::validate(&new).map_err(|e| anyhow!(e))?;
+        diff::restart_needed(&self.cfg, &new).map_err(|e| anyhow!(e))?;
+        let (replaced, file_changed) = self.prepare_plugins(&new)?;
+        let mut updates = Vec::with_capacity(self.specs.len());
+        for spec in &self.specs {
+            let (old, s) =
+                (settings(&self.cfg, spec.rx, spec.tx, self.simd)?, settings(&new, spec.rx, spec.tx, self.simd)?);
+            let policy = match &replaced[spec.rx] {
+                None => None,
+                Some(None) => Some(None),
+                Some(Some(l)) => Some(Some(self.runner(&l.plugin, spec)?)),
+            };
+            updates.push((!s.same(&old) || policy.is_some()).then_some(StreamUpdate {
+                run: s.run,
+                engine: s.engine,
+                needs_rx: s.needs_rx,
+                burst_size: s.burst_size,
+                tx: s.tx,
+                policy,
+            }));
+        }
+        let lines = diff::summary(&self.cfg, &new, &file_changed);
+        self.cfg = new;
+        for (i, r) in replaced.into_iter().enumerate() {
+            if let Some(r) = r {
+                self.plugins[i] = r;
+            }
+        }
+        if updates.iter().all(Option::is_none) {
+            return Ok(Outcome::Unchanged);
+        }
+        for (spec, u) in self.specs.iter().zip(updates) {
+            *spec.slot.next.lock().unwrap_or_else(|e| e.into_inner()) = u;
+        }
+        let generation = self.control.publish();
+        self.wait_switched(generation);
+        let us = event_at.elapsed().as_micros() as u64;
+        self.drop_old_runners();
+        Ok(Outcome::Switched(lines, us))
+    }
+
+    /// Per port: `None` keep its plugin, `Some(x)` replace it with `x`; and whether the file changed.
+    #[allow(clippy::type_complexity)]
+    fn prepare_plugins(&mut self, new: &Config) -> anyhow::Result<(Vec<Option<Option<LoadedPlugin>>>, Vec<bool>)> {
+        let mut replaced = Vec::with_capacity(new.ports.len());
+        let mut file_changed = Vec::with_capacity(new.ports.len());
+        for (i, port) in new.ports.iter().enumerate() {
+            let old = (&self.cfg.ports[i].policy, &self.plugins[i]);
+            let changed_file = match (&port.policy, old.1) {
+                (Some(p), Some(l)) => {
+                    let bytes = std::fs::read(&p.plugin)
+                        .with_context(|| format!("port `{}`: plugin {}: cannot read", port.name, p.plugin.display()))?;
+                    plugin::digest(&bytes) != l.plugin.digest
+                }
+                _ => false,
+            };
+            file_changed.push(changed_file);
+            if port.policy == *old.0 && !changed_file {
+                replaced.push(None);
+                continue;
+            }
+            let loaded = match &port.policy {
+                Some(pc) => Some(self.load_plugin(pc).map_err(|e| anyhow!("port `{}`: {e:#}", port.name))?),
+                None => None,
+            };
+            replaced.push(Some(loaded));
+        }
+        Ok((replaced, file_changed))
+    }
+
+    fn wait_switched(&self, generation: u64) {
+        let deadline = Instant::now() + Duration::from_secs(5);
+        while self.links.iter().any(|l| l.seen.load(Acquire) < generation) {
+            if Instant::now() > deadline {
+                tracing::warn!(generation, "a worker has not switched to the new configuration after 5 s");
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
+        self.stats.generation.store(generation, Relaxed);
+    }
+
+    fn drop_old_runners(&self) {
+        for spec in &self.specs {
+            drop(spec.slot.old.lock().unwrap_or_else(|e| e.into_inner()).take());
+        }
+    }
+}

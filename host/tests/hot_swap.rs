@@ -1,0 +1,152 @@
+//! Live reloads under continuous traffic: 100 edits of the config file, alternating between two
+//! policies and between valid and invalid files. Every valid one is applied (and its effect shows on
+//! the frames sent), every invalid one rejected (and the previous effect stays), no packet is lost
+//! without a counted reason, and every buffer comes back.
+
+mod common;
+
+use common::plugin_path;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmdp::dataplane::{self, Overrides, RunOptions};
+use wasmdp::stats::StatsView;
+
+/// Two null ports (a -> b carries the policy's frames) and a ring pair looping seeded packets, whose
+/// native engine changes with the policy.
+fn config(policy: &str, ring_engine: &str, extra: &str) -> String {
+    format!(
+        "burst: 32\n{extra}ports:\n  - name: a\n    driver: null\n    policy: {policy}\n  - {{name: b, driver: null}}\n  - {{name: r0, driver: ring, ring: {{peer: r1}}, tx_first: 2, engine: {ring_engine}}}\n  - {{name: r1, driver: ring, ring: {{peer: r0}}, tx_first: 2}}\n"
+    )
+}
+
+fn tagger(mode: &str) -> String {
+    format!(
+        "{{plugin: {}, params: {{mode: {mode}, vlan: 10, vlan_outer: 20}}, limits: {{deadline_us: 500000}}}}",
+        plugin_path("vlan_tagger").display()
+    )
+}
+
+/// Writes the file the way editors do: a new file renamed over the old one.
+fn save(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).unwrap();
+    std::fs::rename(&tmp, path).unwrap();
+}
+
+/// Bytes per packet transmitted on port b (the policy's frames) over a short window.
+fn bytes_per_packet(view: &StatsView) -> f64 {
+    let at = |v: &StatsView| {
+        let p = v.per_port(&v.snapshot())[1];
+        (p.tx_bytes, p.tx_packets)
+    };
+    let (b0, p0) = at(view);
+    std::thread::sleep(Duration::from_millis(20));
+    let (b1, p1) = at(view);
+    assert!(p1 > p0, "no traffic on b");
+    (b1 - b0) as f64 / (p1 - p0) as f64
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let until = Instant::now() + Duration::from_secs(10);
+    while !done() {
+        assert!(Instant::now() < until, "timed out waiting for {what}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+#[test]
+fn a_hundred_reloads_under_traffic_lose_nothing() {
+    let dir = std::env::temp_dir().join(format!("wasmdp-hot-swap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path: PathBuf = dir.join("config.yaml");
+    let valid = [(config(&tagger("vlan"), "io", ""), 68.0), (config(&tagger("qinq"), "macswap", ""), 72.0)];
+    let missing = format!("{{plugin: {}}}", dir.join("nope.wasm").display());
+    let refuse = format!("{{plugin: {}}}", plugin_path("faulty_refuse").display());
+    let invalid = [
+        "ports: [\n".to_string(),
+        config(&tagger("vlan"), "warp", ""),
+        config(&missing, "io", ""),
+        config(&tagger("vlan"), "io", "pool: {size: 4096}\n"),
+        config(&refuse, "io", ""),
+    ];
+    save(&path, &valid[0].0);
+    let cfg = wasmdp::config::load(&path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let opts = RunOptions { watch: Some(path.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = running.reloads.clone();
+    let done = |r: &wasmdp::reload::ReloadStats| r.applied.load(Relaxed) + r.rejected.load(Relaxed);
+    assert_eq!(bytes_per_packet(&running.view), 68.0);
+    let mut expect = 68.0;
+    for i in 0..100 {
+        let before = done(&r);
+        if i % 2 == 0 {
+            let (text, size) = &valid[(i / 2 + 1) % 2];
+            save(&path, text);
+            expect = *size;
+        } else {
+            save(&path, &invalid[(i / 2) % invalid.len()]);
+        }
+        wait_for(&format!("reload {i}"), || done(&r) > before);
+        std::thread::sleep(Duration::from_millis(30));
+        assert_eq!(
+            done(&r),
+            before + 1,
+            "reload {i}: one file change, one reload (applied {}, rejected {})",
+            r.applied.load(Relaxed),
+            r.rejected.load(Relaxed)
+        );
+        assert_eq!(bytes_per_packet(&running.view), expect, "reload {i}: frames on the wire");
+    }
+    assert_eq!((r.applied.load(Relaxed), r.rejected.load(Relaxed)), (50, 50));
+    assert_eq!(r.generation.load(Relaxed), 50, "every valid change switched something");
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0);
+    let j = &report.json;
+    for s in j["streams"].as_array().unwrap() {
+        let u = |k: &str| s[k].as_u64().unwrap();
+        assert_eq!(
+            u("rx_packets") + u("generated") + u("redirected_in"),
+            u("tx_packets") + u("dropped") + u("redirected_out"),
+            "stream {s}"
+        );
+    }
+    let t = &j["totals"];
+    assert_eq!(t["dropped"], 0, "{t}");
+    assert_eq!(t["generated"].as_u64(), Some(4 * 32), "the ring seeds");
+    assert_eq!(t["in_flight"].as_u64(), Some(4 * 32), "the ring seeds are still looping: none lost");
+    eprintln!("reloads: {}", j["reloads"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn equal_file_counts_as_applied_without_a_switch_and_a_rebuilt_plugin_is_reloaded() {
+    let dir = std::env::temp_dir().join(format!("wasmdp-hot-swap-same-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.yaml");
+    // A private copy of the plugin, to "rebuild" it under the same path.
+    let wasm = dir.join("policy.wasm");
+    std::fs::copy(plugin_path("vlan_tagger"), &wasm).unwrap();
+    let policy = format!("{{plugin: {}, params: {{vlan: 10}}, limits: {{deadline_us: 500000}}}}", wasm.display());
+    let text = config(&policy, "io", "");
+    save(&path, &text);
+    let cfg = wasmdp::config::load(&path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let opts = RunOptions { watch: Some(path.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = running.reloads.clone();
+    save(&path, &text);
+    wait_for("the equal file", || r.applied.load(Relaxed) == 1);
+    assert_eq!(r.generation.load(Relaxed), 0, "nothing to swap");
+    assert_eq!(bytes_per_packet(&running.view), 68.0);
+    // The plugin file is replaced by another module: the port switches to it.
+    std::fs::copy(plugin_path("static_policy"), dir.join("new.wasm")).unwrap();
+    std::fs::rename(dir.join("new.wasm"), &wasm).unwrap();
+    wait_for("the rebuilt plugin", || r.generation.load(Relaxed) == 1);
+    assert_eq!(bytes_per_packet(&running.view), 64.0, "static_policy (macswap, no offloads) adds no tag");
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
