@@ -4,7 +4,7 @@
 # with min and max, and the ratio wasmdp/testpmd.
 #
 # usage: bench/vs-testpmd.sh [SECONDS=3] [ROUNDS=3] [MODES="io macswap"] [SIZES="64 512"]
-# Needs root only to install Debian's dpdk package when dpdk-testpmd is missing.
+# Needs root only to install Debian's dpdk-dev package when dpdk-testpmd is missing.
 set -euo pipefail
 secs=${1:-3}
 rounds=${2:-3}
@@ -14,8 +14,8 @@ burst=32
 cd "$(dirname "$0")/.."
 
 if ! command -v dpdk-testpmd >/dev/null; then
-  echo "installing Debian's dpdk package (dpdk-testpmd)..." >&2
-  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpdk >/dev/null
+  echo "installing Debian's dpdk-dev package (dpdk-testpmd, dpdk-test)..." >&2
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpdk-dev >/dev/null
 fi
 cargo build --release -q -p wasmdp
 wasmdp="${CARGO_TARGET_DIR:-target}"/release/wasmdp

@@ -21,7 +21,10 @@ echo "== wasmdp bench --quick"
 cargo build --release -q -p wasmdp
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --quick --reps 1 --json "$out/bench.json"
+RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --quick --reps 1 --json "$out/bench.json" --svg "$out/bench.svg"
+grep -q "<svg" "$out/bench.svg" && grep -q "plugin-sticky" "$out/bench.svg"
+echo "== wasmdp bench memcpy (a short run: checks it completes)"
+RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench memcpy --iters 200 --json "$out/memcpy.json" >/dev/null
 python3 - "$out/bench.json" <<'PY'
 import json, sys
 cells = json.load(open(sys.argv[1]))["results"]
@@ -30,6 +33,11 @@ assert cells, "no cells"
 for c in cells:
     assert need <= c.keys(), f"cell lacks {need - c.keys()}: {c}"
     assert c["mpps"] > 0, c
+paths = {(c["engine"], c["path"]) for c in cells if c["pkt_size"] == 64 and c["burst"] == 32}
+for e in ("io", "macswap"):
+    for p in ("native", "plugin", "plugin-sticky"):
+        assert (e, p) in paths, f"--quick lacks {e}/{p}"
+assert ("macswap", "wasm") in paths, "--quick lacks macswap/wasm"
 print(f"bench JSON ok: {len(cells)} cells")
 PY
 echo "== run the default config for 1 s"

@@ -27,7 +27,8 @@ pub enum Command {
         /// The YAML file.
         config: PathBuf,
     },
-    /// Measure each engine x kernel variant on null ports (64 B frames, burst 32, one lcore).
+    /// Benchmarks: engines x paths (native, plugin, sticky, wasm) x kernel variants x frame sizes x
+    /// bursts on null ports through the real poll loop; `bench memcpy` for the memcpy table.
     Bench(crate::bench::BenchArgs),
 }
 

@@ -35,7 +35,9 @@ fn save(path: &Path, text: &str) {
     std::fs::rename(&tmp, path).unwrap();
 }
 
-/// Bytes per packet transmitted on port b (the policy's frames) over a short window.
+/// Bytes per packet transmitted on port b (the policy's frames) over a short window, rounded: the
+/// display reads the counters while the worker writes them, so a snapshot can hold one burst's
+/// packets without its bytes (a tag is 4 bytes per packet, far above that).
 fn bytes_per_packet(view: &StatsView) -> f64 {
     let at = |v: &StatsView| {
         let p = v.per_port(&v.snapshot())[1];
@@ -45,7 +47,7 @@ fn bytes_per_packet(view: &StatsView) -> f64 {
     std::thread::sleep(Duration::from_millis(20));
     let (b1, p1) = at(view);
     assert!(p1 > p0, "no traffic on b");
-    (b1 - b0) as f64 / (p1 - p0) as f64
+    ((b1 - b0) as f64 / (p1 - p0) as f64).round()
 }
 
 fn wait_for(what: &str, mut done: impl FnMut() -> bool) {

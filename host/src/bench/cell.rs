@@ -1,6 +1,6 @@
 //! One cell of the matrix: its config and its measurement.
 
-use super::BenchArgs;
+use super::MatrixArgs;
 use crate::config;
 use crate::dataplane::{self, Overrides, RunOptions};
 use crate::simd::Simd;
@@ -74,6 +74,10 @@ pub struct Cell {
     pub path: BenchPath,
     /// Kernel variant.
     pub simd: Simd,
+    /// Frame size in bytes.
+    pub size: usize,
+    /// Burst size.
+    pub burst: usize,
     /// Mpps of each repetition.
     pub mpps: Vec<f64>,
     /// Per repetition, Mpps over the native cell's Mpps of the same repetition (empty without a
@@ -102,34 +106,53 @@ impl Cell {
     }
 }
 
-/// The YAML of one cell: two null ports, paired, one lcore, the path's policy on both.
-pub fn yaml(engine: &str, path: BenchPath, args: &BenchArgs, lcore: usize) -> String {
-    let policy = path.policy(engine, &args.plugins).map(|p| format!(", policy: {p}")).unwrap_or_default();
-    let port = |name: &str| format!("  - {{name: {name}, driver: null, frame: {{size: {}}}{policy}}}\n", args.size);
-    format!("lcores: [{lcore}]\nburst: {}\nengine: {engine}\nports:\n{}{}", args.burst, port("p0"), port("p1"))
+/// The cells measured together: one engine, size, burst and variant, every path.
+pub struct Group<'a> {
+    /// Engine name.
+    pub engine: &'a str,
+    /// Frame size.
+    pub size: usize,
+    /// Burst size.
+    pub burst: usize,
+    /// Kernel variant.
+    pub simd: Simd,
+    /// Paths, in the order they run.
+    pub paths: &'a [BenchPath],
 }
 
-/// Runs the cells of one engine and variant, one per path, repetition by repetition in turn
-/// (native, plugin, ..., native, plugin, ...), so that drift of a shared machine touches every path
-/// alike; each cell's ratio to native is the median of the per-repetition ratios.
-pub fn measure_group(
-    args: &BenchArgs,
-    engine: &str,
-    paths: &[BenchPath],
-    simd: Simd,
-    lcore: usize,
-) -> anyhow::Result<Vec<Cell>> {
-    let cfgs = paths
+/// The YAML of one cell: two null ports, paired, one lcore, the path's policy on both.
+pub fn yaml(g: &Group<'_>, path: BenchPath, plugins: &std::path::Path, lcore: usize) -> String {
+    let policy = path.policy(g.engine, plugins).map(|p| format!(", policy: {p}")).unwrap_or_default();
+    let port = |name: &str| format!("  - {{name: {name}, driver: null, frame: {{size: {}}}{policy}}}\n", g.size);
+    format!("lcores: [{lcore}]\nburst: {}\nengine: {}\nports:\n{}{}", g.burst, g.engine, port("p0"), port("p1"))
+}
+
+/// Runs the cells of a group, repetition by repetition in turn (native, plugin, ..., native,
+/// plugin, ...) after one short warm-up run of each, so that drift of a shared machine touches every
+/// path alike; each cell's ratio to native is the median of the per-repetition ratios.
+pub fn measure_group(args: &MatrixArgs, g: &Group<'_>, lcore: usize) -> anyhow::Result<Vec<Cell>> {
+    let cfgs = g
+        .paths
         .iter()
-        .map(|&p| config::parse(&yaml(engine, p, args, lcore), "bench cell"))
+        .map(|&p| config::parse(&yaml(g, p, &args.plugins, lcore), "bench cell"))
         .collect::<anyhow::Result<Vec<_>>>()?;
-    let mut cells: Vec<Cell> = paths
-        .iter()
-        .map(|&path| Cell { engine: engine.into(), path, simd, mpps: Vec::new(), ratios: Vec::new() })
-        .collect();
+    let new = |path| Cell {
+        engine: g.engine.into(),
+        path,
+        simd: g.simd,
+        size: g.size,
+        burst: g.burst,
+        mpps: Vec::new(),
+        ratios: Vec::new(),
+    };
+    let mut cells: Vec<Cell> = g.paths.iter().map(|&p| new(p)).collect();
+    for (cell, cfg) in cells.iter().zip(&cfgs) {
+        run_once(cfg, (args.seconds / 4.0).max(0.05), cell)?;
+    }
     for _ in 0..args.reps.max(1) {
         for (cell, cfg) in cells.iter_mut().zip(&cfgs) {
-            cell.mpps.push(run_once(cfg, args, cell)?);
+            let m = run_once(cfg, args.seconds, cell)?;
+            cell.mpps.push(m);
         }
         if let Some(native) = cells.iter().position(|c| c.path == BenchPath::Native) {
             let base = *cells[native].mpps.last().unwrap_or(&0.0);
@@ -142,10 +165,10 @@ pub fn measure_group(
     Ok(cells)
 }
 
-fn run_once(cfg: &config::Config, args: &BenchArgs, cell: &Cell) -> anyhow::Result<f64> {
+fn run_once(cfg: &config::Config, seconds: f64, cell: &Cell) -> anyhow::Result<f64> {
     let o = Overrides { simd: Some(cell.simd.name().into()), ..Overrides::default() };
     let dp = dataplane::build(cfg, &o)?;
-    let opts = RunOptions { duration: Some(Duration::from_secs_f64(args.seconds)), ..RunOptions::default() };
+    let opts = RunOptions { duration: Some(Duration::from_secs_f64(seconds)), ..RunOptions::default() };
     let r = dataplane::run(dp, &opts, Arc::new(AtomicBool::new(false)))?;
     let failed: u64 = r.json["ports"].as_array().into_iter().flatten().filter_map(|p| p["plugin_traps"].as_u64()).sum();
     if failed != 0 {

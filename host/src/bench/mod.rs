@@ -1,30 +1,56 @@
-//! `wasmdp bench`: engines x paths x kernel variants through the real poll loop on null ports.
+//! `wasmdp bench`: engines x paths x kernel variants x frame sizes x bursts through the real poll
+//! loop on null ports, and `wasmdp bench memcpy`, the memcpy table.
 //!
 //! A cell is a whole run of the dataplane: two null ports, paired (two streams), one worker lcore,
 //! RX allocating from the pool and filling from the template, TX freeing, exactly as `wasmdp run`
 //! does. The path says who decides per burst: the config (`native`), a plugin calling the native
 //! engine every burst (`plugin`), a plugin that decided once (`plugin-sticky`), or a plugin doing the
-//! work itself in WebAssembly (`wasm`, macswap only). Each cell is repeated; the median is reported
-//! with min and max, and its ratio to the native cell of the same engine and variant (paths run in
-//! turn, repetition by repetition, and the ratio is the median of the per-repetition ratios).
+//! work itself in WebAssembly (`wasm`, macswap only). Each cell is repeated after a warm-up run; the
+//! median is reported with min and max, and its ratio to the native cell of the same engine, variant,
+//! size and burst (paths run in turn, repetition by repetition, and the ratio is the median of the
+//! per-repetition ratios). Kernel-only figures are `cargo bench --bench kernels` and `bench memcpy`.
 
 mod calls;
 mod cell;
+mod clock;
+mod memcpy;
 mod report;
+mod svg;
 
 pub use cell::{BenchPath, Cell};
+pub use memcpy::MemcpyArgs;
 
 use crate::simd::Simd;
-use clap::Args;
+use clap::{Args, Subcommand};
+use indicatif::{ProgressBar, ProgressStyle};
 use std::path::PathBuf;
 
 /// `wasmdp bench` options.
 #[derive(Debug, Args, Clone)]
+#[command(args_conflicts_with_subcommands = true)]
 pub struct BenchArgs {
+    /// A separate benchmark instead of the forwarding matrix.
+    #[command(subcommand)]
+    pub what: Option<BenchWhat>,
+    /// The matrix's options.
+    #[command(flatten)]
+    pub matrix: MatrixArgs,
+}
+
+/// Benchmarks other than the forwarding matrix.
+#[derive(Debug, Subcommand, Clone)]
+pub enum BenchWhat {
+    /// The memcpy table (layout of DPDK's memcpy_perf_autotest): wasmdp's memcpy vs libc's.
+    Memcpy(MemcpyArgs),
+}
+
+/// The forwarding matrix's options.
+#[derive(Debug, Args, Clone)]
+pub struct MatrixArgs {
     /// Seconds per repetition of a cell.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 0.25)]
     pub seconds: f64,
-    /// Repetitions per cell (median, min and max are reported).
+    /// Repetitions per cell (median, min and max are reported), after one warm-up run.
     #[arg(long, default_value_t = 3)]
     pub reps: usize,
     /// Engines to measure, comma-separated.
@@ -36,35 +62,48 @@ pub struct BenchArgs {
     /// Kernel variants, comma-separated (default: every variant this CPU supports).
     #[arg(long, value_delimiter = ',')]
     pub simd: Vec<String>,
-    /// Frame size in bytes.
-    #[arg(long, default_value_t = 64)]
-    pub size: usize,
-    /// Burst size.
-    #[arg(long, default_value_t = 32)]
-    pub burst: usize,
+    /// Frame sizes in bytes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "64,128,256,512,1024,1518")]
+    pub sizes: Vec<usize>,
+    /// Burst sizes, comma-separated.
+    #[arg(long, value_delimiter = ',', default_value = "8,32,64,128")]
+    pub bursts: Vec<usize>,
     /// Core for the worker (default: the last core).
     #[arg(long)]
     pub lcore: Option<usize>,
     /// Where the example plugins are (built by scripts/build-plugins.sh).
     #[arg(long, default_value = "plugins/target/wasm32-unknown-unknown/release")]
     pub plugins: PathBuf,
-    /// A short run: 0.3 s per repetition, io and macswap only, the detected kernel variant.
+    /// A short run (well under a minute): io and macswap on every path, 64 B, burst 32, the detected
+    /// kernel variant, 0.3 s per repetition.
     #[arg(long)]
     pub quick: bool,
     /// Also measure the cost of one host->plugin and one plugin->host call.
     #[arg(long)]
     pub calls: bool,
-    /// Write the results as JSON to PATH.
+    /// Write the results as JSON to PATH: {"results": [cells], ...}.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
+    /// Draw the main comparison as an SVG chart to PATH.
+    #[arg(long, value_name = "PATH")]
+    pub svg: Option<PathBuf>,
 }
 
-/// Runs the matrix and prints (and optionally writes) the results.
+/// Runs what `args` asks for.
 pub fn main(args: &BenchArgs) -> anyhow::Result<()> {
+    match &args.what {
+        Some(BenchWhat::Memcpy(m)) => memcpy::main(m),
+        None => matrix(&args.matrix),
+    }
+}
+
+fn matrix(args: &MatrixArgs) -> anyhow::Result<()> {
     let mut args = args.clone();
     if args.quick {
         args.seconds = 0.3;
         args.engines = vec!["io".into(), "macswap".into()];
+        args.sizes = vec![64];
+        args.bursts = vec![32];
         if args.simd.is_empty() {
             args.simd = vec![Simd::detect().name().into()];
         }
@@ -77,17 +116,34 @@ pub fn main(args: &BenchArgs) -> anyhow::Result<()> {
         .collect::<anyhow::Result<Vec<_>>>()?;
     let lcore =
         args.lcore.unwrap_or_else(|| core_affinity::get_core_ids().and_then(|c| c.last().map(|c| c.id)).unwrap_or(0));
-    let mut out = report::Table::start(&args, lcore);
-    let mut cells = Vec::new();
-    for engine in &args.engines {
-        let paths: Vec<_> = paths.iter().copied().filter(|p| p.applies_to(engine)).collect();
-        for &simd in &variants {
-            for c in cell::measure_group(&args, engine, &paths, simd, lcore)? {
-                out.row(&c);
-                cells.push(c);
+    let mut groups: Vec<(String, usize, usize, Simd, Vec<BenchPath>)> = Vec::new();
+    for e in &args.engines {
+        let paths: Vec<_> = paths.iter().copied().filter(|p| p.applies_to(e)).collect();
+        for &size in &args.sizes {
+            for &burst in &args.bursts {
+                for &v in &variants {
+                    groups.push((e.clone(), size, burst, v, paths.clone()));
+                }
             }
         }
     }
+    let total: usize = groups.iter().map(|g| g.4.len()).sum();
+    let tsc = clock::TscRate::measure();
+    let bar = ProgressBar::new(total as u64).with_style(
+        ProgressStyle::with_template("{bar:40} {pos}/{len} cells, {elapsed} elapsed, about {eta} left")
+            .unwrap_or_else(|_| ProgressStyle::default_bar()),
+    );
+    let mut table = report::Table::start(&args, lcore, &bar);
+    let mut cells = Vec::new();
+    for (engine, size, burst, simd, paths) in groups {
+        let spec = cell::Group { engine: &engine, size, burst, simd, paths: &paths };
+        for c in cell::measure_group(&args, &spec, lcore)? {
+            table.row(&c, tsc.as_ref(), &bar);
+            bar.inc(1);
+            cells.push(c);
+        }
+    }
+    bar.finish_and_clear();
     let calls = if args.calls { Some(calls::measure()?) } else { None };
     if let Some(c) = &calls {
         println!(
@@ -96,7 +152,10 @@ pub fn main(args: &BenchArgs) -> anyhow::Result<()> {
         );
     }
     if let Some(path) = &args.json {
-        report::write_json(path, &args, &cells, calls.as_ref())?;
+        report::write_json(path, &cells, calls.as_ref(), tsc.as_ref())?;
+    }
+    if let Some(path) = &args.svg {
+        svg::write(path, &cells)?;
     }
     Ok(())
 }
