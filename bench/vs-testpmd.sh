@@ -4,6 +4,8 @@
 # with min and max, and the ratio wasmdp/testpmd.
 #
 # usage: bench/vs-testpmd.sh [SECONDS=3] [ROUNDS=3] [MODES="io macswap"] [SIZES="64 512"]
+# NULL_COPY=1 gives testpmd's null ports their `copy` option, so that its RX writes each packet's
+# bytes as wasmdp's null RX does (by default net_null only sets the lengths).
 # Needs root only to install Debian's dpdk-dev package when dpdk-testpmd is missing.
 set -euo pipefail
 secs=${1:-3}
@@ -11,6 +13,8 @@ rounds=${2:-3}
 modes=${3:-"io macswap"}
 sizes=${4:-"64 512"}
 burst=32
+null_opts=""
+[ "${NULL_COPY:-0}" = 1 ] && null_opts=",copy=1"
 cd "$(dirname "$0")/.."
 
 if ! command -v dpdk-testpmd >/dev/null; then
@@ -27,7 +31,7 @@ trap 'rm -rf "$tmp"' EXIT
 testpmd_mpps() { # mode size
   local log=$tmp/testpmd.log
   dpdk-testpmd -l 0,$fwd --no-huge -m 1024 --no-pci --log-level=error \
-    --vdev=net_null0,size=$2 --vdev=net_null1,size=$2 -- \
+    --vdev=net_null0,size=$2$null_opts --vdev=net_null1,size=$2$null_opts -- \
     --forward-mode=$1 --nb-cores=1 --burst=$burst -a --stats-period 100 >"$log" 2>&1 &
   local pid=$!
   until grep -q "forwards packets on" "$log" 2>/dev/null; do sleep 0.01; done
@@ -60,7 +64,7 @@ stats() { # values... -> "median min max"
 }
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-echo "null ports x2 paired, 1 forwarding core ($fwd), burst $burst, ${secs}s x $rounds rounds, alternating"
+echo "null ports x2 paired${null_opts:+ (testpmd null$null_opts)}, 1 forwarding core ($fwd), burst $burst, ${secs}s x $rounds rounds, alternating"
 printf '%-8s %5s | %-22s | %-22s | %s\n' mode size "testpmd Mpps med(min-max)" "wasmdp Mpps med(min-max)" "ratio"
 for mode in $modes; do
   for size in $sizes; do
