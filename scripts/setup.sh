@@ -6,8 +6,13 @@ cd "$(dirname "$0")/.."
 
 need_apt=()
 command -v python3 >/dev/null || need_apt+=(python3)
+command -v ip >/dev/null || need_apt+=(iproute2)
+command -v ping >/dev/null || need_apt+=(iputils-ping)
+command -v arping >/dev/null || need_apt+=(iputils-arping)
+command -v tcpdump >/dev/null || need_apt+=(tcpdump)
 if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown

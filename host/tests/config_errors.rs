@@ -79,6 +79,12 @@ fn cross_references_are_checked() {
         &["headroom", "8"],
     );
     assert_has(&err("ports: []\n"), &["at least one port"]);
+    assert_has(&err("ports:\n  - {name: a, driver: null, engine: icmpecho}\n"), &["ports[0]", "icmpecho", "ipv4"]);
+    assert_has(
+        &err("ports:\n  - {name: a, driver: null, engine: icmpecho, icmpecho: {ipv4: [10.0.0.1], others: txonly}}\n"),
+        &["icmpecho.others", "txonly", "drop"],
+    );
+    assert_has(&err("ports:\n  - {name: a, driver: null, pcap: {rx: x.pcap}}\n"), &["pcap", "only for driver `pcap`"]);
 }
 
 #[test]

@@ -54,6 +54,22 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
             cfg.pool.headroom.0
         ));
     }
+    let engine = p.engine.as_ref().unwrap_or(&cfg.engine).0.as_str();
+    match &p.icmpecho {
+        None if engine == "icmpecho" => {
+            return Err(format!("{at}.icmpecho: engine `icmpecho` needs the addresses to answer for, e.g. `icmpecho: {{ipv4: [10.0.0.1]}}`"))
+        }
+        Some(e) if e.ipv4.is_empty() && e.ipv6.is_empty() => {
+            return Err(format!("{at}.icmpecho: no addresses; give `ipv4: [...]` and/or `ipv6: [...]`"))
+        }
+        Some(e) if e.others != "drop" && (matches!(e.others.as_str(), "icmpecho" | "txonly") || crate::engines::lookup(&e.others).is_none()) => {
+            return Err(format!(
+                "{at}.icmpecho.others: `{}` is not allowed; use `drop` or an engine among io, mac, macswap, 5tswap, copy, rxonly",
+                e.others
+            ))
+        }
+        _ => {}
+    }
     if p.tx_offloads.0 & flags::TX_MACSEC != 0 && !driver.macsec {
         return Err(format!(
             "{at}.tx_offloads: macsec_insert is not possible on driver `{}`: a software port has no MACsec keys to build a SecTAG with",

@@ -5,10 +5,12 @@
 //! serde_yaml's error carries the line and column.
 
 mod checks;
+mod drivers;
 mod policy;
 mod values;
 
 pub use checks::{port_names, validate};
+pub use drivers::{AfPacketCfg, IcmpEchoCfg, PcapCfg, Repeat};
 pub use policy::{FailurePolicy, LimitsCfg, ParamValue, PolicyCfg};
 pub use values::{Bounded, DriverName, EngineName, MacAddr, OffloadList};
 
@@ -166,6 +168,15 @@ pub struct PortCfg {
     /// then its native fallback.
     #[serde(default)]
     pub policy: Option<PolicyCfg>,
+    /// `pcap` driver options.
+    #[serde(default)]
+    pub pcap: Option<PcapCfg>,
+    /// `af_packet` driver options.
+    #[serde(default)]
+    pub af_packet: Option<AfPacketCfg>,
+    /// Addresses the `icmpecho` engine answers for on this port, and what it does with the rest.
+    #[serde(default)]
+    pub icmpecho: Option<IcmpEchoCfg>,
 }
 
 fn one() -> Bounded<1, 64> {
@@ -237,16 +248,22 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Config> {
     Ok(cfg)
 }
 
-/// Reads and parses a file. Plugin paths are made relative to the file's folder.
+/// Reads and parses a file. Relative plugin and capture paths are made relative to the file's folder.
 pub fn load(path: &Path) -> anyhow::Result<Config> {
     let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
     let mut cfg = parse(&text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
+    let rebase = |path: &mut std::path::PathBuf| {
+        if path.is_relative() {
+            *path = base.join(&*path);
+        }
+    };
     for p in &mut cfg.ports {
         if let Some(pol) = &mut p.policy {
-            if pol.plugin.is_relative() {
-                pol.plugin = base.join(&pol.plugin);
-            }
+            rebase(&mut pol.plugin);
+        }
+        if let Some(pc) = &mut p.pcap {
+            pc.rx.iter_mut().chain(pc.tx.iter_mut()).for_each(rebase);
         }
     }
     Ok(cfg)

@@ -252,7 +252,22 @@ fn make_stream(
             seed_bursts: txp.tx_first,
             policy,
             inject,
+            echo: Arc::new(echo_addrs(cfg, sp.rx, simd)?),
         },
         plugin_counters,
     ))
+}
+
+/// What the `icmpecho` engine of a stream receiving on port `rx` answers for.
+fn echo_addrs(cfg: &Config, rx: usize, simd: Simd) -> anyhow::Result<crate::engines::EchoAddrs> {
+    let Some(e) = &cfg.ports[rx].icmpecho else { return Ok(Default::default()) };
+    let others = match e.others.as_str() {
+        "drop" => None,
+        name => Some(engines::lookup(name).ok_or_else(|| anyhow!("unknown engine `{name}`"))?.run.get(simd)),
+    };
+    Ok(crate::engines::EchoAddrs {
+        ipv4: e.ipv4.iter().map(|a| a.octets()).collect(),
+        ipv6: e.ipv6.iter().map(|a| a.octets()).collect(),
+        others,
+    })
 }

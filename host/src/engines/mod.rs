@@ -6,6 +6,7 @@
 
 mod copy;
 mod fivetswap;
+mod icmpecho;
 mod io;
 mod mac;
 mod macswap;
@@ -44,6 +45,21 @@ pub struct FwdCtx<'a> {
     pub alloc_failed: u64,
     /// Packets handed to another port's TX in this call (a plugin's `send_to`).
     pub redirected_out: u64,
+    /// What the `icmpecho` engine answers for (the RX port's `icmpecho:`).
+    pub echo: &'a EchoAddrs,
+    /// A second burst for engines that split one (allocated once per stream).
+    pub scratch: &'a mut Burst,
+}
+
+/// The addresses the `icmpecho` engine answers for, and the engine for everything else.
+#[derive(Default)]
+pub struct EchoAddrs {
+    /// IPv4 addresses (ARP, ICMP echo).
+    pub ipv4: Vec<[u8; 4]>,
+    /// IPv6 addresses (neighbour solicitation, ICMPv6 echo).
+    pub ipv6: Vec<[u8; 16]>,
+    /// Engine for the other packets; None: drop them.
+    pub others: Option<EngineFn>,
 }
 
 impl FwdCtx<'_> {
@@ -71,8 +87,16 @@ pub struct EngineDesc {
 }
 
 /// Every engine. Adding one: a new file and a line here.
-pub const ENGINES: &[&EngineDesc] =
-    &[&io::ENGINE, &mac::ENGINE, &macswap::ENGINE, &fivetswap::ENGINE, &copy::ENGINE, &rxonly::ENGINE, &txonly::ENGINE];
+pub const ENGINES: &[&EngineDesc] = &[
+    &io::ENGINE,
+    &mac::ENGINE,
+    &macswap::ENGINE,
+    &fivetswap::ENGINE,
+    &copy::ENGINE,
+    &rxonly::ENGINE,
+    &txonly::ENGINE,
+    &icmpecho::ENGINE,
+];
 
 /// The engine named `name`.
 pub fn lookup(name: &str) -> Option<&'static EngineDesc> {

@@ -25,12 +25,18 @@ struct Bench {
     cache: PoolCache,
     template: Template,
     flow: u32,
+    echo: EchoAddrs,
+    scratch: Burst,
 }
 
 impl Bench {
     fn new() -> Bench {
         let pool = Pool::new(PoolConfig { size: 256, cache_size: 32, ..Default::default() }).unwrap();
-        Bench { cache: pool.cache(), template: Template::new(&spec(64, None), 1), flow: 0 }
+        Bench::with(pool.cache(), Template::new(&spec(64, None), 1))
+    }
+
+    fn with(cache: PoolCache, template: Template) -> Bench {
+        Bench { cache, template, flow: 0, echo: EchoAddrs::default(), scratch: Burst::new() }
     }
 
     fn burst(&mut self, frames: &[Vec<u8>]) -> Burst {
@@ -57,6 +63,8 @@ impl Bench {
             generated: 0,
             alloc_failed: 0,
             redirected_out: 0,
+            echo: &self.echo,
+            scratch: &mut self.scratch,
         };
         (engine.run.get(simd))(&mut ctx, burst);
         (ctx.drops, ctx.generated)
@@ -91,7 +99,7 @@ fn swapped(f: &[u8]) -> Vec<u8> {
 #[test]
 fn the_table_lists_every_engine_once_with_its_documented_name() {
     let names: Vec<_> = ENGINES.iter().map(|e| e.name).collect();
-    assert_eq!(names, ["io", "mac", "macswap", "5tswap", "copy", "rxonly", "txonly"]);
+    assert_eq!(names, ["io", "mac", "macswap", "5tswap", "copy", "rxonly", "txonly", "icmpecho"]);
 }
 
 #[test]
@@ -193,7 +201,7 @@ fn io_leaves_frames_alone() {
 #[test]
 fn pool_is_whole_after_every_engine() {
     let pool = Pool::new(PoolConfig { size: 256, cache_size: 32, ..Default::default() }).unwrap();
-    let mut b = Bench { cache: pool.cache(), template: Template::new(&spec(64, None), 3), flow: 0 };
+    let mut b = Bench::with(pool.cache(), Template::new(&spec(64, None), 3));
     for e in ENGINES {
         let mut burst = b.burst(&mixed_frames());
         b.run(e.name, Simd::detect(), TxOffloads::default(), &mut burst);
@@ -202,4 +210,119 @@ fn pool_is_whole_after_every_engine() {
     drop(b);
     assert_eq!(pool.available(), 256);
     let _: Arc<Pool> = pool;
+}
+
+mod icmpecho {
+    use super::*;
+    use etherparse::{Icmpv4Type, Icmpv6Type, PacketBuilder};
+
+    const US4: [u8; 4] = [10, 9, 0, 1];
+    const US6: [u8; 16] = [0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+    const THEM6: [u8; 16] = [0xfd, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2];
+
+    fn bench(others: Option<EngineFn>) -> Bench {
+        let mut b = Bench::new();
+        b.echo = EchoAddrs { ipv4: vec![US4], ipv6: vec![US6], others };
+        b
+    }
+
+    fn ping4(dst: [u8; 4]) -> Vec<u8> {
+        let mut out = Vec::new();
+        PacketBuilder::ethernet2([0xaa; 6], [0xff; 6])
+            .ipv4([10, 9, 0, 2], dst, 64)
+            .icmpv4_echo_request(7, 3)
+            .write(&mut out, &[1, 2, 3, 4, 5, 6, 7, 8])
+            .unwrap();
+        out
+    }
+
+    fn arp_request(target: [u8; 4]) -> Vec<u8> {
+        let mut f = vec![0xff; 6];
+        f.extend([0xaa; 6]);
+        f.extend([0x08, 0x06, 0, 1, 0x08, 0, 6, 4, 0, 1]);
+        f.extend([0xaa; 6]);
+        f.extend([10, 9, 0, 2]);
+        f.extend([0; 6]);
+        f.extend(target);
+        f.resize(60, 0);
+        f
+    }
+
+    #[test]
+    fn arp_requests_for_our_address_get_a_reply_from_our_mac() {
+        let mut b = bench(None);
+        let mut burst = b.burst(&[arp_request(US4), arp_request([10, 9, 0, 99])]);
+        let (drops, _) = b.run("icmpecho", Simd::Scalar, TxOffloads::default(), &mut burst);
+        assert_eq!(drops.engine, 1, "the request for another address is dropped");
+        let out = b.finish(burst);
+        let r = &out[0];
+        assert_eq!((&r[..6], &r[6..12]), (&[0xaa; 6][..], &[0x77; 6][..]));
+        assert_eq!(&r[20..22], &[0, 2], "ARP reply");
+        assert_eq!((&r[22..28], &r[28..32]), (&[0x77; 6][..], &US4[..]), "sender: us");
+        assert_eq!((&r[32..38], &r[38..42]), (&[0xaa; 6][..], &[10, 9, 0, 2][..]), "target: the asker");
+    }
+
+    #[test]
+    fn icmp_echo_requests_become_valid_replies() {
+        let mut b = bench(None);
+        let mut burst = b.burst(&[ping4(US4)]);
+        b.run("icmpecho", Simd::Scalar, TxOffloads::default(), &mut burst);
+        let out = b.finish(burst);
+        let s = SlicedPacket::from_ethernet(&out[0]).unwrap();
+        let Some(NetSlice::Ipv4(ip)) = &s.net else { panic!("not ipv4") };
+        let h = ip.header().to_header();
+        assert_eq!((h.source, h.destination), (US4, [10, 9, 0, 2]));
+        assert_eq!(h.header_checksum, h.calc_header_checksum());
+        let Some(TransportSlice::Icmpv4(icmp)) = s.transport else { panic!("not icmp") };
+        assert!(matches!(icmp.icmp_type(), Icmpv4Type::EchoReply(e) if e.id == 7 && e.seq == 3));
+        assert_eq!(icmp.checksum(), icmp.header().icmp_type.calc_checksum(icmp.payload()));
+        assert_eq!(icmp.payload(), &[1, 2, 3, 4, 5, 6, 7, 8]);
+    }
+
+    #[test]
+    fn icmpv6_echo_and_neighbour_solicitation_are_answered() {
+        let mut echo = Vec::new();
+        PacketBuilder::ethernet2([0xaa; 6], [0x33; 6])
+            .ipv6(THEM6, US6, 64)
+            .icmpv6_echo_request(1, 2)
+            .write(&mut echo, &[9; 4])
+            .unwrap();
+        let mut ns = Vec::new();
+        let mut body = US6.to_vec();
+        body.extend([1, 1, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa, 0xaa]);
+        PacketBuilder::ethernet2([0xaa; 6], [0x33; 6])
+            .ipv6(THEM6, [0xff, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0xff, 0, 0, 1], 255)
+            .icmpv6(Icmpv6Type::Unknown { type_u8: 135, code_u8: 0, bytes5to8: [0; 4] })
+            .write(&mut ns, &body)
+            .unwrap();
+        let mut b = bench(None);
+        let mut burst = b.burst(&[echo, ns]);
+        b.run("icmpecho", Simd::Scalar, TxOffloads::default(), &mut burst);
+        let out = b.finish(burst);
+        assert_eq!(out.len(), 2);
+        for (f, want) in out.iter().zip([129u8, 136]) {
+            let s = SlicedPacket::from_ethernet(f).unwrap();
+            let Some(NetSlice::Ipv6(ip)) = &s.net else { panic!("not ipv6") };
+            let h = ip.header().to_header();
+            assert_eq!((h.source, h.destination), (US6, THEM6));
+            let Some(TransportSlice::Icmpv6(icmp)) = s.transport else { panic!("not icmpv6") };
+            assert_eq!(icmp.type_u8(), want);
+            let expect = icmp.header().icmp_type.calc_checksum(h.source, h.destination, icmp.payload()).unwrap();
+            assert_eq!(icmp.checksum(), expect, "type {want}");
+        }
+        assert_eq!(&out[1][out[1].len() - 8..], &[2, 1, 0x77, 0x77, 0x77, 0x77, 0x77, 0x77], "our MAC in the option");
+    }
+
+    #[test]
+    fn other_packets_go_to_the_others_engine() {
+        let io = lookup("io").unwrap().run.scalar;
+        let mut b = bench(Some(io));
+        let udp = crate::wire::build_udp(&spec(64, None));
+        let mut burst = b.burst(&[udp.clone(), ping4(US4), ping4([1, 1, 1, 1])]);
+        let (drops, _) = b.run("icmpecho", Simd::Scalar, TxOffloads::default(), &mut burst);
+        assert_eq!(drops.engine, 0);
+        let out = b.finish(burst);
+        assert_eq!(out.len(), 3);
+        assert!(out.contains(&udp) && out.contains(&ping4([1, 1, 1, 1])), "forwarded unchanged");
+    }
 }

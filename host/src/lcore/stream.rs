@@ -49,6 +49,8 @@ pub struct StreamParts {
     pub policy: Option<crate::plugin::Runner>,
     /// Packets plugins sent to this stream's TX port (`send_to`), transmitted by this stream.
     pub inject: Option<Arc<crate::ports::Inject>>,
+    /// What the `icmpecho` engine answers for (the RX port's `icmpecho:`).
+    pub echo: Arc<crate::engines::EchoAddrs>,
 }
 
 /// What one round counted, published to the shared counters once.
@@ -63,6 +65,7 @@ pub struct Stream {
     p: StreamParts,
     flow: u32,
     burst: Burst,
+    scratch: Burst,
     counters: Arc<StreamCounters>,
     plugin_counters: Arc<crate::plugin::PluginCounters>,
 }
@@ -71,7 +74,14 @@ impl Stream {
     /// Builds a stream; its counters start at zero. `plugin_counters` are those its policy (if
     /// any) counts into, kept across policy swaps.
     pub fn new(p: StreamParts, plugin_counters: Arc<crate::plugin::PluginCounters>) -> Stream {
-        Stream { p, flow: 0, burst: Burst::new(), counters: Arc::new(StreamCounters::default()), plugin_counters }
+        Stream {
+            p,
+            flow: 0,
+            burst: Burst::new(),
+            scratch: Burst::new(),
+            counters: Arc::new(StreamCounters::default()),
+            plugin_counters,
+        }
     }
 
     /// Switches to new live settings between two bursts (nothing is in the stream then); returns the
@@ -130,6 +140,8 @@ impl Stream {
             generated: 0,
             alloc_failed: 0,
             redirected_out: 0,
+            echo: &self.p.echo,
+            scratch: &mut self.scratch,
         };
         match &mut self.p.policy {
             Some(policy) => policy.on_burst(&mut ctx, &mut self.burst, self.p.run),

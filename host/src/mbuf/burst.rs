@@ -24,6 +24,11 @@ impl Burst {
         Burst { pkts: Vec::with_capacity(MAX_BURST) }
     }
 
+    /// An empty burst with no storage (a placeholder while the real one is borrowed elsewhere).
+    pub const fn unallocated() -> Burst {
+        Burst { pkts: Vec::new() }
+    }
+
     /// Number of packets.
     #[inline(always)]
     pub fn len(&self) -> usize {

@@ -1,7 +1,7 @@
 //! The cost of crossing the boundary: one host->plugin call and one plugin->host call, measured on
 //! real instances (the same runtime, linker and store setup as the dataplane).
 
-use super::runner::PluginCounters;
+use super::counters::PluginCounters;
 use super::{Plugin, Runtime};
 use crate::config::{Bounded, FailurePolicy, LimitsCfg, PolicyCfg};
 use crate::simd::Simd;

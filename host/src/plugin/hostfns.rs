@@ -43,7 +43,7 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
         Err(_) => err::BAD_RANGE,
     })?;
     linker.func_wrap(m, import::PARAM_GET, param_get)?;
-    linker.func_wrap(m, import::NOW_NS, |_: C<'_>| crate::plugin::runner::now_ns() as i64)?;
+    linker.func_wrap(m, import::NOW_NS, |_: C<'_>| super::counters::now_ns() as i64)?;
     linker.func_wrap(m, import::LOG, log)?;
     Ok(())
 }

@@ -1,7 +1,7 @@
 //! A checked, compiled plugin, and instantiating it for one stream (ABI version check, init).
 
 use super::check;
-use super::runner::PluginCounters;
+use super::counters::PluginCounters;
 use super::state::{Call, HostState};
 use super::Runtime;
 use crate::config::PolicyCfg;

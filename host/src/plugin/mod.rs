@@ -9,6 +9,7 @@
 
 mod calls;
 mod check;
+mod counters;
 mod hostfns;
 mod instance;
 mod runner;
@@ -16,6 +17,7 @@ mod runtime;
 mod state;
 
 pub use calls::measure as measure_calls;
+pub use counters::{now_ns, PluginCounters};
 pub use instance::{digest, Plugin};
-pub use runner::{PluginCounters, Runner};
+pub use runner::Runner;
 pub use runtime::Runtime;

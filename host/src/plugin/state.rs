@@ -1,6 +1,6 @@
 //! What a plugin's store holds: limits, its memory, and, during a call, the burst it works on.
 
-use super::runner::PluginCounters;
+use super::counters::PluginCounters;
 use crate::engines::FwdCtx;
 use crate::mbuf::{Burst, MAX_BURST};
 use crate::ports::Inject;

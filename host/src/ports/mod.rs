@@ -3,7 +3,9 @@
 //! A driver opens a port as a set of RX and TX queues. Each queue is owned by exactly one stream (the
 //! config checks that no queue is used twice), so queues need no locks.
 
+mod af_packet;
 mod null;
+mod pcap;
 mod ring;
 mod template;
 
@@ -92,7 +94,17 @@ pub struct DriverDesc {
 }
 
 /// Every driver. Adding one: a new file and a line here.
-pub const DRIVERS: &[&DriverDesc] = &[&null::DRIVER, &ring::DRIVER];
+pub const DRIVERS: &[&DriverDesc] = &[&null::DRIVER, &ring::DRIVER, &pcap::DRIVER, &af_packet::DRIVER];
+
+/// Refuses the option sections of other drivers on a port of driver `driver` (the error starts with
+/// the key, as `DriverDesc::check` errors do).
+pub fn only_own_section(p: &PortCfg, driver: &str) -> Result<(), String> {
+    let sections = [("ring", p.ring.is_some()), ("pcap", p.pcap.is_some()), ("af_packet", p.af_packet.is_some())];
+    match sections.iter().find(|(name, present)| *present && *name != driver) {
+        Some((name, _)) => Err(format!("{name}: only for driver `{name}`, and this port's driver is `{driver}`")),
+        None => Ok(()),
+    }
+}
 
 /// The driver named `name`.
 pub fn lookup(name: &str) -> Option<&'static DriverDesc> {

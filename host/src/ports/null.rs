@@ -17,10 +17,7 @@ pub const DRIVER: DriverDesc = DriverDesc {
 };
 
 fn check(_: &Config, p: &PortCfg) -> Result<(), String> {
-    if p.ring.is_some() {
-        return Err("ring: only for driver `ring`".into());
-    }
-    Ok(())
+    super::only_own_section(p, "null")
 }
 
 fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {

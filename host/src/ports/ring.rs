@@ -21,6 +21,7 @@ pub const DRIVER: DriverDesc = DriverDesc {
 };
 
 fn check(cfg: &Config, p: &PortCfg) -> Result<(), String> {
+    super::only_own_section(p, "ring")?;
     let r = p.ring.as_ref().ok_or("ring: missing; driver `ring` needs `ring: {peer: NAME}`")?;
     let peer = cfg.ports.iter().find(|q| q.name == r.peer).ok_or_else(|| {
         format!("ring.peer: no port named `{}`; ports are {}", r.peer, crate::config::port_names(cfg))

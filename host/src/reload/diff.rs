@@ -55,7 +55,7 @@ fn first_difference(a: &Config, b: &Config) -> String {
 }
 
 fn port_difference(p: &PortCfg, q: &PortCfg) -> Option<&'static str> {
-    let keys: [(&str, bool); 8] = [
+    let keys: [(&str, bool); 11] = [
         ("name", p.name != q.name),
         ("driver", p.driver != q.driver),
         ("queues", p.queues != q.queues),
@@ -64,6 +64,9 @@ fn port_difference(p: &PortCfg, q: &PortCfg) -> Option<&'static str> {
         ("frame", p.frame != q.frame),
         ("ring", p.ring != q.ring),
         ("tx_first", p.tx_first != q.tx_first),
+        ("pcap", p.pcap != q.pcap),
+        ("af_packet", p.af_packet != q.af_packet),
+        ("icmpecho", p.icmpecho != q.icmpecho),
     ];
     keys.iter().find(|(_, d)| *d).map(|(k, _)| *k)
 }

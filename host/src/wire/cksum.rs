@@ -6,7 +6,7 @@ use super::{Headers, L3};
 
 /// Adds with end-around carry (one's complement addition on 64-bit words).
 #[inline(always)]
-const fn add_carry(a: u64, b: u64) -> u64 {
+pub(crate) const fn add_carry(a: u64, b: u64) -> u64 {
     let (s, carry) = a.overflowing_add(b);
     // Cannot overflow: with a carry, `s <= u64::MAX - 1`.
     s + carry as u64

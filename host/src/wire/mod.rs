@@ -13,6 +13,7 @@ mod build;
 mod cksum;
 mod field;
 mod parse;
+mod reply;
 mod swap;
 mod tag;
 #[cfg(test)]
@@ -21,6 +22,7 @@ mod testutil;
 pub use build::build_udp;
 pub use cksum::{fill_ipv4_cksum, fill_l4_cksum};
 pub use parse::parse;
+pub use reply::{arp_reply, icmp4_echo_reply, icmp6_reply};
 pub use swap::swap_five_tuple;
 pub use tag::insert_tag;
 

@@ -61,6 +61,7 @@ impl Wire {
                 seed_bursts: 0,
                 policy,
                 inject: None,
+                echo: Default::default(),
             },
             counters,
         );

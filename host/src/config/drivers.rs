@@ -1,0 +1,110 @@
+//! Options of the drivers that talk to the outside world (`pcap:`, `af_packet:`) and of the icmpecho
+//! engine (`icmpecho:`).
+
+use super::Bounded;
+use serde::de::{self, Deserializer};
+use serde::Deserialize;
+use std::path::PathBuf;
+
+/// `pcap:` options.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PcapCfg {
+    /// Capture to replay on RX (pcap or pcapng, Ethernet link type); none: RX receives nothing.
+    #[serde(default)]
+    pub rx: Option<PathBuf>,
+    /// File to record TX to (pcap, nanosecond timestamps); none: TX frees.
+    #[serde(default)]
+    pub tx: Option<PathBuf>,
+    /// How many times to replay the capture: a number, or `forever`.
+    #[serde(default)]
+    pub repeat: Repeat,
+    /// Replay at this many packets per second (0: as fast as possible).
+    #[serde(default)]
+    pub rate_pps: Bounded<0, 1_000_000_000>,
+    /// Replay at the capture's own timing (overrides `rate_pps`).
+    #[serde(default)]
+    pub timing: bool,
+}
+
+/// `repeat:` a count or `forever`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Repeat {
+    /// This many passes over the capture.
+    Times(u64),
+    /// Until the dataplane stops.
+    Forever,
+}
+
+impl Default for Repeat {
+    fn default() -> Self {
+        Repeat::Times(1)
+    }
+}
+
+impl<'de> Deserialize<'de> for Repeat {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match serde_yaml::Value::deserialize(d)? {
+            serde_yaml::Value::Number(n) if n.as_u64().is_some_and(|v| v >= 1) => {
+                Ok(Repeat::Times(n.as_u64().unwrap_or(1)))
+            }
+            serde_yaml::Value::String(s) if s == "forever" => Ok(Repeat::Forever),
+            other => Err(de::Error::custom(format!("invalid repeat {other:?}: allowed a count >= 1 or `forever`"))),
+        }
+    }
+}
+
+/// `af_packet:` options.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AfPacketCfg {
+    /// Linux interface name.
+    pub iface: String,
+    /// Put the interface in promiscuous mode.
+    #[serde(default = "yes")]
+    pub promisc: bool,
+    /// Bypass the kernel's qdisc on TX (PACKET_QDISC_BYPASS).
+    #[serde(default = "yes")]
+    pub qdisc_bypass: bool,
+    /// RX ring: block size in bytes (a power of two, multiple of the page size).
+    #[serde(default = "block_size")]
+    pub block_size: Bounded<4096, 4_194_304>,
+    /// RX ring: number of blocks.
+    #[serde(default = "block_count")]
+    pub block_count: Bounded<1, 65536>,
+    /// TX ring: number of frames.
+    #[serde(default = "tx_frames")]
+    pub tx_frames: Bounded<1, 1_048_576>,
+}
+
+fn yes() -> bool {
+    true
+}
+fn block_size() -> Bounded<4096, 4_194_304> {
+    Bounded(1 << 20)
+}
+fn block_count() -> Bounded<1, 65536> {
+    Bounded(16)
+}
+fn tx_frames() -> Bounded<1, 1_048_576> {
+    Bounded(2048)
+}
+
+/// `icmpecho:` of a port: the addresses it answers for, and what happens to everything else.
+#[derive(Debug, Clone, Deserialize, PartialEq, Default)]
+#[serde(deny_unknown_fields)]
+pub struct IcmpEchoCfg {
+    /// IPv4 addresses the port answers ARP and ICMP echo requests for.
+    #[serde(default)]
+    pub ipv4: Vec<std::net::Ipv4Addr>,
+    /// IPv6 addresses the port answers neighbour solicitations and ICMPv6 echo requests for.
+    #[serde(default)]
+    pub ipv6: Vec<std::net::Ipv6Addr>,
+    /// Engine for every other packet (`drop`: drop them, counted as engine drops).
+    #[serde(default = "drop_others")]
+    pub others: String,
+}
+
+fn drop_others() -> String {
+    "drop".into()
+}

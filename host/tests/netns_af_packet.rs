@@ -1,0 +1,281 @@
+//! The `af_packet` driver on live interfaces: network namespaces joined by veth pairs to wasmdp ports
+//! in the root namespace, traffic only inside those namespaces. Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN
+//! for namespaces); a test skips with a printed reason, not a failure, only when the namespaces or
+//! veth pairs cannot be created. wasmdp runs as the binary, stopped with SIGINT, its --stats-json read.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn sh(args: &[&str]) -> std::process::Output {
+    Command::new(args[0]).args(&args[1..]).output().unwrap_or_else(|e| panic!("{}: {e}", args.join(" ")))
+}
+
+fn run_ok(args: &[&str]) -> Result<(), String> {
+    let o = sh(args);
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed: {}", args.join(" "), String::from_utf8_lossy(&o.stderr).trim()))
+    }
+}
+
+/// Namespaces and veth pairs of one test; Drop deletes them (a failing test cleans up too).
+struct Net {
+    tag: String,
+    subnet: u32,
+    namespaces: Vec<String>,
+    links: Vec<String>,
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for l in &self.links {
+            let _ = Command::new("ip").args(["link", "del", l]).stderr(Stdio::null()).status();
+        }
+        for n in &self.namespaces {
+            let _ = Command::new("ip").args(["netns", "del", n]).stderr(Stdio::null()).status();
+        }
+    }
+}
+
+impl Net {
+    /// `t` tells tests apart (names `wdp<pid><t>..`, subnet 10.77.<x>.0/24).
+    fn new(t: u32) -> Net {
+        let pid = std::process::id();
+        Net { tag: format!("wdp{pid}{t}"), subnet: (pid % 60) * 4 + t, namespaces: vec![], links: vec![] }
+    }
+
+    fn ip(&self, host: u32) -> String {
+        format!("10.77.{}.{host}", self.subnet)
+    }
+
+    /// A namespace `<tag><side>` holding veth `<tag><side>n` with address 10.77.x.host, whose other
+    /// end `<tag><side>` stays up in the root namespace (no address). Returns (namespace, inside
+    /// veth, root veth).
+    fn side(&mut self, side: char, host: u32) -> Result<(String, String, String), String> {
+        let ns = format!("{}{side}", self.tag);
+        let outer = format!("{}{side}", self.tag);
+        let inner = format!("{}{side}n", self.tag);
+        assert!(inner.len() <= 15, "{inner}: interface names are at most 15 characters");
+        run_ok(&["ip", "netns", "add", &ns])?;
+        self.namespaces.push(ns.clone());
+        run_ok(&["ip", "link", "add", &outer, "type", "veth", "peer", "name", &inner])?;
+        self.links.push(outer.clone());
+        run_ok(&["ip", "link", "set", &inner, "netns", &ns])?;
+        let addr = format!("{}/24", self.ip(host));
+        run_ok(&["ip", "-n", &ns, "addr", "add", &addr, "dev", &inner])?;
+        run_ok(&["ip", "-n", &ns, "link", "set", &inner, "up"])?;
+        run_ok(&["ip", "-n", &ns, "link", "set", "lo", "up"])?;
+        // No IPv6 chatter from the root-side end.
+        let _ = sh(&["sysctl", "-q", "-w", &format!("net.ipv6.conf.{outer}.disable_ipv6=1")]);
+        run_ok(&["ip", "link", "set", &outer, "up"])?;
+        Ok((ns, inner, outer))
+    }
+}
+
+/// Creates what the test needs, or prints why the test is skipped and returns None.
+fn setup<T>(name: &str, f: impl FnOnce() -> Result<T, String>) -> Option<T> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("SKIPPED {name}: needs root to create network namespaces and veth pairs");
+        return None;
+    }
+    match f() {
+        Ok(v) => Some(v),
+        Err(e) => {
+            eprintln!("SKIPPED {name}: cannot create namespaces / veth pairs: {e}");
+            None
+        }
+    }
+}
+
+/// wasmdp running as a child on a config; `stop` sends SIGINT and returns its --stats-json.
+struct Wasmdp {
+    child: Option<Child>,
+    dir: PathBuf,
+}
+
+impl Wasmdp {
+    fn start(name: &str, yaml: &str) -> Wasmdp {
+        let dir = std::env::temp_dir().join(format!("wasmdp-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("config.yaml");
+        std::fs::write(&cfg, yaml).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_wasmdp"))
+            .args(["run", cfg.to_str().unwrap(), "--stats-period", "0", "--no-reload", "--stats-json"])
+            .arg(dir.join("stats.json"))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+            .spawn()
+            .expect("spawning wasmdp");
+        let mut w = Wasmdp { child: Some(child), dir };
+        // Give it time to open the ports and start polling; fail early if it exits.
+        let until = Instant::now() + Duration::from_millis(1500);
+        while Instant::now() < until {
+            if let Some(st) = w.child.as_mut().unwrap().try_wait().unwrap() {
+                let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+                w.child = None;
+                panic!("wasmdp exited at start ({st}):\n{err}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        w
+    }
+
+    fn stop(mut self) -> serde_json::Value {
+        let mut child = self.child.take().unwrap();
+        // SAFETY: signalling our own child process by its id.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let st = child.wait().unwrap();
+        let err = std::fs::read_to_string(self.dir.join("stderr")).unwrap_or_default();
+        assert!(st.success(), "wasmdp failed ({st}):\n{err}");
+        let text = std::fs::read_to_string(self.dir.join("stats.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+impl Drop for Wasmdp {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn port<'a>(j: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    j["ports"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("port {name} in {j}"))
+}
+
+fn u(v: &serde_json::Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+fn ping(ns: &str, dst: &str) -> std::process::Output {
+    sh(&["ip", "netns", "exec", ns, "ping", "-c", "3", "-W", "1", "-w", "10", dst])
+}
+
+fn assert_ok(what: &str, o: &std::process::Output, wasmdp_err: &str) {
+    assert!(
+        o.status.success(),
+        "{what} failed:\n{}{}\nwasmdp:\n{wasmdp_err}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+fn check_accounting(j: &serde_json::Value) {
+    assert_eq!(j["leaked_buffers"], 0, "{j}");
+    for s in j["streams"].as_array().unwrap() {
+        assert_eq!(
+            u(s, "rx_packets") + u(s, "generated") + s["redirected_in"].as_u64().unwrap_or(0),
+            u(s, "tx_packets") + u(s, "dropped") + s["redirected_out"].as_u64().unwrap_or(0),
+            "stream {s}"
+        );
+    }
+}
+
+/// Two namespaces, each joined by a veth to one wasmdp port; `policy` (YAML) on port a.
+fn forwarding(t: u32, name: &str, policy: Option<String>) -> Option<serde_json::Value> {
+    let mut net = Net::new(t);
+    let (a, b) = setup(name, || Ok((net.side('a', 1)?, net.side('b', 2)?)))?;
+    let extra = policy.map(|p| format!(", policy: {p}")).unwrap_or_default();
+    let yaml = format!(
+        "engine: io\ntopology: paired\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}{extra}}}\n  - {{name: b, driver: af_packet, af_packet: {{iface: {}}}}}\n",
+        a.2, b.2
+    );
+    let w = Wasmdp::start(name, &yaml);
+    let o = ping(&a.0, &net.ip(2));
+    let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok("ping from namespace a to b through wasmdp", &o, &err);
+    let j = w.stop();
+    check_accounting(&j);
+    for p in ["a", "b"] {
+        assert!(u(port(&j, p), "rx_packets") >= 3 && u(port(&j, p), "tx_packets") >= 3, "port {p}: {j}");
+    }
+    eprintln!("ports: {}", j["ports"]);
+    Some(j)
+}
+
+#[test]
+fn netns_io_forwarding_between_two_namespaces() {
+    forwarding(0, "netns_io_forwarding", None);
+}
+
+#[test]
+fn netns_plugin_chooses_the_engine_on_a_live_interface() {
+    let wasm = common::plugin_path("static_policy");
+    let policy = format!("{{plugin: {}, params: {{engine: io}}}}", wasm.display());
+    if let Some(j) = forwarding(1, "netns_plugin", Some(policy)) {
+        let calls = port(&j, "a")["plugin_calls"].as_u64().unwrap_or(0);
+        assert!(calls > 0, "plugin_calls of port a: {j}");
+    }
+}
+
+fn rx_packets(ns: &str, dev: &str) -> u64 {
+    let o = sh(&["ip", "netns", "exec", ns, "cat", &format!("/sys/class/net/{dev}/statistics/rx_packets")]);
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap_or_else(|_| panic!("rx_packets of {dev} in {ns}: {o:?}"))
+}
+
+#[test]
+fn netns_macswap_and_5tswap_reflect_every_packet() {
+    for (i, engine) in ["macswap", "5tswap"].into_iter().enumerate() {
+        let name = format!("netns_{engine}");
+        let mut net = Net::new(2);
+        net.tag.push(if i == 0 { 'm' } else { 'f' });
+        let Some(a) = setup(&name, || net.side('a', 1)) else { return };
+        // A static neighbour, so that ping sends its echo requests at once (the reflected frames come
+        // back with the MACs swapped, which the namespace's stack does not answer).
+        run_ok(&["ip", "-n", &a.0, "neigh", "add", &net.ip(2), "lladdr", "02:00:00:00:00:00", "dev", &a.1]).unwrap();
+        let yaml = format!(
+            "engine: {engine}\ntopology: loop\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}}}\n",
+            a.2
+        );
+        let w = Wasmdp::start(&name, &yaml);
+        let before = rx_packets(&a.0, &a.1);
+        let n = 5;
+        let _ = sh(&["ip", "netns", "exec", &a.0, "ping", "-c", &n.to_string(), "-i", "0.2", "-W", "1", &net.ip(2)]);
+        std::thread::sleep(Duration::from_millis(300));
+        let after = rx_packets(&a.0, &a.1);
+        let j = w.stop();
+        check_accounting(&j);
+        let p = port(&j, "a");
+        eprintln!("{engine}: namespace rx {before} -> {after}; port {p}");
+        assert!(u(p, "rx_packets") >= n && u(p, "tx_packets") >= n, "{engine}: {j}");
+        assert!(
+            after - before >= n,
+            "{engine}: the namespace received {} frames back, expected >= {n}",
+            after - before
+        );
+    }
+}
+
+#[test]
+fn netns_icmpecho_answers_ping_and_arping() {
+    if wasmdp::engines::lookup("icmpecho").is_none() {
+        eprintln!("SKIPPED netns_icmpecho: the `icmpecho` engine is not registered in this build");
+        return;
+    }
+    let mut net = Net::new(3);
+    let Some(a) = setup("netns_icmpecho", || net.side('a', 1)) else { return };
+    let port_ip = net.ip(2);
+    let yaml = format!(
+        "engine: icmpecho\ntopology: loop\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}, icmpecho: {{ipv4: [{port_ip}]}}}}\n",
+        a.2
+    );
+    let w = Wasmdp::start("netns_icmpecho", &yaml);
+    let err = || std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    let o = ping(&a.0, &port_ip);
+    assert_ok("ping of the icmpecho port", &o, &err());
+    let o = sh(&["ip", "netns", "exec", &a.0, "arping", "-c", "2", "-w", "5", "-I", &a.1, &port_ip]);
+    assert_ok("arping of the icmpecho port", &o, &err());
+    let j = w.stop();
+    check_accounting(&j);
+    eprintln!("ports: {}", j["ports"]);
+}
