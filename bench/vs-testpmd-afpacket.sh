@@ -13,6 +13,7 @@ set -euo pipefail
 secs=${1:-4}
 rounds=${2:-3}
 cd "$(dirname "$0")/.."
+. bench/testpmd.sh
 command -v dpdk-testpmd >/dev/null || { echo "dpdk-testpmd missing (apt-get install dpdk-dev)" >&2; exit 1; }
 cargo build --release -q -p wasmdp
 wasmdp="${CARGO_TARGET_DIR:-target}"/release/wasmdp
@@ -31,21 +32,9 @@ for i in "$a" "$b"; do
 done
 
 testpmd_mpps() {
-  local log=$tmp/testpmd.log
-  dpdk-testpmd -l 0,$fwd --no-huge -m 1024 --no-pci --log-level=error \
+  testpmd_run_mpps -l 0,$fwd --no-huge -m 1024 --no-pci --log-level=error \
     --vdev=net_af_packet0,iface=$a --vdev=net_af_packet1,iface=$b -- \
-    --forward-mode=io --tx-first --nb-cores=1 -a --stats-period 100 >"$log" 2>&1 &
-  local pid=$!
-  until grep -q "forwards packets on" "$log" 2>/dev/null; do sleep 0.01; done
-  local t0 t1
-  t0=$(date +%s.%N)
-  sleep "$secs"
-  t1=$(date +%s.%N)
-  kill -INT $pid
-  wait $pid || true
-  local tx
-  tx=$(grep -A2 "Accumulated forward statistics" "$log" | awk '/TX-packets/ {print $2}')
-  echo "$tx $t0 $t1" | awk '{printf "%.3f\n", $1 / ($3 - $2) / 1e6}'
+    --forward-mode=io --tx-first --nb-cores=1 -a --stats-period 100
 }
 
 wasmdp_mpps() {

@@ -16,6 +16,7 @@ burst=32
 null_opts=""
 [ "${NULL_COPY:-0}" = 1 ] && null_opts=",copy=1"
 cd "$(dirname "$0")/.."
+. bench/testpmd.sh
 
 if ! command -v dpdk-testpmd >/dev/null; then
   echo "installing Debian's dpdk-dev package (dpdk-testpmd, dpdk-test)..." >&2
@@ -29,21 +30,9 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 testpmd_mpps() { # mode size
-  local log=$tmp/testpmd.log
-  dpdk-testpmd -l 0,$fwd --no-huge -m 1024 --no-pci --log-level=error \
+  testpmd_run_mpps -l 0,$fwd --no-huge -m 1024 --no-pci --log-level=error \
     --vdev=net_null0,size=$2$null_opts --vdev=net_null1,size=$2$null_opts -- \
-    --forward-mode=$1 --nb-cores=1 --burst=$burst -a --stats-period 100 >"$log" 2>&1 &
-  local pid=$!
-  until grep -q "forwards packets on" "$log" 2>/dev/null; do sleep 0.01; done
-  local t0 t1
-  t0=$(date +%s.%N)
-  sleep "$secs"
-  t1=$(date +%s.%N)
-  kill -INT $pid
-  wait $pid || true
-  local tx
-  tx=$(grep -A2 "Accumulated forward statistics" "$log" | awk '/TX-packets/ {print $2}')
-  echo "$tx $t0 $t1" | awk '{printf "%.3f\n", $1 / ($3 - $2) / 1e6}'
+    --forward-mode=$1 --nb-cores=1 --burst=$burst -a --stats-period 100
 }
 
 wasmdp_mpps() { # mode size
