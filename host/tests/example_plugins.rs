@@ -76,7 +76,7 @@ fn size_steering_swaps_small_frames_and_forwards_large_ones() {
         assert_eq!(o, &want, "frame of {} bytes", f.len());
     }
     let named = w.plugin().named();
-    assert_eq!(named, [("small".to_string(), 3), ("large".to_string(), 3)]);
+    assert_eq!(named, [("small".to_string(), 3), ("large".to_string(), 3)].into());
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn acl_drops_what_its_rules_deny_and_counts_it() {
     let ports: Vec<u16> = out.iter().map(|o| u16::from_be_bytes([o[36], o[37]])).collect();
     assert_eq!(ports, [9, 9, 80]);
     assert_eq!(w.counts().drops.engine, 3);
-    assert_eq!(w.plugin().named(), [("denied".to_string(), 3)]);
+    assert_eq!(w.plugin().named(), [("denied".to_string(), 3)].into());
 }
 
 #[test]

@@ -295,30 +295,6 @@ fn send_to_moves_packets_to_another_port_and_every_one_is_accounted() {
 }
 
 #[test]
-fn compiled_modules_are_cached_by_content_and_reused() {
-    use wasmdp::plugin::{Plugin, Runtime};
-    let dir = std::env::temp_dir().join(format!("wasmdp-cache-test-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = write_plugin("cached", &on_burst("(i32.const 0)"));
-    let cfg = wasmdp::config::parse(&yaml(&path, "params: {}"), "test").unwrap();
-    let pol = cfg.ports[0].policy.clone().unwrap();
-    let rt = Runtime::with_cache(Some(dir.clone())).unwrap();
-    Plugin::load(&rt, &pol).unwrap();
-    let entries: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
-    assert_eq!(entries.len(), 1, "one precompiled module: {entries:?}");
-    assert_eq!(entries[0].extension().unwrap(), "cwasm");
-    let first = std::fs::metadata(&entries[0]).unwrap().modified().unwrap();
-    // A second load (a restart) takes the precompiled module and does not write it again.
-    Plugin::load(&Runtime::with_cache(Some(dir.clone())).unwrap(), &pol).unwrap();
-    assert_eq!(std::fs::metadata(&entries[0]).unwrap().modified().unwrap(), first);
-    // A corrupt cache entry is a miss, not an error.
-    std::fs::write(&entries[0], b"garbage").unwrap();
-    Plugin::load(&Runtime::with_cache(Some(dir.clone())).unwrap(), &pol).unwrap();
-    std::fs::remove_dir_all(&dir).unwrap();
-}
-
-#[test]
 fn tick_is_called_periodically() {
     let p = write_plugin(
         "ticker",

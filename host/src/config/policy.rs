@@ -19,10 +19,13 @@ pub struct PolicyCfg {
     /// What to do when the plugin traps, times out or returns an error.
     #[serde(default)]
     pub on_failure: FailurePolicy,
-    /// Consecutive failures after which the plugin is disabled (the failure policy then applies to
-    /// every burst).
+    /// Traps within `failure_window_s` after which the plugin is disabled (the failure policy then
+    /// applies to every burst).
     #[serde(default = "default_max_failures")]
-    pub max_failures: Bounded<1, 1_000_000>,
+    pub max_failures: Bounded<1, 10_000>,
+    /// The window, in seconds, over which traps count towards `max_failures`.
+    #[serde(default = "default_failure_window")]
+    pub failure_window_s: Bounded<1, 86_400>,
     /// Resource limits.
     #[serde(default)]
     pub limits: LimitsCfg,
@@ -31,8 +34,12 @@ pub struct PolicyCfg {
     pub tick_ms: Bounded<0, 3_600_000>,
 }
 
-fn default_max_failures() -> Bounded<1, 1_000_000> {
+fn default_max_failures() -> Bounded<1, 10_000> {
     Bounded(5)
+}
+
+fn default_failure_window() -> Bounded<1, 86_400> {
+    Bounded(60)
 }
 
 fn default_tick_ms() -> Bounded<0, 3_600_000> {

@@ -11,6 +11,7 @@ pub const ENGINE: EngineDesc = EngineDesc {
     name: "copy",
     help: "copy each packet into a new buffer (SIMD memcpy), free the original",
     needs_rx: true,
+    keeps_packets: false,
     run: crate::per_simd!(run),
 };
 
@@ -28,8 +29,7 @@ fn run<K: Kernel>(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
         let copied = fresh.set_data_len(old.len()).is_ok();
         if copied {
             simd::copy::<K>(fresh.data_mut(), old.data());
-            let m = *old.meta();
-            fresh.meta_mut().set_input(m.port, m.queue).set_hash(m.hash).set_ol_flags(m.ol_flags);
+            fresh.meta_mut().copy_from(old.meta());
             *fresh.flow_mut() = *old.flow();
             offload::mark(&mut fresh, &ctx.tx);
             let old = burst.replace(i, fresh);

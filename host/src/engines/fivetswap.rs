@@ -10,6 +10,7 @@ pub const ENGINE: EngineDesc = EngineDesc {
     name: "5tswap",
     help: "swap MACs, IP addresses and L4 ports (reflector)",
     needs_rx: true,
+    keeps_packets: true,
     run: same(run),
 };
 

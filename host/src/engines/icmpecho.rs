@@ -13,6 +13,7 @@ pub const ENGINE: EngineDesc = EngineDesc {
     name: "icmpecho",
     help: "answer ARP, ICMP and ICMPv6 echo, neighbour solicitation for the port's icmpecho addresses",
     needs_rx: true,
+    keeps_packets: false,
     run: same(run),
 };
 

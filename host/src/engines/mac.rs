@@ -10,6 +10,7 @@ pub const ENGINE: EngineDesc = EngineDesc {
     name: "mac",
     help: "set source MAC to the TX port's, destination to its peer_mac",
     needs_rx: true,
+    keeps_packets: true,
     run: same(run),
 };
 

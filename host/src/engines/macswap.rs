@@ -11,6 +11,7 @@ pub const ENGINE: EngineDesc = EngineDesc {
     name: "macswap",
     help: "swap source and destination MAC (SIMD kernel)",
     needs_rx: true,
+    keeps_packets: true,
     run: crate::per_simd!(run),
 };
 

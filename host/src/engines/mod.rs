@@ -82,6 +82,9 @@ pub struct EngineDesc {
     pub help: &'static str,
     /// Whether the stream receives before calling the engine (false for generators).
     pub needs_rx: bool,
+    /// Whether it leaves every packet of the burst in its place (it never frees, adds, replaces or
+    /// reorders packets): then a plugin can run it on part of a burst without any bookkeeping.
+    pub keeps_packets: bool,
     /// The per-burst function, per kernel variant.
     pub run: PerSimd<EngineFn>,
 }

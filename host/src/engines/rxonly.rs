@@ -4,7 +4,8 @@ use super::{same, EngineDesc, FwdCtx};
 use crate::mbuf::Burst;
 
 /// The engine entry.
-pub const ENGINE: EngineDesc = EngineDesc { name: "rxonly", help: "receive and free", needs_rx: true, run: same(run) };
+pub const ENGINE: EngineDesc =
+    EngineDesc { name: "rxonly", help: "receive and free", needs_rx: true, keeps_packets: false, run: same(run) };
 
 fn run(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
     ctx.drops.engine += burst.len() as u64;

@@ -8,6 +8,7 @@ pub const ENGINE: EngineDesc = EngineDesc {
     name: "txonly",
     help: "generate the TX port's template frames, no RX",
     needs_rx: false,
+    keeps_packets: false,
     run: same(run),
 };
 

@@ -35,6 +35,10 @@ pub struct Meta {
     pub packet_type: u32,
     /// Flow hash (RSS-like), 0 if not computed.
     pub hash: u32,
+    /// The packet's index in the burst a plugin sees, while a plugin runs an engine on part of a
+    /// burst: engines that replace or reorder packets carry it, so the host can keep the plugin's
+    /// indexes stable.
+    pub slot: u16,
 }
 
 /// Second cache line: tunnel and flow metadata, touched only by engines and plugins that use it.
@@ -75,6 +79,7 @@ impl Meta {
             l3_len: 0,
             packet_type: 0,
             hash: 0,
+            slot: 0,
         }
     }
 }

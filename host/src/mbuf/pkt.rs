@@ -225,6 +225,21 @@ impl MetaMut<'_> {
         self.0.hash = h;
         self
     }
+    /// Sets the plugin-visible index (see [`Meta::slot`]).
+    #[inline(always)]
+    pub fn set_slot(&mut self, slot: u16) -> &mut Self {
+        self.0.slot = slot;
+        self
+    }
+    /// Copies every field of `m` except the buffer layout (`data_off`, `data_len`, `pkt_len`,
+    /// `buf_len`): what a packet copied into a new buffer keeps of the original.
+    #[inline(always)]
+    pub fn copy_from(&mut self, m: &Meta) -> &mut Self {
+        let keep = (self.0.data_off, self.0.data_len, self.0.pkt_len, self.0.buf_len);
+        *self.0 = *m;
+        (self.0.data_off, self.0.data_len, self.0.pkt_len, self.0.buf_len) = keep;
+        self
+    }
 }
 
 impl std::ops::Deref for MetaMut<'_> {

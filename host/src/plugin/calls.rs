@@ -8,43 +8,75 @@ use crate::simd::Simd;
 use std::sync::Arc;
 use std::time::Instant;
 
-/// `on_burst` that returns at once.
-const EMPTY: &str = r#"(module (memory (export "memory") 1)
-  (func (export "wasmdp_abi_version") (result i32) (i32.const 65536))
-  (func (export "wasmdp_init") (param i32 i32) (result i32) (i32.const 0))
-  (func (export "wasmdp_on_burst") (param i32 i32) (result i32) (i32.const 0)))"#;
-
-/// `on_burst` that calls the host `$n` times (`burst_len`, the cheapest import).
-const CALLS: &str = r#"(module (import "wasmdp" "burst_len" (func $len (result i32))) (memory (export "memory") 1)
-  (func (export "wasmdp_abi_version") (result i32) (i32.const 65536))
-  (func (export "wasmdp_init") (param i32 i32) (result i32) (i32.const 0))
-  (func (export "wasmdp_on_burst") (param $p i32) (param $n i32) (result i32)
-    (block $done (loop $l (br_if $done (i32.eqz (local.get $n)))
-      (drop (call $len)) (local.set $n (i32.sub (local.get $n) (i32.const 1))) (br $l)))
-    (i32.const 0)))"#;
+/// A module whose `on_burst` calls the host `calls` times (`burst_len`, the cheapest import) in a
+/// loop, then returns 0; with `calls == false` it returns at once. Built with wasm-encoder, so the
+/// binary needs no text-format parser.
+fn module(calls: bool) -> Vec<u8> {
+    use wasm_encoder::{
+        BlockType, CodeSection, EntityType, ExportKind, ExportSection, Function, FunctionSection, ImportSection,
+        MemorySection, MemoryType, Module, TypeSection, ValType::I32,
+    };
+    let mut types = TypeSection::new();
+    types.ty().function([], [I32]); // 0: () -> i32
+    types.ty().function([I32, I32], [I32]); // 1: (i32, i32) -> i32
+    let mut imports = ImportSection::new();
+    imports.import("wasmdp", "burst_len", EntityType::Function(0));
+    let mut funcs = FunctionSection::new();
+    funcs.function(0).function(1).function(1);
+    let mut memory = MemorySection::new();
+    memory.memory(MemoryType { minimum: 1, maximum: None, memory64: false, shared: false, page_size_log2: None });
+    let mut exports = ExportSection::new();
+    exports.export("memory", ExportKind::Memory, 0);
+    exports.export("wasmdp_abi_version", ExportKind::Func, 1);
+    exports.export("wasmdp_init", ExportKind::Func, 2);
+    exports.export("wasmdp_on_burst", ExportKind::Func, 3);
+    let mut code = CodeSection::new();
+    let mut version = Function::new([]);
+    version.instructions().i32_const(0x10000).end();
+    let mut init = Function::new([]);
+    init.instructions().i32_const(0).end();
+    let mut on_burst = Function::new([]);
+    let mut i = on_burst.instructions();
+    if calls {
+        // block $done (loop $l (br_if $done (n == 0)) (drop (burst_len)) (n -= 1) (br $l)))
+        i.block(BlockType::Empty).loop_(BlockType::Empty);
+        i.local_get(1).i32_eqz().br_if(1);
+        i.call(0).drop();
+        i.local_get(1).i32_const(1).i32_sub().local_set(1).br(0);
+        i.end().end();
+    }
+    i.i32_const(0).end();
+    for f in [&version, &init, &on_burst] {
+        code.function(f);
+    }
+    let mut m = Module::new();
+    m.section(&types).section(&imports).section(&funcs).section(&memory).section(&exports).section(&code);
+    m.finish()
+}
 
 /// Nanoseconds per `on_burst(0, n)` call of `wat`, median of `reps` timings of `iters` calls.
-fn time_calls(rt: &Arc<Runtime>, wat_text: &str, n: i32, iters: u32, reps: usize) -> anyhow::Result<f64> {
+fn time_calls(rt: &Arc<Runtime>, bytes: &[u8], n: i32, iters: u32, reps: usize) -> anyhow::Result<f64> {
     let dir = std::env::temp_dir().join(format!("wasmdp-calls-{}", std::process::id()));
     std::fs::create_dir_all(&dir)?;
     let path = dir.join(format!("m{n}.wasm"));
-    std::fs::write(&path, wat::parse_str(wat_text)?)?;
+    std::fs::write(&path, bytes)?;
     let cfg = PolicyCfg {
         plugin: path,
         params: Default::default(),
         on_failure: FailurePolicy::FailOpen,
         max_failures: Bounded(5),
+        failure_window_s: Bounded(60),
         limits: LimitsCfg::default(),
         tick_ms: Bounded(0),
     };
     let plugin = Plugin::load(rt, &cfg)?;
     let counters = Arc::new(PluginCounters::default());
     let mut live = plugin.instantiate(0, 0, Simd::detect(), &counters, &Arc::from(Vec::new()))?;
-    live.store.set_epoch_deadline(u64::MAX / 4);
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         let t = Instant::now();
         for _ in 0..iters {
+            live.store.data_mut().watch.begin();
             live.on_burst.call(&mut live.store, (0, n))?;
         }
         times.push(t.elapsed().as_nanos() as f64 / iters as f64);
@@ -58,7 +90,7 @@ fn time_calls(rt: &Arc<Runtime>, wat_text: &str, n: i32, iters: u32, reps: usize
 /// that makes 1000 of them.
 pub fn measure() -> anyhow::Result<(f64, f64)> {
     let rt = Runtime::new()?;
-    let empty = time_calls(&rt, EMPTY, 0, 200_000, 5)?;
-    let many = time_calls(&rt, CALLS, 1000, 2_000, 5)?;
+    let empty = time_calls(&rt, &module(false), 0, 200_000, 5)?;
+    let many = time_calls(&rt, &module(true), 1000, 2_000, 5)?;
     Ok((empty, (many - empty) / 1000.0))
 }

@@ -1,21 +1,33 @@
 //! The host functions of ABI v1. Every index, offset, length and guest pointer is checked; a bad one
-//! returns an error code and touches nothing.
+//! returns an error code and touches nothing. Every one does work bounded by the burst (at most
+//! `MAX_BURST` packets of at most the pool's data room) or by a fixed small size: none can hold a
+//! call past its deadline by more than a few microseconds.
 
+use super::logs::{message, MAX_LOG_BYTES};
 use super::state::{HostState, Sticky};
 use crate::engines::ENGINES;
 use crate::mbuf::{Burst, Pkt};
 use crate::offload::{self, TxOffloads};
 use crate::simd;
-use wasmdp_abi::{engine, err, flags, import, level, ALL_PACKETS, IMPORT_MODULE, MAX_COUNTERS};
+use wasmdp_abi::{engine, err, flags, import, level, ALL_PACKETS, IMPORT_MODULE};
 use wasmtime::{Caller, Linker};
 
 type C<'a> = Caller<'a, HostState>;
+
+/// Longest parameter key looked up; a longer one is `NOT_FOUND` without being read.
+pub const MAX_PARAM_KEY: usize = 256;
+/// Longest counter name.
+const MAX_COUNTER_NAME: usize = 64;
 
 /// Registers every host function.
 pub(crate) fn link(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
     let m = IMPORT_MODULE;
     linker.func_wrap(m, import::BURST_LEN, |mut c: C<'_>| {
-        c.data_mut().burst().map_or(err::NO_BURST, |b| b.len() as i32)
+        let st = c.data_mut();
+        if st.burst().is_none() {
+            return err::NO_BURST;
+        }
+        st.view.len as i32
     })?;
     linker.func_wrap(m, import::PKT_LEN, |mut c: C<'_>, i: i32| with_pkt(&mut c, i, |p| p.len() as i32))?;
     linker.func_wrap(m, import::PKT_READ, |mut c: C<'_>, i: i32, off: i32, ptr: i32, len: i32| {
@@ -30,7 +42,7 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
     })?;
     linker.func_wrap(m, import::MACSWAP, macswap)?;
     linker.func_wrap(m, import::SET_OFFLOADS, set_offloads)?;
-    linker.func_wrap(m, import::DROP_PKT, drop_pkt)?;
+    linker.func_wrap(m, import::DROP_PKT, |mut c: C<'_>, i: i32| request(c.data_mut(), i, None))?;
     linker.func_wrap(m, import::SEND_TO, send_to)?;
     linker.func_wrap(m, import::SET_STICKY, set_sticky)?;
     linker.func_wrap(m, import::CLEAR_STICKY, |mut c: C<'_>| {
@@ -48,27 +60,23 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn index(b: &Burst, i: i32) -> Option<usize> {
-    usize::try_from(i).ok().filter(|&i| i < b.len())
-}
-
-/// A live packet of the burst: in range and neither dropped nor sent in this call.
+/// A packet index the plugin may act on, checked: in the burst and neither dropped, sent nor freed
+/// by an engine in this call. Returns its position in the burst.
 fn live(st: &mut HostState, i: i32) -> Result<usize, i32> {
-    let b = st.burst().ok_or(err::NO_BURST)?;
-    let i = index(b, i).ok_or(err::BAD_INDEX)?;
-    if st.gone(i) {
+    st.burst().ok_or(err::NO_BURST)?;
+    let i = usize::try_from(i).ok().filter(|&i| i < st.view.len).ok_or(err::BAD_INDEX)?;
+    if st.view.gone(i) {
         return Err(err::GONE);
     }
-    Ok(i)
+    Ok(st.view.position(i))
 }
 
 fn with_pkt(c: &mut C<'_>, i: i32, f: impl FnOnce(&mut Pkt) -> i32) -> i32 {
     let st = c.data_mut();
-    let i = match live(st, i) {
-        Ok(i) => i,
-        Err(e) => return e,
-    };
-    st.burst().map_or(err::NO_BURST, |b| f(&mut b[i]))
+    match live(st, i) {
+        Ok(p) => st.burst().map_or(err::NO_BURST, |b| f(&mut b[p])),
+        Err(e) => e,
+    }
 }
 
 /// `off..off+len` inside `limit`, as a range.
@@ -78,22 +86,30 @@ fn span(off: i32, len: i32, limit: usize) -> Option<std::ops::Range<usize>> {
     (end <= limit).then_some(off..end)
 }
 
+/// A guest pointer/length pair as a range of its memory. Pointers are `i32` bit patterns of u32
+/// addresses.
+fn guest_span(ptr: i32, len: i32, limit: usize) -> Option<std::ops::Range<usize>> {
+    let (ptr, len) = (ptr as u32 as usize, usize::try_from(len).ok()?);
+    let end = ptr.checked_add(len)?;
+    (end <= limit).then_some(ptr..end)
+}
+
 fn guest_io(c: &mut C<'_>, i: i32, off: i32, ptr: i32, len: i32, write: bool) -> i32 {
     let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
     let (guest, st) = mem.data_and_store_mut(c);
     let simd = st.simd;
-    let i = match live(st, i) {
-        Ok(i) => i,
+    let p = match live(st, i) {
+        Ok(p) => p,
         Err(e) => return e,
     };
     let Some(b) = st.burst() else { return err::NO_BURST };
-    let p = &mut b[i];
-    let Some(pr) = span(off, len, p.len()) else { return err::BAD_RANGE };
-    let Some(gr) = span(ptr, len, guest.len()) else { return err::BAD_MEMORY };
+    let pkt = &mut b[p];
+    let Some(pr) = span(off, len, pkt.len()) else { return err::BAD_RANGE };
+    let Some(gr) = guest_span(ptr, len, guest.len()) else { return err::BAD_MEMORY };
     if write {
-        simd::copy_dyn(simd, &mut p.data_mut()[pr], &guest[gr]);
+        simd::copy_dyn(simd, &mut pkt.data_mut()[pr], &guest[gr]);
     } else {
-        simd::copy_dyn(simd, &mut guest[gr], &p.data()[pr]);
+        simd::copy_dyn(simd, &mut guest[gr], &pkt.data()[pr]);
     }
     len
 }
@@ -101,18 +117,18 @@ fn guest_io(c: &mut C<'_>, i: i32, off: i32, ptr: i32, len: i32, write: bool) ->
 fn pkt_copy(mut c: C<'_>, di: i32, doff: i32, si: i32, soff: i32, len: i32) -> i32 {
     let st = c.data_mut();
     let simd = st.simd;
-    let (di, si) = match (live(st, di), live(st, si)) {
+    let (d, s) = match (live(st, di), live(st, si)) {
         (Ok(d), Ok(s)) => (d, s),
         (Err(e), _) | (_, Err(e)) => return e,
     };
     let Some(b) = st.burst() else { return err::NO_BURST };
-    let Some(sr) = span(soff, len, b[si].len()) else { return err::BAD_RANGE };
-    let Some(dr) = span(doff, len, b[di].len()) else { return err::BAD_RANGE };
-    if di == si {
-        b[di].data_mut().copy_within(sr, dr.start);
+    let Some(sr) = span(soff, len, b[s].len()) else { return err::BAD_RANGE };
+    let Some(dr) = span(doff, len, b[d].len()) else { return err::BAD_RANGE };
+    if d == s {
+        b[d].data_mut().copy_within(sr, dr.start);
     } else {
-        let (d, s) = two(b, di, si);
-        simd::copy_dyn(simd, &mut d.data_mut()[dr], &s.data()[sr]);
+        let (dp, sp) = two(b, d, s);
+        simd::copy_dyn(simd, &mut dp.data_mut()[dr], &sp.data()[sr]);
     }
     len
 }
@@ -127,38 +143,63 @@ fn two(b: &mut Burst, d: usize, s: usize) -> (&mut Pkt, &Pkt) {
     }
 }
 
+/// An index range of the call's burst.
+fn index_range(st: &mut HostState, start: i32, n: i32) -> Result<std::ops::Range<usize>, i32> {
+    st.burst().ok_or(err::NO_BURST)?;
+    span(start, n, st.view.len).ok_or(err::BAD_INDEX)
+}
+
 fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 {
     let simd = st.simd;
     let Some(id) = u32::try_from(e).ok().filter(|&e| e < engine::COUNT) else { return err::BAD_ENGINE };
-    let Some(len) = st.burst().map(|b| b.len()) else { return err::NO_BURST };
-    let Some(range) = span(start, n, len) else { return err::BAD_INDEX };
+    let range = match index_range(st, start, n) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
     if id == engine::RXONLY {
-        for i in range.clone() {
-            if !st.gone(i) {
-                st.request(i, false);
+        for i in range {
+            if !st.view.gone(i) {
+                st.view.request(i, None);
             }
         }
         return n;
     }
-    let Some((burst, ctx, scratch)) = st.burst_and_ctx() else { return err::NO_BURST };
-    let run = ENGINES[id as usize].run.get(simd);
-    if range.start == 0 && range.end == burst.len() {
-        run(ctx, burst);
-        return burst.len() as i32;
-    }
-    scratch.extend_from(burst.drain_range(range.clone()));
-    run(ctx, scratch);
-    let got = scratch.len() as i32;
-    burst.splice_in(range.start, scratch);
-    got
+    let desc = ENGINES[id as usize];
+    let run = desc.run.get(simd);
+    st.with_call(|burst, ctx, scratch, view| {
+        let (first, count) = view.present(range.clone());
+        if count == 0 {
+            return;
+        }
+        if desc.keeps_packets && first == 0 && count == burst.len() {
+            return run(ctx, burst);
+        }
+        scratch.extend_from(burst.drain_range(first..first + count));
+        if desc.keeps_packets {
+            run(ctx, scratch);
+            return burst.splice_in(first, scratch);
+        }
+        // The engine may free or replace packets: tag each with its index, and settle after.
+        let live = range.clone().filter(|&i| !(view.dirty && view.consumed.has(i)));
+        for (p, i) in scratch.iter_mut().zip(live) {
+            p.meta_mut().set_slot(i as u16);
+        }
+        run(ctx, scratch);
+        view.settle(burst, range, first, scratch);
+    })
+    .map_or(err::NO_BURST, |()| n)
 }
 
 fn macswap(mut c: C<'_>, start: i32, n: i32) -> i32 {
     let st = c.data_mut();
     let swap = crate::engines::MACSWAP_ONLY.get(st.simd);
+    let range = match index_range(st, start, n) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    let (first, count) = st.view.present(range);
     let Some(b) = st.burst() else { return err::NO_BURST };
-    let Some(range) = span(start, n, b.len()) else { return err::BAD_INDEX };
-    swap(&mut b[range]);
+    swap(&mut b[first..first + count]);
     n
 }
 
@@ -178,30 +219,28 @@ fn set_offloads(mut c: C<'_>, i: i32, f: i64, tci: i32, outer: i32) -> i32 {
     };
     let st = c.data_mut();
     if i == ALL_PACKETS {
-        let (drops, sent) = (st.drops, st.sent);
-        let Some(b) = st.burst() else { return err::NO_BURST };
-        for (j, p) in b.iter_mut().enumerate() {
-            if (drops[j / 64] | sent[j / 64]) & (1 << (j % 64)) == 0 {
-                offload::request(p, &tx);
-            }
-        }
-        return 0;
+        return st
+            .with_call(|burst, _, _, view| {
+                for i in (0..view.len).filter(|&i| !view.gone(i)) {
+                    offload::request(&mut burst[view.position(i)], &tx);
+                }
+            })
+            .map_or(err::NO_BURST, |()| 0);
     }
-    let i = match live(st, i) {
-        Ok(i) => i,
-        Err(e) => return e,
-    };
-    st.burst().map_or(err::NO_BURST, |b| {
-        offload::request(&mut b[i], &tx);
-        0
-    })
+    match live(st, i) {
+        Ok(p) => st.burst().map_or(err::NO_BURST, |b| {
+            offload::request(&mut b[p], &tx);
+            0
+        }),
+        Err(e) => e,
+    }
 }
 
-fn drop_pkt(mut c: C<'_>, i: i32) -> i32 {
-    let st = c.data_mut();
+/// `drop_pkt` (`send: None`) and `send_to`: recorded now, carried out when the call returns.
+fn request(st: &mut HostState, i: i32, send: Option<u16>) -> i32 {
     match live(st, i) {
-        Ok(i) => {
-            st.request(i, false);
+        Ok(_) => {
+            st.view.request(i as usize, send);
             0
         }
         Err(e) => e,
@@ -210,16 +249,13 @@ fn drop_pkt(mut c: C<'_>, i: i32) -> i32 {
 
 fn send_to(mut c: C<'_>, i: i32, port: i32) -> i32 {
     let st = c.data_mut();
-    let i = match live(st, i) {
-        Ok(i) => i,
-        Err(e) => return e,
-    };
-    let Some(port) = usize::try_from(port).ok().filter(|&p| st.injects.get(p).is_some_and(Option::is_some)) else {
-        return err::BAD_PORT;
-    };
-    st.request(i, true);
-    st.targets[i] = port as u16;
-    0
+    if let Err(e) = live(st, i) {
+        return e;
+    }
+    match usize::try_from(port).ok().filter(|&p| st.injects.get(p).is_some_and(Option::is_some)) {
+        Some(port) => request(st, i, Some(port as u16)),
+        None => err::BAD_PORT,
+    }
 }
 
 fn set_sticky(mut c: C<'_>, e: i32, f: i64, tci: i32, outer: i32, bursts: i32) -> i32 {
@@ -238,36 +274,43 @@ fn set_sticky(mut c: C<'_>, e: i32, f: i64, tci: i32, outer: i32, bursts: i32) -
     0
 }
 
-fn guest_str(c: &mut C<'_>, ptr: i32, len: i32) -> Result<String, i32> {
+/// At most `max` bytes of guest memory at `ptr..ptr+len` (checked against the whole range), and the
+/// length asked for.
+fn guest_bytes(c: &mut C<'_>, ptr: i32, len: i32, max: usize) -> Result<(Vec<u8>, usize), i32> {
     let mem = c.data().memory.ok_or(err::BAD_MEMORY)?;
     let data = mem.data(&*c);
-    let r = span(ptr, len, data.len()).ok_or(err::BAD_MEMORY)?;
-    Ok(String::from_utf8_lossy(&data[r]).into_owned())
+    let r = guest_span(ptr, len, data.len()).ok_or(err::BAD_MEMORY)?;
+    let total = r.len();
+    Ok((data[r.start..r.start + total.min(max)].to_vec(), total))
 }
 
 fn counter_register(mut c: C<'_>, ptr: i32, len: i32) -> i32 {
     if !c.data().in_init {
         return err::NO_BURST;
     }
-    let name = match guest_str(&mut c, ptr, len) {
+    let (name, total) = match guest_bytes(&mut c, ptr, len, MAX_COUNTER_NAME) {
         Ok(n) => n,
         Err(e) => return e,
     };
-    if !(1..=64).contains(&name.len()) {
+    if !(1..=MAX_COUNTER_NAME).contains(&total) {
         return err::BAD_RANGE;
     }
-    c.data().counters.register(name, MAX_COUNTERS as usize)
+    c.data().counters.register(String::from_utf8_lossy(&name).into_owned())
 }
 
 fn param_get(mut c: C<'_>, kp: i32, kl: i32, op: i32, cap: i32) -> i32 {
-    let key = match guest_str(&mut c, kp, kl) {
+    let (key, total) = match guest_bytes(&mut c, kp, kl, MAX_PARAM_KEY) {
         Ok(k) => k,
         Err(e) => return e,
     };
-    let Some(value) = c.data().params.get(&key).cloned() else { return err::NOT_FOUND };
+    let params = c.data().params.clone();
+    let Some(value) = std::str::from_utf8(&key).ok().filter(|_| total <= MAX_PARAM_KEY).and_then(|k| params.get(k))
+    else {
+        return err::NOT_FOUND;
+    };
     let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
     let data = mem.data_mut(&mut c);
-    let Some(r) = span(op, cap, data.len()) else { return err::BAD_MEMORY };
+    let Some(r) = guest_span(op, cap, data.len()) else { return err::BAD_MEMORY };
     if value.len() > r.len() {
         return err::TOO_SMALL;
     }
@@ -276,7 +319,13 @@ fn param_get(mut c: C<'_>, kp: i32, kl: i32, op: i32, cap: i32) -> i32 {
 }
 
 fn log(mut c: C<'_>, lvl: i32, ptr: i32, len: i32) {
-    let Ok(msg) = guest_str(&mut c, ptr, len) else { return };
+    // The rate is checked first: a line over it reads nothing.
+    let Some(suppressed) = c.data_mut().logs.allow() else { return };
+    let Ok((bytes, total)) = guest_bytes(&mut c, ptr, len, MAX_LOG_BYTES) else { return };
+    let mut msg = message(&bytes, total);
+    if suppressed > 0 {
+        msg.push_str(&format!(" ({suppressed} earlier lines over the rate limit were not logged)"));
+    }
     let label = c.data().label.clone();
     match lvl as u32 {
         level::ERROR => tracing::error!(plugin = %label, "{msg}"),

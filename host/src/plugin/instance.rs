@@ -2,10 +2,11 @@
 
 use super::check;
 use super::counters::PluginCounters;
-use super::state::{Call, HostState};
+use super::deadline::Watch;
+use super::module::StaticLimits;
+use super::state::HostState;
 use super::Runtime;
 use crate::config::PolicyCfg;
-use crate::mbuf::{Burst, MAX_BURST};
 use crate::ports::Inject;
 use crate::simd::Simd;
 use anyhow::{anyhow, bail};
@@ -13,7 +14,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use wasmdp_abi::{export, ABI_MAJOR};
-use wasmtime::{InstancePre, Linker, Store, StoreLimitsBuilder, TypedFunc};
+use wasmtime::{InstancePre, Linker, Store, StoreLimitsBuilder, Trap, TypedFunc, WasmBacktrace};
 
 /// A plugin file, checked against ABI v1 and compiled, ready to instantiate per stream.
 pub struct Plugin {
@@ -35,23 +36,37 @@ pub(crate) struct Live {
     pub tick: Option<TypedFunc<i64, ()>>,
 }
 
+/// CPU time allowed to instantiation, `wasmdp_abi_version` and `wasmdp_init` together: they run on
+/// the control thread (or the plugin service thread), never in the poll loop.
+const INIT_BUDGET_NS: u64 = 1_000_000_000;
+
 impl Plugin {
     /// Reads, checks and compiles the plugin of a `policy:` section. Errors say what is wrong with
     /// the file; the caller adds which port.
     pub fn load(runtime: &Arc<Runtime>, cfg: &PolicyCfg) -> anyhow::Result<Arc<Plugin>> {
         let path = cfg.plugin.clone();
         let shown = path.display();
-        let bytes = std::fs::read(&path).map_err(|e| {
-            anyhow!("plugin {shown}: cannot read: {e} (the example plugins are built by scripts/build-plugins.sh)")
+        let max = cfg.limits.module_kib.0 * 1024;
+        let bytes = crate::input::read_bounded(&path, max).map_err(|e| {
+            let hint = if e.is_not_found() && path.components().any(|c| c.as_os_str() == "target") {
+                " (the example plugins are built by scripts/build-plugins.sh)"
+            } else {
+                ""
+            };
+            let e = match e {
+                crate::input::InputError::TooBig { size, .. } => {
+                    format!("is {size} bytes, over limits.module_kib ({} KiB)", max / 1024)
+                }
+                e => e.to_string(),
+            };
+            anyhow!("plugin {shown}: {e}{hint}")
         })?;
-        let max = cfg.limits.module_kib.get() * 1024;
-        if bytes.len() > max {
-            bail!("plugin {shown}: {} bytes is over limits.module_kib ({} KiB)", bytes.len(), max / 1024);
-        }
         if !bytes.starts_with(b"\0asm") {
             bail!("plugin {shown}: not a WebAssembly module (no \\0asm header)");
         }
-        let module = runtime.compile(&bytes, &path)?;
+        let limits =
+            StaticLimits { memory_bytes: cfg.limits.memory_kib.0 * 1024, table_elements: cfg.limits.table_elements.0 };
+        let module = runtime.compile(&bytes, &limits).map_err(|e| anyhow!("plugin {shown}: {e}"))?;
         check::module(&module).map_err(|e| anyhow!("plugin {shown}: {e}"))?;
         let mut linker = Linker::new(runtime.engine());
         super::hostfns::link(&mut linker)?;
@@ -64,6 +79,11 @@ impl Plugin {
     /// The plugin's file name, for logs.
     pub fn name(&self) -> String {
         self.path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+    }
+
+    /// The runtime it was compiled by.
+    pub(crate) fn runtime(&self) -> &Arc<Runtime> {
+        &self.runtime
     }
 
     /// A new instance for one stream: checks the ABI version, runs init with the parameters.
@@ -80,31 +100,32 @@ impl Plugin {
             .memory_size(l.memory_kib.get() * 1024)
             .table_elements(l.table_elements.get())
             .instances(1)
+            .memories(1)
+            .tables(1)
             .build();
-        let state = HostState {
+        let label: Arc<str> = format!("{}@port{port}", self.name()).into();
+        let state = HostState::new(
             limits,
-            memory: None,
-            call: Call { burst: std::ptr::null_mut(), ctx: std::ptr::null_mut() },
-            drops: [0; MAX_BURST / 64],
-            sent: [0; MAX_BURST / 64],
-            targets: [0; MAX_BURST],
-            requested: false,
-            injects: injects.clone(),
-            scratch: Burst::new(),
-            sticky: None,
-            params: self.params.clone(),
-            counters: counters.clone(),
+            Watch::new(INIT_BUDGET_NS),
+            injects.clone(),
+            self.params.clone(),
+            counters.instance(),
             simd,
-            label: format!("{}@port{port}", self.name()).into(),
-            in_init: true,
-        };
+            label,
+        );
         let mut store = Store::new(self.runtime.engine(), state);
         store.limiter(|s| &mut s.limits);
-        store.set_epoch_deadline(INIT_DEADLINE_TICKS);
-        let inst = self.pre.instantiate(&mut store).map_err(|e| anyhow!("instantiating: {}", trap_text(&e)))?;
+        store.epoch_deadline_callback(|mut cx| Ok(cx.data_mut().watch.on_epoch()));
+        store.set_epoch_deadline(1);
+        let inst = self
+            .pre
+            .instantiate(&mut store)
+            .map_err(|e| anyhow!("instantiating (start function): {}", trap_text(&e)))?;
         store.data_mut().memory = inst.get_memory(&mut store, export::MEMORY);
         let version = inst.get_typed_func::<(), i32>(&mut store, export::ABI_VERSION)?;
-        let v = version.call(&mut store, ()).map_err(|e| anyhow!("{}: {e}", export::ABI_VERSION))? as u32;
+        let v = version
+            .call(&mut store, ())
+            .map_err(|e| anyhow!("{} trapped: {}", export::ABI_VERSION, trap_text(&e)))? as u32;
         if v >> 16 != ABI_MAJOR {
             bail!(
                 "built for ABI v{}.{}; this host runs ABI v{ABI_MAJOR} (rebuild it with a matching wasmdp-sdk)",
@@ -113,36 +134,36 @@ impl Plugin {
             );
         }
         let init = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::INIT)?;
-        store.set_epoch_deadline(INIT_DEADLINE_TICKS);
         let rc = init
             .call(&mut store, (port as i32, instance as i32))
             .map_err(|e| anyhow!("init trapped: {}", trap_text(&e)))?;
         if rc != 0 {
             bail!("init refused the configuration (code {rc}; the plugin's log above says why)");
         }
-        store.data_mut().in_init = false;
+        let st = store.data_mut();
+        st.in_init = false;
+        st.counters.seal();
+        st.watch = Watch::new(l.deadline_us.0 * 1000);
         let on_burst = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::ON_BURST)?;
         let tick = inst.get_typed_func::<i64, ()>(&mut store, export::TICK).ok();
         Ok(Live { store, on_burst, tick })
     }
-
-    /// The per-call deadline in ticks of the epoch ticker (at least one).
-    pub(crate) fn deadline_ticks(&self) -> u64 {
-        let tick = super::runtime::TICK.as_micros() as u64;
-        (self.cfg.limits.deadline_us.0.div_ceil(tick)).max(1)
-    }
 }
 
-/// Deadline of instantiation, the version call and init, in ticks (1 s): these run on the control
-/// thread, not in the poll loop, and a loaded machine must not make a good plugin fail to start.
-const INIT_DEADLINE_TICKS: u64 = 4000;
-
-/// A trap's message with its kind ("interrupt" for the deadline).
-pub(crate) fn trap_text(e: &anyhow::Error) -> String {
-    match e.downcast_ref::<wasmtime::Trap>() {
-        Some(wasmtime::Trap::Interrupt) => "deadline exceeded".into(),
-        Some(t) => format!("{t}"),
-        None => format!("{}", e.root_cause()),
+/// A trap's cause and where it happened, for the log: "deadline exceeded" for the deadline.
+pub(crate) fn trap_text(e: &wasmtime::Error) -> String {
+    let what = match e.downcast_ref::<Trap>() {
+        Some(Trap::Interrupt) => "deadline exceeded (the call used up its CPU time)".to_string(),
+        Some(t) => t.to_string(),
+        None => e.to_string(),
+    };
+    let frame = e.downcast_ref::<WasmBacktrace>().and_then(|bt| bt.frames().first());
+    match frame {
+        Some(f) => match f.func_name() {
+            Some(name) => format!("{what} (in function `{name}`)"),
+            None => format!("{what} (in function #{})", f.func_index()),
+        },
+        None => what,
     }
 }
 

@@ -2,22 +2,31 @@
 //! offloads are set, and may inspect or change packets through host functions (ABI v1, `wasmdp-abi`,
 //! described in docs/ABI.md).
 //!
-//! [`Runtime`] owns the one wasmtime `Engine`, the epoch ticker that bounds every call, and the
-//! compile cache. [`Plugin`] is a checked, compiled module ready to instantiate. Each stream gets its
-//! own [`Runner`] (its own `Store` and instance: workers never share a store), which applies the
-//! failure policy and sticky decisions around each call.
+//! [`Runtime`] owns the one wasmtime `Engine`, the epoch ticker, the compile cache and a service
+//! thread. [`Plugin`] is a module read within its size limit, checked against the static limits
+//! ([`module`]), instrumented so that every call stays interruptible, compiled, and checked against
+//! the ABI, ready to instantiate. Each stream gets its own [`Runner`] (its own `Store` and instance:
+//! workers never share a store), which applies the failure policy and sticky decisions around each
+//! call. Deadlines count the plugin's CPU time ([`deadline`]).
 
+mod cache;
 mod calls;
 mod check;
 mod counters;
+mod deadline;
 mod hostfns;
 mod instance;
+mod logs;
+mod module;
 mod runner;
 mod runtime;
 mod state;
 
 pub use calls::measure as measure_calls;
 pub use counters::{now_ns, PluginCounters};
+pub use hostfns::MAX_PARAM_KEY;
 pub use instance::{digest, Plugin};
+pub use logs::{BURST as LOG_BURST, MAX_LOG_BYTES, PER_SECOND as LOG_PER_SECOND};
+pub use module::{MAX_FUNCTIONS, MAX_FUNCTION_BODY};
 pub use runner::Runner;
-pub use runtime::Runtime;
+pub use runtime::{Runtime, TICK};

@@ -1,8 +1,13 @@
 //! Per-stream plugin runner: calls the plugin for each burst (or applies its sticky decision), and
 //! contains failures as the port's policy says.
+//!
+//! Nothing slow runs on the worker: a trapped instance is handed to the runtime's service thread to
+//! be dropped, and under `reload` the new instance (whose init may take up to its budget) is made
+//! there too, while the worker keeps forwarding with the failure policy.
 
 use super::counters::{bump, now_ns, PluginCounters};
-use super::instance::{Live, Plugin};
+use super::instance::{trap_text, Live, Plugin};
+use super::logs::LogLimit;
 use super::state::{HostState, Sticky};
 use crate::config::FailurePolicy;
 use crate::engines::{EngineFn, FwdCtx, ENGINES};
@@ -10,10 +15,14 @@ use crate::mbuf::Burst;
 use crate::offload::{self, TxOffloads};
 use crate::ports::Inject;
 use crate::simd::Simd;
+use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use wasmtime::Trap;
+
+/// An instance being made on the service thread.
+type Pending = Arc<Mutex<Option<anyhow::Result<Live>>>>;
 
 /// Runs one stream's plugin.
 pub struct Runner {
@@ -24,22 +33,22 @@ pub struct Runner {
     simd: Simd,
     injects: Arc<[Option<Arc<Inject>>]>,
     counters: Arc<PluginCounters>,
-    /// Consecutive traps (no successful call between them).
-    traps_in_a_row: u64,
+    /// When the traps still inside the failure window happened, oldest first.
+    traps: VecDeque<Instant>,
     disabled: bool,
-    /// Delay before the next re-instantiation (`reload`).
-    backoff: Duration,
+    /// When to ask for the next instance (`reload`), and the one being made.
     retry_at: Option<Instant>,
+    pending: Option<Pending>,
     next_tick: Option<Instant>,
     /// Bursts until the clock is read again for the tick (reading it every burst costs more than a
     /// sticky burst's whole bookkeeping).
     tick_countdown: u32,
-    /// Error returns are logged at most once a second: when the last line was written, and how many
-    /// were not logged since.
-    error_log: (Option<Instant>, u64),
+    /// The runner's own warnings (traps, error returns), rate-limited.
+    warnings: LogLimit,
 }
 
-/// First delay between re-instantiations after the immediate one; doubles up to [`MAX_BACKOFF`].
+/// Delay before the second re-instantiation in a failure window; doubles with each further trap up
+/// to [`MAX_BACKOFF`]. The first one is asked for at once.
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
@@ -69,6 +78,7 @@ impl Runner {
         let live = plugin.instantiate(port, instance, simd, &counters, &injects)?;
         let next_tick = tick_period(&plugin).map(|p| Instant::now() + p);
         counters.attached.store(true, Relaxed);
+        counters.disabled.store(false, Relaxed);
         Ok(Runner {
             plugin,
             live: Some(live),
@@ -77,13 +87,13 @@ impl Runner {
             simd,
             injects,
             counters,
-            traps_in_a_row: 0,
+            traps: VecDeque::new(),
             disabled: false,
-            backoff: Duration::ZERO,
             retry_at: None,
+            pending: None,
             next_tick,
             tick_countdown: TICK_CHECK_EVERY,
-            error_log: (None, 0),
+            warnings: LogLimit::new(5.0, 1.0),
         })
     }
 
@@ -103,7 +113,7 @@ impl Runner {
     pub fn on_burst(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst, native: EngineFn) {
         self.maybe_tick();
         if self.live.is_none() {
-            self.reinstantiate_if_due();
+            self.revive();
         }
         let Some(live) = self.live.as_mut() else { return self.fail(ctx, burst, native) };
         if let Some(s) = live.store.data_mut().sticky.as_mut() {
@@ -117,34 +127,23 @@ impl Runner {
             }
             live.store.data_mut().sticky = None;
         }
-        match self.call(ctx, burst) {
-            Ok(()) => {
-                self.traps_in_a_row = 0;
-                self.backoff = Duration::ZERO;
-            }
-            Err(f) => {
-                self.failed(f);
-                self.fail(ctx, burst, native);
-            }
+        if let Err(f) = self.call(ctx, burst) {
+            self.failed(f);
+            self.fail(ctx, burst, native);
         }
     }
 
     fn call(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst) -> Result<(), Failure> {
-        let deadline = self.plugin.deadline_ticks();
         let Some(live) = self.live.as_mut() else { return Err(Failure::Trap("no instance".into())) };
         bump(&self.counters.calls, 1);
         let sticky_before = {
             let st = live.store.data_mut();
-            st.reset_requests();
-            st.call.burst = burst;
-            st.call.ctx = (ctx as *mut FwdCtx<'_>).cast();
+            st.begin_call(burst, ctx);
             st.sticky
         };
-        live.store.set_epoch_deadline(deadline);
         let res = live.on_burst.call(&mut live.store, (self.port as i32, burst.len() as i32));
         let st = live.store.data_mut();
-        st.call.burst = std::ptr::null_mut();
-        st.call.ctx = std::ptr::null_mut();
+        st.end_call();
         match res {
             Ok(0) => {
                 apply_requests(ctx, burst, st);
@@ -156,45 +155,67 @@ impl Runner {
             }
             Err(e) if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) => {
                 bump(&self.counters.timeouts, 1);
-                Err(Failure::Trap(format!("deadline of {} us exceeded", self.plugin.cfg.limits.deadline_us.0)))
+                Err(Failure::Trap(format!(
+                    "deadline of {} us of CPU time exceeded{}",
+                    self.plugin.cfg.limits.deadline_us.0,
+                    where_(&e)
+                )))
             }
-            Err(e) => Err(Failure::Trap(format!("trapped: {}", super::instance::trap_text(&e)))),
+            Err(e) => Err(Failure::Trap(format!("trapped: {}", trap_text(&e)))),
         }
     }
 
-    /// Counts and logs a failure; a trap drops the instance (its state cannot be trusted), schedules
-    /// a new one under `reload`, and disables the plugin after `max_failures` traps in a row.
+    /// Counts and logs a failure. A trap drops the instance (its state cannot be trusted), disables
+    /// the plugin after `max_failures` traps within `failure_window_s`, and under `reload` schedules
+    /// a new instance with a delay that doubles with each trap in the window.
     fn failed(&mut self, f: Failure) {
         let policy = self.plugin.cfg.on_failure;
-        let name = self.plugin.name();
         let reason = match f {
             Failure::Error(rc) => {
                 bump(&self.counters.errors, 1);
-                let now = Instant::now();
-                let (last, quiet) = &mut self.error_log;
-                if last.is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1)) {
-                    tracing::warn!(plugin = %name, port = self.port, policy = policy.name(), not_logged = *quiet,
-                        "plugin returned error {rc}; the failure policy applies to the burst");
-                    (*last, *quiet) = (Some(now), 0);
-                } else {
-                    *quiet += 1;
-                }
+                self.warn(format_args!("plugin returned error {rc}; the failure policy applies to the burst"));
                 return;
             }
             Failure::Trap(r) => r,
         };
         bump(&self.counters.traps, 1);
-        self.traps_in_a_row += 1;
-        self.live = None;
-        tracing::warn!(plugin = %name, port = self.port, policy = policy.name(), "plugin failed: {reason}");
-        if self.traps_in_a_row >= self.plugin.cfg.max_failures.0 {
-            self.disabled = true;
-            tracing::error!(plugin = %name, port = self.port, traps = self.traps_in_a_row,
-                "plugin disabled after consecutive traps; every burst now gets the failure policy ({})", policy.name());
-        } else if policy == FailurePolicy::Reload {
-            self.retry_at = Some(Instant::now() + self.backoff);
-            self.backoff = if self.backoff.is_zero() { FIRST_BACKOFF } else { (self.backoff * 2).min(MAX_BACKOFF) };
+        if let Some(dead) = self.live.take() {
+            self.dispose(dead);
         }
+        let now = Instant::now();
+        let window = Duration::from_secs(self.plugin.cfg.failure_window_s.0);
+        while self.traps.front().is_some_and(|t| now.duration_since(*t) > window) {
+            self.traps.pop_front();
+        }
+        self.traps.push_back(now);
+        self.warn(format_args!("plugin failed: {reason}"));
+        let max = self.plugin.cfg.max_failures.0;
+        if self.traps.len() as u64 >= max {
+            self.disabled = true;
+            self.counters.disabled.store(true, Relaxed);
+            tracing::error!(plugin = %self.plugin.name(), port = self.port, traps = self.traps.len(),
+                window_s = window.as_secs(),
+                "plugin disabled after {max} traps within the failure window; every burst now gets the failure policy ({})",
+                policy.name());
+        } else if policy == FailurePolicy::Reload {
+            let backoff = match self.traps.len() {
+                0 | 1 => Duration::ZERO,
+                n => FIRST_BACKOFF.saturating_mul(1 << (n - 2).min(16)).min(MAX_BACKOFF),
+            };
+            self.retry_at = Some(now + backoff);
+        }
+    }
+
+    fn warn(&mut self, what: std::fmt::Arguments<'_>) {
+        if let Some(quiet) = self.warnings.allow() {
+            tracing::warn!(plugin = %self.plugin.name(), port = self.port, policy = self.plugin.cfg.on_failure.name(),
+                not_logged = quiet, "{what}");
+        }
+    }
+
+    /// Drops an instance on the service thread (freeing a store unmaps memory).
+    fn dispose(&self, dead: Live) {
+        self.plugin.runtime().submit(Box::new(move || drop(dead)));
     }
 
     fn fail(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst, native: EngineFn) {
@@ -207,17 +228,37 @@ impl Runner {
         }
     }
 
-    fn reinstantiate_if_due(&mut self) {
+    /// Under `reload`: takes the instance the service thread made, or asks for one when due.
+    #[cold]
+    fn revive(&mut self) {
+        if let Some(p) = &self.pending {
+            let Ok(mut slot) = p.try_lock() else { return };
+            let Some(made) = slot.take() else { return };
+            drop(slot);
+            self.pending = None;
+            match made {
+                Ok(live) => {
+                    tracing::info!(plugin = %self.plugin.name(), port = self.port, "plugin re-instantiated");
+                    self.live = Some(live);
+                }
+                Err(e) => self.failed(Failure::Trap(format!("re-instantiation failed: {e:#}"))),
+            }
+            return;
+        }
         if self.disabled || self.retry_at.is_none_or(|t| Instant::now() < t) {
             return;
         }
         self.retry_at = None;
-        match self.plugin.instantiate(self.port, self.instance, self.simd, &self.counters, &self.injects) {
-            Ok(live) => {
-                tracing::info!(plugin = %self.plugin.name(), port = self.port, "plugin re-instantiated");
-                self.live = Some(live);
-            }
-            Err(e) => self.failed(Failure::Trap(format!("re-instantiation failed: {e:#}"))),
+        let pending: Pending = Arc::default();
+        let (plugin, slot) = (self.plugin.clone(), pending.clone());
+        let (port, instance, simd) = (self.port, self.instance, self.simd);
+        let (counters, injects) = (self.counters.clone(), self.injects.clone());
+        let job = Box::new(move || {
+            let made = plugin.instantiate(port, instance, simd, &counters, &injects);
+            *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(made);
+        });
+        if self.plugin.runtime().submit(job) {
+            self.pending = Some(pending);
         }
     }
 
@@ -234,14 +275,20 @@ impl Runner {
             return;
         }
         self.next_tick = tick_period(&self.plugin).map(|p| now + p);
-        let deadline = self.plugin.deadline_ticks();
         let Some(live) = self.live.as_mut() else { return };
         let Some(tick) = live.tick.clone() else { return };
-        live.store.set_epoch_deadline(deadline);
+        live.store.data_mut().watch.begin();
+        bump(&self.counters.ticks, 1);
         if let Err(e) = tick.call(&mut live.store, now_ns() as i64) {
-            self.failed(Failure::Trap(format!("tick trapped: {}", super::instance::trap_text(&e))));
+            self.failed(Failure::Trap(format!("tick trapped: {}", trap_text(&e))));
         }
     }
+}
+
+/// " (in function ...)" for a trap, when wasmtime knows where it happened.
+fn where_(e: &wasmtime::Error) -> String {
+    let t = trap_text(e);
+    t.find(" (in function").map(|i| t[i..].to_string()).unwrap_or_default()
 }
 
 fn tick_period(p: &Plugin) -> Option<Duration> {
@@ -262,25 +309,34 @@ fn run_sticky(ctx: &mut FwdCtx<'_>, burst: &mut Burst, s: Sticky, simd: Simd) {
     }
 }
 
-/// Carries out the drops and sends of a successful call, back to front so indexes stay valid.
-fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &HostState) {
-    if !st.requested {
+/// Carries out the drops and sends of a successful call, in the burst's order: what stays keeps its
+/// order, and packets sent to a port arrive there in the order they had.
+fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
+    let view = &st.view;
+    if !view.dirty {
         return;
     }
-    for i in (0..burst.len()).rev() {
-        let bit = 1 << (i % 64);
-        if st.drops[i / 64] & bit != 0 {
-            let p = burst.remove(i);
-            ctx.drop_pkt(p);
-        } else if st.sent[i / 64] & bit != 0 {
-            let p = burst.remove(i);
+    // The index of each position (positions of consumed indexes do not exist).
+    let mut index = [0u16; crate::mbuf::MAX_BURST];
+    for i in (0..view.len).filter(|&i| !view.consumed.has(i)) {
+        index[view.position(i)] = i as u16;
+    }
+    let kept = &mut st.scratch;
+    for (p, pkt) in burst.drain_from(0).enumerate() {
+        let i = usize::from(index[p]);
+        if view.drops.has(i) {
+            ctx.drop_pkt(pkt);
+        } else if view.sent.has(i) {
             ctx.redirected_out += 1;
-            let q = st.injects[st.targets[i] as usize].as_ref();
-            if let Some(Err(p)) = q.map(|q| q.push(p)) {
+            let q = st.injects[usize::from(view.targets[i])].as_ref();
+            if let Some(Err(pkt)) = q.map(|q| q.push(pkt)) {
                 ctx.redirected_out -= 1;
                 ctx.drops.tx_full += 1;
-                ctx.cache.free(p);
+                ctx.cache.free(pkt);
             }
+        } else {
+            kept.push(pkt);
         }
     }
+    std::mem::swap(burst, kept);
 }

@@ -1,38 +1,52 @@
-//! The wasmtime engine, the epoch ticker and the compile cache.
+//! The wasmtime engine, the epoch ticker, the compile cache, and the service thread that makes and
+//! disposes of instances off the workers' hot path.
 
-use anyhow::Context;
-use sha2::{Digest, Sha256};
-use std::path::{Path, PathBuf};
+use super::cache::{self, Cache};
+use super::module::{self, StaticLimits};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::Duration;
 use wasmtime::{Config, Engine, Module};
 
-/// Period of the epoch ticker; call deadlines are whole numbers of it.
+/// Period of the epoch ticker: deadlines are checked at this granularity.
 pub const TICK: Duration = Duration::from_micros(250);
 
-/// One wasmtime engine for the whole process, with its ticker thread.
+/// Work for the service thread.
+pub(crate) type Job = Box<dyn FnOnce() + Send>;
+
+/// One wasmtime engine for the whole process, with its ticker and service threads.
 pub struct Runtime {
     engine: Engine,
-    cache_dir: Option<PathBuf>,
+    cache: Option<Cache>,
     stop: Arc<AtomicBool>,
     ticker: Option<JoinHandle<()>>,
+    jobs: Mutex<Option<mpsc::Sender<Job>>>,
+}
+
+/// The engine configuration: epoch interruption, and exactly the features of [`module::FEATURES`].
+fn config() -> Config {
+    let mut cfg = Config::new();
+    cfg.epoch_interruption(true);
+    cfg.cranelift_opt_level(wasmtime::OptLevel::Speed);
+    // The instrumentation relies on every function entry checking the epoch: no inlining.
+    cfg.compiler_inlining(wasmtime::Inlining::No);
+    cfg.wasm_features(wasmtime::WasmFeatures::all(), false);
+    cfg.wasm_features(module::FEATURES, true);
+    cfg
 }
 
 impl Runtime {
-    /// Creates the engine (epoch interruption on) and starts the ticker; compiled modules are cached
-    /// in the default cache directory.
+    /// Creates the engine and starts its threads; compiled modules are cached in the default cache
+    /// folder (`$WASMDP_CACHE_DIR`, `$XDG_CACHE_HOME/wasmdp` or `~/.cache/wasmdp`).
     pub fn new() -> anyhow::Result<Arc<Runtime>> {
-        Self::with_cache(cache_dir())
+        Self::with_cache(cache::default_dir())
     }
 
     /// As [`Runtime::new`], with the compile cache in `dir` (None: no cache).
     pub fn with_cache(dir: Option<PathBuf>) -> anyhow::Result<Arc<Runtime>> {
-        let mut cfg = Config::new();
-        cfg.epoch_interruption(true);
-        cfg.cranelift_opt_level(wasmtime::OptLevel::Speed);
-        let engine = Engine::new(&cfg)?;
+        let engine = Engine::new(&config()).map_err(|e| anyhow::anyhow!("configuring wasmtime: {e}"))?;
         let stop = Arc::new(AtomicBool::new(false));
         let ticker = {
             let (engine, stop) = (engine.clone(), stop.clone());
@@ -43,7 +57,14 @@ impl Runtime {
                 }
             })?
         };
-        Ok(Arc::new(Runtime { engine, cache_dir: dir, stop, ticker: Some(ticker) }))
+        let (tx, rx) = mpsc::channel::<Job>();
+        std::thread::Builder::new().name("wasmdp-plugins".into()).spawn(move || {
+            while let Ok(job) = rx.recv() {
+                job();
+            }
+        })?;
+        let cache = dir.as_deref().and_then(Cache::open);
+        Ok(Arc::new(Runtime { engine, cache, stop, ticker: Some(ticker), jobs: Mutex::new(Some(tx)) }))
     }
 
     /// The engine.
@@ -51,60 +72,37 @@ impl Runtime {
         &self.engine
     }
 
-    /// Compiles `bytes`, or loads the precompiled module from the cache (keyed by the SHA-256 of the
-    /// bytes and the wasmtime version), so that a restart or reload does not recompile.
-    pub fn compile(&self, bytes: &[u8], origin: &Path) -> anyhow::Result<Module> {
-        let key = format!("{:x}", Sha256::new().chain_update(bytes).chain_update(wasmtime_version()).finalize());
-        let cached = self.cache_dir.as_ref().map(|d| d.join(format!("{key}.cwasm")));
-        if let Some(path) = cached.as_ref().filter(|p| p.exists()) {
-            // SAFETY: the file was written by `Module::serialize` of this program into its own cache
-            // directory under a key that includes the module's hash and the wasmtime version;
-            // wasmtime also checks the engine configuration and refuses a mismatch, which we treat
-            // as a cache miss.
-            match unsafe { Module::deserialize_file(&self.engine, path) } {
-                Ok(m) => return Ok(m),
-                Err(e) => {
-                    tracing::debug!(path = %path.display(), error = %e, "compile cache entry unusable; recompiling")
-                }
-            }
+    /// Runs `job` on the service thread (re-instantiation, dropping an instance). Returns false when
+    /// the thread is gone (the runtime is shutting down).
+    pub(crate) fn submit(&self, job: Job) -> bool {
+        let jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
+        jobs.as_ref().is_some_and(|tx| tx.send(job).is_ok())
+    }
+
+    /// Checks `bytes` against the static limits, then takes the compiled module from the cache or
+    /// validates, instruments and compiles it. The error says what is wrong with the module.
+    pub(crate) fn compile(&self, bytes: &[u8], limits: &StaticLimits) -> Result<Module, String> {
+        let key = cache::key(&self.engine, bytes);
+        module::check_limits(bytes, limits)?;
+        if let Some(m) = self.cache.as_ref().and_then(|c| c.load(&self.engine, &key)) {
+            return Ok(m);
         }
-        let module = Module::new(&self.engine, bytes)
-            .with_context(|| format!("{}: not a valid WebAssembly module", origin.display()))?;
-        if let Some(path) = cached {
-            if let Err(e) = store(&module, &path) {
-                tracing::debug!(path = %path.display(), error = %e, "could not write the compile cache");
-            }
+        let prepared = module::prepare(bytes, limits)?;
+        let module = Module::new(&self.engine, &prepared)
+            .map_err(|e| format!("is not a valid WebAssembly module: {}", e.root_cause()))?;
+        if let Some(c) = &self.cache {
+            c.store(&key, &module);
         }
         Ok(module)
     }
 }
 
-fn store(module: &Module, path: &Path) -> anyhow::Result<()> {
-    let bytes = module.serialize()?;
-    let tmp = path.with_extension(format!("tmp{}", std::process::id()));
-    std::fs::write(&tmp, bytes)?;
-    std::fs::rename(&tmp, path)?;
-    Ok(())
-}
-
-fn wasmtime_version() -> &'static str {
-    "wasmtime-39"
-}
-
-/// `$WASMDP_CACHE_DIR`, else `$XDG_CACHE_HOME/wasmdp`, else `$HOME/.cache/wasmdp`; created if
-/// needed. None (no caching) when none can be made.
-fn cache_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("WASMDP_CACHE_DIR")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("XDG_CACHE_HOME").map(|d| PathBuf::from(d).join("wasmdp")))
-        .or_else(|| std::env::var_os("HOME").map(|d| PathBuf::from(d).join(".cache/wasmdp")))?;
-    std::fs::create_dir_all(&dir).ok()?;
-    Some(dir)
-}
-
 impl Drop for Runtime {
     fn drop(&mut self) {
         self.stop.store(true, Relaxed);
+        // The service thread ends when its queue closes; it may be the thread dropping us, so it is
+        // not joined.
+        self.jobs.lock().unwrap_or_else(|e| e.into_inner()).take();
         if let Some(t) = self.ticker.take() {
             let _ = t.join();
         }

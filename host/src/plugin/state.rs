@@ -1,10 +1,21 @@
-//! What a plugin's store holds: limits, its memory, and, during a call, the burst it works on.
+//! What a plugin's store holds: limits, its memory, its deadline watch, and, during a call, the burst
+//! it works on with the plugin's view of it.
+//!
+//! **Stable indexes.** A plugin names packets by their index in the burst as it was when
+//! `wasmdp_on_burst` was called, and that index names the same packet (or the copy an engine made
+//! of it) until the call returns, whatever happens to the burst meanwhile. Engines run on part of a
+//! burst may free packets (the `copy` engine without buffers) or reorder them; [`View`] then maps
+//! each plugin index to the packet's current position, or marks it consumed. Drops and sends are
+//! only requested during the call and carried out after it, in order.
 
-use super::counters::PluginCounters;
+use super::counters::InstanceCounters;
+use super::deadline::Watch;
+use super::logs::LogLimit;
 use crate::engines::FwdCtx;
 use crate::mbuf::{Burst, MAX_BURST};
 use crate::ports::Inject;
 use std::collections::BTreeMap;
+use std::ptr::NonNull;
 use std::sync::Arc;
 use wasmtime::{Memory, StoreLimits};
 
@@ -23,83 +34,251 @@ pub(crate) struct Sticky {
     pub left: u64,
 }
 
-/// The burst and forwarding context of the call in progress; null outside a call.
+const WORDS: usize = MAX_BURST / 64;
+
+/// A set of plugin indexes.
+#[derive(Clone, Copy, Default)]
+pub(crate) struct Bits([u64; WORDS]);
+
+impl Bits {
+    #[inline(always)]
+    pub fn has(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+    #[inline(always)]
+    pub fn set(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+}
+
+/// The plugin's view of the burst during one call.
+pub(crate) struct View {
+    /// Packets in the burst when the call began: plugin indexes are `0..len`.
+    pub len: usize,
+    /// Requested drops.
+    pub drops: Bits,
+    /// Requested sends (`send_to`), with their target ports.
+    pub sent: Bits,
+    pub targets: [u16; MAX_BURST],
+    /// Indexes whose packet an engine freed (counted by the engine).
+    pub consumed: Bits,
+    /// Whether positions differ from indexes; then `pos` holds them.
+    pub shifted: bool,
+    pub pos: [u16; MAX_BURST],
+    /// Whether `drops`, `sent` or `consumed` has a bit set.
+    pub dirty: bool,
+}
+
+impl View {
+    fn new() -> View {
+        View {
+            len: 0,
+            drops: Bits::default(),
+            sent: Bits::default(),
+            targets: [0; MAX_BURST],
+            consumed: Bits::default(),
+            shifted: false,
+            pos: [0; MAX_BURST],
+            dirty: false,
+        }
+    }
+
+    /// Starts a call on a burst of `len` packets.
+    #[inline(always)]
+    pub fn begin(&mut self, len: usize) {
+        self.len = len;
+        if self.dirty || self.shifted {
+            self.drops = Bits::default();
+            self.sent = Bits::default();
+            self.consumed = Bits::default();
+            self.dirty = false;
+            self.shifted = false;
+        }
+    }
+
+    /// Whether index `i` no longer names a packet the plugin may act on.
+    #[inline(always)]
+    pub fn gone(&self, i: usize) -> bool {
+        self.dirty && (self.drops.has(i) || self.sent.has(i) || self.consumed.has(i))
+    }
+
+    /// The current position of index `i` (not consumed).
+    #[inline(always)]
+    pub fn position(&self, i: usize) -> usize {
+        if self.shifted {
+            usize::from(self.pos[i])
+        } else {
+            i
+        }
+    }
+
+    /// Records a drop (`send: None`) or a send of index `i`.
+    #[inline]
+    pub fn request(&mut self, i: usize, send: Option<u16>) {
+        match send {
+            None => self.drops.set(i),
+            Some(port) => {
+                self.sent.set(i);
+                self.targets[i] = port;
+            }
+        }
+        self.dirty = true;
+    }
+
+    /// Where the packets of the indexes in `range` are: the first position and how many (the
+    /// packets of indexes not consumed are in the burst in index order, so they are contiguous).
+    pub fn present(&self, range: std::ops::Range<usize>) -> (usize, usize) {
+        let mut live = range.clone().filter(|&i| !(self.dirty && self.consumed.has(i)));
+        let Some(first) = live.next() else { return (0, 0) };
+        (self.position(first), 1 + live.count())
+    }
+
+    /// After an engine ran on the packets of the indexes in `range` (taken from positions
+    /// `first..`, each tagged with its index in `Meta::slot`) and left `out`: puts them back in index
+    /// order, marks the indexes whose packet it freed as consumed, and moves the later positions.
+    pub fn settle(&mut self, burst: &mut Burst, range: std::ops::Range<usize>, first: usize, out: &mut Burst) {
+        let taken = self.present(range.clone()).1;
+        // Engines a plugin can run never add packets: they keep, replace (one for one) or free them.
+        debug_assert!(out.len() <= taken);
+        let slots = out.as_mut_slice();
+        slots.sort_by_key(|p| p.meta().slot);
+        let removed = taken.saturating_sub(slots.len());
+        if removed != 0 || self.shifted {
+            self.reposition(range, first, out, removed);
+        }
+        burst.splice_in(first, out);
+    }
+
+    fn reposition(&mut self, range: std::ops::Range<usize>, first: usize, out: &Burst, removed: usize) {
+        if !self.shifted {
+            for i in 0..self.len {
+                self.pos[i] = i as u16;
+            }
+            self.shifted = true;
+        }
+        let end = range.end;
+        let mut k = 0;
+        for i in range {
+            if self.dirty && self.consumed.has(i) {
+                continue;
+            }
+            if out.get(k).is_some_and(|p| usize::from(p.meta().slot) == i) {
+                self.pos[i] = (first + k) as u16;
+                k += 1;
+            } else {
+                self.consumed.set(i);
+                self.dirty = true;
+            }
+        }
+        for i in end..self.len {
+            if !self.consumed.has(i) {
+                self.pos[i] -= removed as u16;
+            }
+        }
+    }
+}
+
+/// The burst and forwarding context of the call in progress; None outside a call.
+///
+/// The context's lifetime is erased to store it (a store's data must be `'static`); it is only ever
+/// handed out reborrowed for a lifetime chosen by the caller of [`HostState::with_call`], which
+/// cannot outlive the call, so no reference into it can escape.
+#[derive(Default)]
 pub(crate) struct Call {
-    pub burst: *mut Burst,
-    pub ctx: *mut FwdCtx<'static>,
+    burst: Option<NonNull<Burst>>,
+    ctx: Option<NonNull<FwdCtx<'static>>>,
 }
 
 // SAFETY: the pointers are set by the runner on the thread that owns the store, right before a call
 // into the plugin, and cleared right after it; host functions run synchronously inside that call on
-// the same thread. Outside a call they are null and never dereferenced.
+// the same thread. Outside a call they are None and never dereferenced.
 unsafe impl Send for Call {}
 
 /// Store data of one plugin instance.
 pub(crate) struct HostState {
     pub limits: StoreLimits,
     pub memory: Option<Memory>,
-    pub call: Call,
-    /// Packets the plugin dropped in the current call, one bit per index.
-    pub drops: [u64; MAX_BURST / 64],
-    /// Packets the plugin sent to another port in the current call, one bit per index...
-    pub sent: [u64; MAX_BURST / 64],
-    /// ... and the port each was sent to.
-    pub targets: [u16; MAX_BURST],
-    /// Whether `drops` or `sent` has a bit set.
-    pub requested: bool,
+    pub watch: Watch,
+    call: Call,
+    pub view: View,
     /// Inject queue per port (None: no stream transmits there, so `send_to` it is `BAD_PORT`).
     pub injects: Arc<[Option<Arc<Inject>>]>,
     /// Scratch burst for engines run on part of a burst (allocated once).
     pub scratch: Burst,
     pub sticky: Option<Sticky>,
     pub params: Arc<BTreeMap<String, String>>,
-    pub counters: Arc<PluginCounters>,
+    pub counters: Arc<InstanceCounters>,
     pub simd: crate::simd::Simd,
     pub label: Arc<str>,
     pub in_init: bool,
+    pub logs: LogLimit,
 }
 
 impl HostState {
+    /// State for a new instance.
+    pub fn new(
+        limits: StoreLimits,
+        watch: Watch,
+        injects: Arc<[Option<Arc<Inject>>]>,
+        params: Arc<BTreeMap<String, String>>,
+        counters: Arc<InstanceCounters>,
+        simd: crate::simd::Simd,
+        label: Arc<str>,
+    ) -> HostState {
+        HostState {
+            limits,
+            memory: None,
+            watch,
+            call: Call::default(),
+            view: View::new(),
+            injects,
+            scratch: Burst::new(),
+            sticky: None,
+            params,
+            counters,
+            simd,
+            label,
+            in_init: true,
+            logs: LogLimit::default(),
+        }
+    }
+
+    /// Makes `burst` and `ctx` the call's until [`HostState::end_call`].
+    #[inline(always)]
+    pub fn begin_call(&mut self, burst: &mut Burst, ctx: &mut FwdCtx<'_>) {
+        self.view.begin(burst.len());
+        self.call.burst = Some(NonNull::from(burst));
+        // Only the lifetime changes (see `Call`).
+        self.call.ctx = Some(NonNull::from(ctx).cast::<FwdCtx<'static>>());
+        self.watch.begin();
+    }
+
+    /// Forgets the call's burst and context.
+    #[inline(always)]
+    pub fn end_call(&mut self) {
+        self.call = Call::default();
+    }
+
     /// The burst of the call in progress.
+    #[inline]
     pub fn burst(&mut self) -> Option<&mut Burst> {
-        if self.call.burst.is_null() {
-            return None;
-        }
-        // SAFETY: non-null only during a call, when it points to the stream's burst, which the
-        // runner borrows mutably for the whole call (see `Call`).
-        Some(unsafe { &mut *self.call.burst })
+        // SAFETY: set only during a call, when it points to the stream's burst, which the runner
+        // borrows mutably for the whole call and does not touch meanwhile (see `Call`).
+        self.call.burst.map(|mut b| unsafe { b.as_mut() })
     }
 
-    /// The burst and the forwarding context of the call in progress.
-    pub fn burst_and_ctx(&mut self) -> Option<(&mut Burst, &mut FwdCtx<'static>, &mut Burst)> {
-        if self.call.burst.is_null() || self.call.ctx.is_null() {
-            return None;
-        }
-        // SAFETY: as in `burst`; the context is likewise borrowed mutably by the runner for the call,
-        // and is a different object from the burst and the scratch burst.
-        Some(unsafe { (&mut *self.call.burst, &mut *self.call.ctx, &mut self.scratch) })
-    }
-
-    /// Whether packet `i` was dropped or sent elsewhere in this call.
-    pub fn gone(&self, i: usize) -> bool {
-        (self.drops[i / 64] | self.sent[i / 64]) & (1 << (i % 64)) != 0
-    }
-
-    /// Forgets the requests of the previous call (nothing to do when it made none).
-    #[inline]
-    pub fn reset_requests(&mut self) {
-        if self.requested {
-            self.drops = [0; MAX_BURST / 64];
-            self.sent = [0; MAX_BURST / 64];
-            self.requested = false;
-        }
-    }
-
-    /// Records a drop (`sent == false`) or a send of packet `i`.
-    #[inline]
-    pub fn request(&mut self, i: usize, sent: bool) {
-        let set = if sent { &mut self.sent } else { &mut self.drops };
-        set[i / 64] |= 1 << (i % 64);
-        self.requested = true;
+    /// Runs `f` on the burst, the forwarding context, the scratch burst and the view of the call in
+    /// progress (None outside a call). `f` works for any lifetime of the context, so it cannot keep
+    /// anything borrowed from it.
+    pub fn with_call<R>(
+        &mut self,
+        f: impl for<'x> FnOnce(&mut Burst, &mut FwdCtx<'x>, &mut Burst, &mut View) -> R,
+    ) -> Option<R> {
+        let (mut b, mut c) = (self.call.burst?, self.call.ctx?);
+        // SAFETY: as in `burst`; the context is likewise borrowed mutably by the runner for the
+        // call and is a different object from the burst, the scratch burst and the view. Its
+        // lifetime is shortened to `'x` (FwdCtx is covariant), which ends with `f`.
+        let (burst, ctx) = unsafe { (b.as_mut(), c.as_mut()) };
+        Some(f(burst, ctx, &mut self.scratch, &mut self.view))
     }
 }

@@ -143,3 +143,35 @@ pub fn plugin_path(name: &str) -> std::path::PathBuf {
     assert!(p.exists(), "{} is missing: run scripts/build-plugins.sh (scripts/test.sh does)", p.display());
     p
 }
+
+/// Runs `f` with the log of this thread captured; returns its result and the log text.
+pub fn capture_logs<R>(f: impl FnOnce() -> R) -> (R, String) {
+    use std::io::Write;
+    use std::sync::Mutex;
+    #[derive(Clone, Default)]
+    struct Buf(Arc<Mutex<Vec<u8>>>);
+    impl Write for Buf {
+        fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let buf = Buf::default();
+    let w = buf.clone();
+    let sub = tracing_subscriber::fmt().with_writer(move || w.clone()).with_ansi(false).finish();
+    let r = tracing::subscriber::with_default(sub, f);
+    let text = String::from_utf8_lossy(&buf.0.lock().unwrap()).into_owned();
+    (r, text)
+}
+
+/// Writes the WebAssembly text `wat_text` as a module file in a per-process temp folder.
+pub fn write_wat(name: &str, wat_text: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("wasmdp-test-modules-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(format!("{name}.wasm"));
+    std::fs::write(&path, wat::parse_str(wat_text).unwrap()).unwrap();
+    path
+}

@@ -1,0 +1,448 @@
+//! Instrumentation that keeps every call interruptible.
+//!
+//! wasmtime checks the epoch (the per-call deadline) at function entries and loop headers only. Three
+//! things escape those checks, and each is rewritten here:
+//!
+//! * **Bulk operations** (`memory.fill`, `memory.copy`, `memory.init`, `table.fill`, `table.copy`,
+//!   `table.init`) do work proportional to an operand: one `memory.fill` of 16 MiB is a millisecond.
+//!   Each becomes a call to a small function appended to the module that first performs a
+//!   zero-length probe at the far end (which traps exactly when the original would, before writing
+//!   anything), then does the work in chunks of [`MEM_CHUNK`] bytes ([`TABLE_CHUNK`] elements) in a
+//!   loop: the loop header checks the epoch between chunks. `memory.copy` and `table.copy` copy
+//!   forwards or backwards as the overlap requires, so the result is the original's.
+//! * **Growth** (`memory.grow`, `table.grow`) enters the host; each becomes a call to a function
+//!   that does just that, so a run of them passes an epoch check before each.
+//! * **Long straight-line code**: a path without loops or calls can be as long as a function body.
+//!   A forward pass tracks, at each operator, the longest path since the last check that can reach it
+//!   (branches to a block's end carry their length there); where that would pass [`MAX_RUN`]
+//!   operators, a call to an empty function (an epoch check) is inserted. Calls to imports (host
+//!   functions) and `call_indirect` (which may reach one) do not count as checks.
+//!
+//! Function indices are unchanged: the new functions come after the module's own, and new types
+//! after its types. Cost: one call per bulk operation (a few ns) and one per [`MAX_RUN`] operators of
+//! straight-line code, which compiled Rust practically never has.
+
+use super::limits::Shape;
+use std::collections::BTreeMap;
+use wasm_encoder::reencode::{utils, Error, Reencode};
+use wasm_encoder::{BlockType, CodeSection, Function, FunctionSection, InstructionSink, TypeSection, ValType};
+use wasmparser::{Operator, Parser, Payload};
+
+/// Longest run of operators allowed between two epoch checks.
+const MAX_RUN: i64 = 1000;
+/// Bytes of linear memory filled or copied between two checks (a few microseconds).
+const MEM_CHUNK: i32 = 64 * 1024;
+/// Table elements filled or copied between two checks.
+const TABLE_CHUNK: i32 = 4096;
+
+/// A function appended to the module.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Shim {
+    /// Empty: its entry is an epoch check.
+    Check,
+    MemFill,
+    MemCopy,
+    MemInit(u32),
+    MemGrow,
+    TableFill(u32),
+    TableCopy(u32, u32),
+    TableInit(u32, u32),
+    TableGrow(u32),
+}
+
+impl Shim {
+    fn of(op: &Operator<'_>) -> Option<Shim> {
+        Some(match *op {
+            Operator::MemoryFill { .. } => Shim::MemFill,
+            Operator::MemoryCopy { .. } => Shim::MemCopy,
+            Operator::MemoryInit { data_index, .. } => Shim::MemInit(data_index),
+            Operator::MemoryGrow { .. } => Shim::MemGrow,
+            Operator::TableFill { table } => Shim::TableFill(table),
+            Operator::TableCopy { dst_table, src_table } => Shim::TableCopy(dst_table, src_table),
+            Operator::TableInit { elem_index, table } => Shim::TableInit(elem_index, table),
+            Operator::TableGrow { table } => Shim::TableGrow(table),
+            _ => return None,
+        })
+    }
+}
+
+/// A function signature, as the key of the new types.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+struct Sig(Vec<ValType>, Vec<ValType>);
+
+/// Every shim the module's code uses (and the check, when it has code).
+fn needed(bytes: &[u8]) -> Result<Vec<Shim>, String> {
+    let mut set = std::collections::BTreeSet::new();
+    for payload in Parser::new(0).parse_all(bytes) {
+        let Ok(Payload::CodeSectionEntry(body)) = payload else { continue };
+        set.insert(Shim::Check);
+        let mut ops = body.get_operators_reader().map_err(|e| e.to_string())?;
+        while !ops.eof() {
+            if let Some(s) = Shim::of(&ops.read().map_err(|e| e.to_string())?) {
+                set.insert(s);
+            }
+        }
+    }
+    Ok(set.into_iter().collect())
+}
+
+/// The module with its bulk operations, growth and long straight-line runs made interruptible.
+pub(super) fn rewrite(bytes: &[u8], shape: &Shape) -> Result<Vec<u8>, String> {
+    let shims = needed(bytes)?;
+    if shims.is_empty() {
+        return Ok(bytes.to_vec());
+    }
+    let mut r = Rewriter::new(shape, shims)?;
+    let mut module = wasm_encoder::Module::new();
+    r.parse_core_module(&mut module, Parser::new(0), bytes).map_err(|e| format!("cannot be instrumented: {e}"))?;
+    Ok(module.finish())
+}
+
+struct Rewriter {
+    shims: Vec<Shim>,
+    /// Function index of each shim.
+    index: BTreeMap<Shim, u32>,
+    /// Type index of each shim.
+    types: Vec<u32>,
+    /// The new types, in index order.
+    new_types: Vec<Sig>,
+    imported_funcs: u32,
+}
+
+impl Rewriter {
+    fn new(shape: &Shape, shims: Vec<Shim>) -> Result<Rewriter, String> {
+        let tables: Vec<ValType> = shape.tables.iter().map(|t| ref_val(*t)).collect::<Result<_, _>>()?;
+        let mut new_types: Vec<Sig> = Vec::new();
+        let mut types = Vec::new();
+        let mut index = BTreeMap::new();
+        for (k, s) in shims.iter().enumerate() {
+            let sig = signature(*s, &tables)?;
+            let t = match new_types.iter().position(|x| *x == sig) {
+                Some(i) => i,
+                None => {
+                    new_types.push(sig);
+                    new_types.len() - 1
+                }
+            };
+            types.push(shape.types + t as u32);
+            index.insert(*s, shape.imported_funcs + shape.defined_funcs + k as u32);
+        }
+        Ok(Rewriter { shims, index, types, new_types, imported_funcs: shape.imported_funcs })
+    }
+}
+
+fn ref_val(t: wasmparser::RefType) -> Result<ValType, String> {
+    if t == wasmparser::RefType::FUNCREF {
+        Ok(ValType::FUNCREF)
+    } else {
+        Err(format!("has a table of {t}; only funcref tables are allowed"))
+    }
+}
+
+fn signature(s: Shim, tables: &[ValType]) -> Result<Sig, String> {
+    use ValType::I32;
+    let table = |t: u32| tables.get(t as usize).copied().ok_or_else(|| format!("uses table {t}, which it lacks"));
+    Ok(match s {
+        Shim::Check => Sig(vec![], vec![]),
+        Shim::MemGrow => Sig(vec![I32], vec![I32]),
+        Shim::TableFill(t) => Sig(vec![I32, table(t)?, I32], vec![]),
+        Shim::TableGrow(t) => Sig(vec![table(t)?, I32], vec![I32]),
+        Shim::MemFill | Shim::MemCopy | Shim::MemInit(_) | Shim::TableCopy(..) | Shim::TableInit(..) => {
+            Sig(vec![I32, I32, I32], vec![])
+        }
+    })
+}
+
+impl Reencode for Rewriter {
+    type Error = String;
+
+    fn parse_type_section(
+        &mut self,
+        types: &mut TypeSection,
+        section: wasmparser::TypeSectionReader<'_>,
+    ) -> Result<(), Error<String>> {
+        utils::parse_type_section(self, types, section)?;
+        for Sig(p, r) in &self.new_types {
+            types.ty().function(p.iter().copied(), r.iter().copied());
+        }
+        Ok(())
+    }
+
+    fn parse_function_section(
+        &mut self,
+        functions: &mut FunctionSection,
+        section: wasmparser::FunctionSectionReader<'_>,
+    ) -> Result<(), Error<String>> {
+        utils::parse_function_section(self, functions, section)?;
+        for t in &self.types {
+            functions.function(*t);
+        }
+        Ok(())
+    }
+
+    fn parse_code_section(
+        &mut self,
+        code: &mut CodeSection,
+        section: wasmparser::CodeSectionReader<'_>,
+    ) -> Result<(), Error<String>> {
+        utils::parse_code_section(self, code, section)?;
+        for s in self.shims.clone() {
+            code.function(&shim_body(s));
+        }
+        Ok(())
+    }
+
+    fn parse_function_body(
+        &mut self,
+        code: &mut CodeSection,
+        body: wasmparser::FunctionBody<'_>,
+    ) -> Result<(), Error<String>> {
+        let mut f = self.new_function_with_parsed_locals(&body)?;
+        let mut ops = body.get_operators_reader()?;
+        let mut run = Run::new();
+        let check = self.index[&Shim::Check];
+        while !ops.eof() {
+            let op = ops.read()?;
+            if run.needs_check() {
+                f.instructions().call(check);
+                run.checked();
+            }
+            match Shim::of(&op) {
+                Some(s) => {
+                    f.instructions().call(self.index[&s]);
+                    run.checked();
+                }
+                None => {
+                    run.step(&op, self.imported_funcs);
+                    f.instruction(&self.instruction(op)?);
+                }
+            }
+        }
+        code.function(&f);
+        Ok(())
+    }
+}
+
+/// "Not reachable": far below any length, and stays so when operators are added.
+const UNREACHABLE: i64 = i64::MIN / 4;
+
+/// A block being walked: what kind, and the longest path that branches to its end.
+struct Frame {
+    kind: Kind,
+    /// Longest unchecked run of a branch to this frame's end (UNREACHABLE: none yet).
+    to_end: i64,
+    /// For `if`: the run at the `if` (its else arm starts there), and the run at the end of the
+    /// then arm once `else` was seen.
+    at_if: i64,
+    then_end: Option<i64>,
+}
+
+#[derive(PartialEq)]
+enum Kind {
+    Block,
+    Loop,
+    If,
+}
+
+/// The forward pass: the longest run of operators since the last epoch check that can reach the
+/// current operator.
+struct Run {
+    now: i64,
+    frames: Vec<Frame>,
+}
+
+impl Run {
+    fn new() -> Run {
+        // The function body is an implicit block; its entry is a check.
+        Run { now: 0, frames: vec![Frame { kind: Kind::Block, to_end: UNREACHABLE, at_if: 0, then_end: None }] }
+    }
+
+    fn needs_check(&self) -> bool {
+        self.now >= MAX_RUN
+    }
+
+    fn checked(&mut self) {
+        if self.now > UNREACHABLE {
+            self.now = 0;
+        }
+    }
+
+    fn branch(&mut self, depth: u32) {
+        let now = self.now + 1;
+        let at = self.frames.len().checked_sub(1 + depth as usize);
+        if let Some(f) = at.and_then(|i| self.frames.get_mut(i)) {
+            // A branch to a loop goes back to its header, which checks the epoch.
+            if f.kind != Kind::Loop {
+                f.to_end = f.to_end.max(now);
+            }
+        }
+    }
+
+    fn push(&mut self, kind: Kind) {
+        let at_if = self.now;
+        self.frames.push(Frame { kind, to_end: UNREACHABLE, at_if, then_end: None });
+    }
+
+    fn step(&mut self, op: &Operator<'_>, imported_funcs: u32) {
+        match op {
+            Operator::Block { .. } => self.push(Kind::Block),
+            Operator::Loop { .. } => {
+                self.push(Kind::Loop);
+                // wasmtime checks the epoch at every loop header.
+                self.checked();
+            }
+            Operator::If { .. } => {
+                self.now += 1;
+                self.push(Kind::If);
+            }
+            Operator::Else => {
+                if let Some(f) = self.frames.last_mut() {
+                    f.then_end = Some(self.now);
+                    self.now = f.at_if;
+                }
+            }
+            Operator::End => {
+                if let Some(f) = self.frames.pop() {
+                    let mut end = self.now.max(f.to_end);
+                    if f.kind == Kind::If {
+                        // Without `else`, the false branch goes from the `if` to its end.
+                        end = end.max(f.then_end.unwrap_or(f.at_if));
+                    }
+                    self.now = end;
+                }
+            }
+            Operator::Br { relative_depth } => {
+                self.branch(*relative_depth);
+                self.now = UNREACHABLE;
+            }
+            Operator::BrIf { relative_depth } => {
+                self.branch(*relative_depth);
+                self.now += 1;
+            }
+            Operator::BrTable { targets } => {
+                for t in targets.targets().flatten() {
+                    self.branch(t);
+                }
+                self.branch(targets.default());
+                self.now = UNREACHABLE;
+            }
+            Operator::Return | Operator::Unreachable => self.now = UNREACHABLE,
+            // A call of a function of the module: its entry checks the epoch. The callee's last
+            // stretch before returning is bounded by the same rule, so a call restarts the count.
+            Operator::Call { function_index } if *function_index >= imported_funcs => self.checked(),
+            _ => self.now += 1,
+        }
+    }
+}
+
+/// The body of one shim. Parameters: (dst, src or value, count) in the order of the operator.
+fn shim_body(s: Shim) -> Function {
+    let mut f = Function::new([]);
+    let mut i = f.instructions();
+    match s {
+        Shim::Check => {}
+        Shim::MemGrow => {
+            i.local_get(0).memory_grow(0);
+        }
+        Shim::TableGrow(t) => {
+            i.local_get(0).local_get(1).table_grow(t);
+        }
+        Shim::MemFill => chunked(&mut i, MEM_CHUNK, false, &|i| {
+            i.memory_fill(0);
+        }),
+        Shim::TableFill(t) => chunked(&mut i, TABLE_CHUNK, false, &|i| {
+            i.table_fill(t);
+        }),
+        Shim::MemInit(seg) => chunked(&mut i, MEM_CHUNK, true, &|i| {
+            i.memory_init(0, seg);
+        }),
+        Shim::TableInit(seg, t) => chunked(&mut i, TABLE_CHUNK, true, &|i| {
+            i.table_init(t, seg);
+        }),
+        Shim::MemCopy => copy(&mut i, MEM_CHUNK, &|i| {
+            i.memory_copy(0, 0);
+        }),
+        Shim::TableCopy(d, s) => copy(&mut i, TABLE_CHUNK, &|i| {
+            i.table_copy(d, s);
+        }),
+    }
+    i.end();
+    f
+}
+
+/// `if a + n overflows (unsigned): run the operator on the original operands (it traps) and return.`
+fn trap_on_overflow(i: &mut InstructionSink<'_>, a: u32, op: &dyn Fn(&mut InstructionSink<'_>)) {
+    i.local_get(a).local_get(2).i32_add().local_get(a).i32_lt_u().if_(BlockType::Empty);
+    i.local_get(0).local_get(1).local_get(2);
+    op(i);
+    i.return_().end();
+}
+
+/// The zero-length probe at the far end: traps exactly when the whole operation would.
+fn probe(i: &mut InstructionSink<'_>, second_moves: bool, op: &dyn Fn(&mut InstructionSink<'_>)) {
+    i.local_get(0).local_get(2).i32_add();
+    if second_moves {
+        i.local_get(1).local_get(2).i32_add();
+    } else {
+        i.local_get(1);
+    }
+    i.i32_const(0);
+    op(i);
+}
+
+/// Fill or init in chunks, front to back. `second_moves`: the second operand is a source offset
+/// (init) rather than a value (fill).
+fn chunked(i: &mut InstructionSink<'_>, chunk: i32, second_moves: bool, op: &dyn Fn(&mut InstructionSink<'_>)) {
+    trap_on_overflow(i, 0, op);
+    if second_moves {
+        trap_on_overflow(i, 1, op);
+    }
+    probe(i, second_moves, op);
+    i.loop_(BlockType::Empty);
+    i.local_get(2).i32_const(chunk).i32_gt_u().if_(BlockType::Empty);
+    i.local_get(0).local_get(1).i32_const(chunk);
+    op(i);
+    advance(i, 0, chunk);
+    if second_moves {
+        advance(i, 1, chunk);
+    }
+    i.local_get(2).i32_const(chunk).i32_sub().local_set(2);
+    i.br(1).end().end();
+    i.local_get(0).local_get(1).local_get(2);
+    op(i);
+}
+
+fn advance(i: &mut InstructionSink<'_>, local: u32, by: i32) {
+    i.local_get(local).i32_const(by).i32_add().local_set(local);
+}
+
+/// Copy in chunks: front to back when the destination is below the source, else back to front, so
+/// that overlapping ranges come out as one `copy` would leave them.
+fn copy(i: &mut InstructionSink<'_>, chunk: i32, op: &dyn Fn(&mut InstructionSink<'_>)) {
+    trap_on_overflow(i, 0, op);
+    trap_on_overflow(i, 1, op);
+    probe(i, true, op);
+    i.local_get(0).local_get(1).i32_le_u().if_(BlockType::Empty);
+    {
+        i.loop_(BlockType::Empty);
+        i.local_get(2).i32_const(chunk).i32_gt_u().if_(BlockType::Empty);
+        i.local_get(0).local_get(1).i32_const(chunk);
+        op(i);
+        advance(i, 0, chunk);
+        advance(i, 1, chunk);
+        i.local_get(2).i32_const(chunk).i32_sub().local_set(2);
+        i.br(1).end().end();
+    }
+    i.else_();
+    {
+        i.loop_(BlockType::Empty);
+        i.local_get(2).i32_const(chunk).i32_gt_u().if_(BlockType::Empty);
+        i.local_get(2).i32_const(chunk).i32_sub().local_set(2);
+        i.local_get(0).local_get(2).i32_add().local_get(1).local_get(2).i32_add().i32_const(chunk);
+        op(i);
+        i.br(1).end().end();
+    }
+    i.end();
+    i.local_get(0).local_get(1).local_get(2);
+    op(i);
+}
