@@ -81,21 +81,31 @@ impl RunArgs {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoreList(pub Vec<usize>);
 
-/// Parses `1`, `0,1`, `0-3`, `0-1,4`.
+/// Parses `1`, `0,1`, `0-3`, `0-1,4`: core numbers up to [`crate::config::MAX_LCORE`], each once.
 pub fn parse_core_list(s: &str) -> Result<CoreList, String> {
+    let max = crate::config::MAX_LCORE;
     let mut out = Vec::new();
     for part in s.split(',') {
         let bad = || format!("`{part}` is not a core number or range (examples: 1, 0,1, 0-3)");
+        let num = |t: &str| -> Result<usize, String> {
+            let n: u64 = t.trim().parse().map_err(|_| bad())?;
+            if n > max as u64 {
+                return Err(format!("core {n} is out of range; cores are numbered 0..={max}"));
+            }
+            Ok(n as usize)
+        };
         match part.split_once('-') {
             Some((a, b)) => {
-                let (a, b): (usize, usize) =
-                    (a.trim().parse().map_err(|_| bad())?, b.trim().parse().map_err(|_| bad())?);
+                let (a, b) = (num(a)?, num(b)?);
                 if a > b {
                     return Err(bad());
                 }
                 out.extend(a..=b);
             }
-            None => out.push(part.trim().parse().map_err(|_| bad())?),
+            None => out.push(num(part)?),
+        }
+        if out.len() > max + 1 {
+            return Err(format!("more than {} cores listed", max + 1));
         }
     }
     Ok(CoreList(out))
@@ -112,6 +122,8 @@ mod tests {
         assert_eq!(parse_core_list("0-2,5").unwrap().0, vec![0, 1, 2, 5]);
         assert!(parse_core_list("a").unwrap_err().contains("`a`"));
         assert!(parse_core_list("3-1").is_err());
+        assert!(parse_core_list("0-100000000000").unwrap_err().contains("core 100000000000 is out of range"));
+        assert!(parse_core_list("0-4000000000").unwrap_err().contains("out of range"));
     }
 
     #[test]

@@ -14,7 +14,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Run(args) => run(args),
-        Command::Validate { config } => config::load(&config).map(|_| println!("{}: valid", config.display())),
+        Command::Validate { config } => config::load(&config)
+            .and_then(|cfg| dataplane::preflight(&cfg, &dataplane::Overrides::default()))
+            .map(|()| println!("{}: valid", config.display())),
         Command::Bench(args) => wasmdp::bench::main(&args),
     };
     match result {

@@ -60,3 +60,59 @@ fn help_documents_every_run_flag() {
         assert!(help.contains(flag), "{flag} missing from help");
     }
 }
+
+#[test]
+fn huge_core_lists_are_refused_with_a_message() {
+    let cfg = concat!(env!("CARGO_MANIFEST_DIR"), "/../config.yaml");
+    for list in ["0-100000000000", "0-4000000000"] {
+        let out = wasmdp(&["run", cfg, "--duration", "0.1", "--lcores", list]);
+        assert_eq!(out.status.code(), Some(2), "a usage error, not an abort");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("out of range"));
+    }
+}
+
+/// Writes `yaml` to a config file and returns what `validate` and `run` say of it.
+fn validate_and_run(name: &str, yaml: &str) -> (std::process::Output, std::process::Output) {
+    let dir = std::env::temp_dir().join(format!("wasmdp-agree-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("cfg.yaml");
+    std::fs::write(&cfg, yaml).unwrap();
+    let c = cfg.to_str().unwrap();
+    let v = wasmdp(&["validate", c]);
+    let r = wasmdp(&["run", c, "--duration", "0.2", "--stats-period", "0", "--no-reload"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+    (v, r)
+}
+
+#[test]
+fn validate_refuses_what_run_refuses_with_the_same_reason() {
+    let refuse_init =
+        concat!(env!("CARGO_MANIFEST_DIR"), "/../plugins/target/wasm32-unknown-unknown/release/faulty_refuse.wasm");
+    let cases = [
+        (
+            "missing-plugin",
+            "ports:\n  - name: a\n    driver: null\n    policy: {plugin: /nonexistent/p.wasm}\n",
+            "cannot read",
+        ),
+        ("dir-plugin", "ports:\n  - name: a\n    driver: null\n    policy: {plugin: /tmp}\n", "is a directory"),
+        ("dup-cores", "lcores: [0, 0]\nports:\n  - {name: a, driver: null}\n", "listed twice"),
+        ("no-core", "lcores: [999]\nports:\n  - {name: a, driver: null}\n", "core 999"),
+        ("queues", "ports:\n  - {name: a, driver: null, queues: 2}\n  - {name: b, driver: null}\n", "queues"),
+        ("no-iface", "ports:\n  - {name: a, driver: af_packet, af_packet: {iface: nosuch0}}\n", "does not exist"),
+        ("no-capture", "ports:\n  - {name: a, driver: pcap, pcap: {rx: /nonexistent.pcap}}\n", "nonexistent.pcap"),
+        (
+            "init",
+            &format!("ports:\n  - name: a\n    driver: null\n    policy: {{plugin: {refuse_init}}}\n"),
+            "init refused",
+        ),
+    ];
+    for (name, yaml, why) in cases {
+        let (v, r) = validate_and_run(name, yaml);
+        let (ve, re) = (String::from_utf8_lossy(&v.stderr), String::from_utf8_lossy(&r.stderr));
+        assert!(!v.status.success() && ve.contains(why), "{name}: validate said {ve}");
+        assert!(!r.status.success() && re.contains(why), "{name}: run said {re}");
+    }
+    // The build hint only where it helps: a missing file under a target folder.
+    let (v, _) = validate_and_run("dir-hint", "ports:\n  - name: a\n    driver: null\n    policy: {plugin: /tmp}\n");
+    assert!(!String::from_utf8_lossy(&v.stderr).contains("build-plugins"));
+}

@@ -91,3 +91,57 @@ fn cross_references_are_checked() {
 fn yaml_syntax_errors_carry_the_line() {
     assert_has(&err("ports:\n  - {name: a, driver: null\n"), &["cfg.yaml", "line"]);
 }
+
+#[test]
+fn sizes_that_multiply_are_bounded_with_the_keys_and_the_maximum() {
+    // 4 MiB x 65536 blocks = 256 GiB of AF_PACKET ring: refused before any socket exists.
+    assert_has(
+        &err("ports:\n  - {name: a, driver: af_packet, af_packet: {iface: lo, block_size: 4194304, block_count: 65536}}\n"),
+        &["af_packet", "block_size 4194304 x block_count 65536", "256.0 GiB", "maximum is 1.0 GiB"],
+    );
+    assert_has(
+        &err(&format!("tx_retry: {{count: 20, delay_us: 1000000}}\n{PORT}")),
+        &["tx_retry", "count 20 x delay_us 1000000", "maximum is 100000 us"],
+    );
+    assert_has(&err(&format!("pool: {{size: 64}}\nburst: 512\n{PORT}")), &["pool.size", "512", "at least 768"]);
+    assert_has(&err("ports:\n  - {name: a, driver: null, tx_first: 1000000}\n"), &["1000000", "0..=65536"]);
+    // A pool bigger than the machine.
+    let huge = "pool: {size: 4194304, data_room: 16384}\nports:\n  - {name: a, driver: null}\n";
+    if wasmdp::config::available_memory().is_some_and(|m| m < 60 << 30) {
+        assert_has(&err(huge), &["needs up to", "pool", "available"]);
+    }
+}
+
+#[test]
+fn cores_are_range_checked_before_anything_is_expanded() {
+    assert_has(&err(&format!("lcores: [1, 1]\n{PORT}")), &["lcores", "core 1 is listed twice"]);
+    assert_has(&err(&format!("lcores: [100000]\n{PORT}")), &["lcores", "out of range"]);
+    assert_has(&err(&format!("lcores: [999]\n{PORT}")), &["lcores", "999"]);
+}
+
+#[test]
+fn topology_queue_mismatches_are_config_errors() {
+    assert_has(
+        &err("ports:\n  - {name: a, driver: null, queues: 2}\n  - {name: b, driver: null}\n"),
+        &["topology", "`a` has 2 queues", "`b` with 1"],
+    );
+}
+
+#[test]
+fn deep_nesting_is_refused_fast() {
+    let t = std::time::Instant::now();
+    let yaml = format!("ports: {}", "[".repeat(100_000));
+    assert_has(&err(&yaml), &["nested", "maximum is 32"]);
+    assert!(t.elapsed() < std::time::Duration::from_secs(1), "took {:?}", t.elapsed());
+}
+
+#[test]
+fn files_that_are_not_configs_are_refused_without_reading_them() {
+    let e = format!("{:#}", config::load(std::path::Path::new("/dev/zero")).unwrap_err());
+    assert_has(&e, &["/dev/zero", "character device, not a regular file"]);
+    let big = std::env::temp_dir().join(format!("wasmdp-big-{}.yaml", std::process::id()));
+    std::fs::File::create(&big).unwrap().set_len(2 << 20).unwrap();
+    let e = format!("{:#}", config::load(&big).unwrap_err());
+    std::fs::remove_file(&big).unwrap();
+    assert_has(&e, &["2097152 bytes", "limit is 1048576"]);
+}

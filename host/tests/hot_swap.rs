@@ -146,8 +146,22 @@ fn equal_file_counts_as_applied_without_a_switch_and_a_rebuilt_plugin_is_reloade
     // The plugin file is replaced by another module: the port switches to it.
     std::fs::copy(plugin_path("static_policy"), dir.join("new.wasm")).unwrap();
     std::fs::rename(dir.join("new.wasm"), &wasm).unwrap();
+    // Time passes after a reload that published nothing: the next reload's gap is its own, not
+    // the time since then.
+    std::thread::sleep(Duration::from_millis(700));
     wait_for("the rebuilt plugin", || r.generation.load(Relaxed) == 1);
     assert_eq!(bytes_per_packet(&running.view), 64.0, "static_policy (macswap, no offloads) adds no tag");
+    let gap = r.last_max_gap_us.load(Relaxed);
+    assert!(gap < 300_000, "the longest loop gap of the reload was {gap} us");
+    // Likewise after a rejected reload.
+    save(&path, "ports: [\n");
+    wait_for("the rejection", || r.rejected.load(Relaxed) == 1);
+    std::thread::sleep(Duration::from_millis(700));
+    save(&path, &config(&policy, "macswap", ""));
+    wait_for("the next reload", || r.generation.load(Relaxed) == 2);
+    let gap = r.last_max_gap_us.load(Relaxed);
+    assert!(gap < 300_000, "after a rejected reload, the next gap was {gap} us");
+    assert!(r.max_gap_us.load(Relaxed) < 300_000);
     let report = running.finish(&opts).unwrap();
     assert_eq!(report.leaked, 0);
     std::fs::remove_dir_all(&dir).unwrap();

@@ -23,12 +23,37 @@ pub fn validate(cfg: &Config) -> Result<(), String> {
     if !cfg.pool.data_room.0.is_multiple_of(64) {
         return Err(format!("pool.data_room: {} is not a multiple of 64", cfg.pool.data_room.0));
     }
-    if let Some(l) = &cfg.lcores {
-        if l.is_empty() {
-            return Err("lcores: list is empty; give at least one core or remove the key".into());
+    check_streams(cfg)?;
+    let pairs = super::pairs(cfg)?;
+    let lcores = lcores(cfg)?;
+    super::sizes::check(cfg, &pairs, lcores.len())
+}
+
+/// Largest core number accepted (the kernel's CPU_SETSIZE - 1).
+pub const MAX_LCORE: usize = 1023;
+
+/// The worker cores: `lcores:`, checked against the cores this process may use, or the last of those.
+pub fn lcores(cfg: &Config) -> Result<Vec<usize>, String> {
+    let ids: Vec<usize> = core_affinity::get_core_ids().unwrap_or_default().into_iter().map(|c| c.id).collect();
+    let Some(want) = &cfg.lcores else {
+        return Ok(vec![ids.last().copied().unwrap_or(0)]);
+    };
+    if want.is_empty() {
+        return Err("lcores: list is empty; give at least one core or remove the key".into());
+    }
+    let mut seen = HashSet::new();
+    for &l in want {
+        if l > MAX_LCORE {
+            return Err(format!("lcores: core {l} is out of range; cores are numbered 0..={MAX_LCORE}"));
+        }
+        if !ids.is_empty() && !ids.contains(&l) {
+            return Err(format!("lcores: core {l} is not available; this process may use cores {ids:?}"));
+        }
+        if !seen.insert(l) {
+            return Err(format!("lcores: core {l} is listed twice"));
         }
     }
-    check_streams(cfg)
+    Ok(want.clone())
 }
 
 fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {

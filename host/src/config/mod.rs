@@ -7,12 +7,18 @@
 mod checks;
 mod drivers;
 mod policy;
+mod sizes;
+mod topology;
 mod values;
+mod yaml;
 
-pub use checks::{port_names, validate};
+pub use checks::{lcores, port_names, validate, MAX_LCORE};
 pub use drivers::{AfPacketCfg, IcmpEchoCfg, PcapCfg, Repeat};
 pub use policy::{FailurePolicy, LimitsCfg, ParamValue, PolicyCfg};
+pub use sizes::{available_memory, footprint, Footprint, MAX_AF_PACKET_RING, MAX_RETRY_BUDGET_US};
+pub use topology::{pairs, Pair};
 pub use values::{Bounded, DriverName, EngineName, MacAddr, OffloadList};
+pub use yaml::{MAX_CONFIG_BYTES, MAX_DEPTH};
 
 use crate::simd::SimdChoice;
 use serde::Deserialize;
@@ -163,7 +169,7 @@ pub struct PortCfg {
     pub ring: Option<RingCfg>,
     /// Bursts of template frames to send on this port before forwarding starts (testpmd tx_first).
     #[serde(default)]
-    pub tx_first: Bounded<0, 1_000_000>,
+    pub tx_first: Bounded<0, 65_536>,
     /// WebAssembly policy deciding per burst for the streams that receive on this port; `engine` is
     /// then its native fallback.
     #[serde(default)]
@@ -243,6 +249,7 @@ pub const DEFAULT_YAML: &str = include_str!("../../../config.yaml");
 
 /// Parses a YAML document. `origin` names it in errors (a path, or "built-in default").
 pub fn parse(text: &str, origin: &str) -> anyhow::Result<Config> {
+    yaml::check_depth(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     let cfg: Config = serde_yaml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {}", describe(&e)))?;
     validate(&cfg).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
     Ok(cfg)
@@ -250,7 +257,9 @@ pub fn parse(text: &str, origin: &str) -> anyhow::Result<Config> {
 
 /// Reads and parses a file. Relative plugin and capture paths are made relative to the file's folder.
 pub fn load(path: &Path) -> anyhow::Result<Config> {
-    let text = std::fs::read_to_string(path).map_err(|e| anyhow::anyhow!("{}: cannot read: {e}", path.display()))?;
+    let bytes =
+        crate::input::read_bounded(path, MAX_CONFIG_BYTES).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
+    let text = String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("{}: not UTF-8 text: {e}", path.display()))?;
     let mut cfg = parse(&text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
     let rebase = |path: &mut std::path::PathBuf| {

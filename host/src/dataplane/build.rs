@@ -1,6 +1,6 @@
 //! From a validated config to workers with their streams.
 
-use crate::config::{Config, Topology};
+use crate::config::{Config, Pair};
 use crate::engines;
 use crate::lcore::{Retry, Stream, StreamParts, Worker};
 use crate::mbuf::{Pool, PoolConfig};
@@ -75,7 +75,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
     apply(&mut cfg, o)?;
     crate::config::validate(&cfg).map_err(|e| anyhow!(e))?;
     let simd = simd::resolve(cfg.simd).map_err(|e| anyhow!(e))?;
-    let lcores = resolve_lcores(&cfg)?;
+    let lcores = crate::config::lcores(&cfg).map_err(|e| anyhow!(e))?;
     let p = &cfg.pool;
     let pool_cfg = PoolConfig {
         size: p.size.get(),
@@ -85,7 +85,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
     };
     let pool = Pool::new(pool_cfg).context("allocating the packet pool")?;
     let mut ports = ports::open_all(&cfg)?;
-    let pairs = stream_pairs(&cfg, &ports)?;
+    let pairs = crate::config::pairs(&cfg).map_err(|e| anyhow!(e))?;
     let injects = inject_queues(&cfg, &pairs);
     let mut plane = Plane {
         cfg: cfg.clone(),
@@ -109,6 +109,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
     let mut workers: Vec<Worker> = lcores.iter().map(|&l| Worker::new(Some(l), plane.control.clone())).collect();
     let mut view = StatsView {
         ports: ports.iter().map(|p| p.name.clone()).collect(),
+        port_stats: ports.iter().map(|p| p.stats.clone()).collect(),
         streams: Vec::new(),
         plugins: Vec::new(),
         reloads: Some(plane.stats.clone()),
@@ -150,66 +151,10 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
 }
 
 /// One inject queue per port that some stream transmits on (what plugins `send_to`).
-fn inject_queues(cfg: &Config, pairs: &[Pair]) -> Arc<[Option<Arc<Inject>>]> {
+pub(super) fn inject_queues(cfg: &Config, pairs: &[Pair]) -> Arc<[Option<Arc<Inject>>]> {
     (0..cfg.ports.len())
         .map(|port| pairs.iter().any(|s| s.tx == port).then(|| Arc::new(Inject::new(INJECT_SIZE))))
         .collect()
-}
-
-fn resolve_lcores(cfg: &Config) -> anyhow::Result<Vec<usize>> {
-    let ids: Vec<usize> = core_affinity::get_core_ids().unwrap_or_default().into_iter().map(|c| c.id).collect();
-    let Some(want) = &cfg.lcores else {
-        return Ok(vec![ids.last().copied().unwrap_or(0)]);
-    };
-    for l in want {
-        if !ids.is_empty() && !ids.contains(l) {
-            bail!("lcores: core {l} is not available; this process may use cores {ids:?}");
-        }
-    }
-    let mut seen = std::collections::HashSet::new();
-    if let Some(d) = want.iter().find(|l| !seen.insert(**l)) {
-        bail!("lcores: core {d} is listed twice");
-    }
-    Ok(want.clone())
-}
-
-struct Pair {
-    rx: usize,
-    rxq: u16,
-    tx: usize,
-    txq: u16,
-    lcore: Option<usize>,
-}
-
-fn stream_pairs(cfg: &Config, ports: &[Port]) -> anyhow::Result<Vec<Pair>> {
-    let idx = |name: &str| ports.iter().position(|p| p.name == name).ok_or_else(|| anyhow!("no port named `{name}`"));
-    if !cfg.streams.is_empty() {
-        return cfg
-            .streams
-            .iter()
-            .map(|s| Ok(Pair { rx: idx(&s.rx)?, rxq: s.rx_queue, tx: idx(&s.tx)?, txq: s.tx_queue, lcore: s.lcore }))
-            .collect();
-    }
-    let n = ports.len();
-    let mut out = Vec::new();
-    for rx in 0..n {
-        let tx = match cfg.topology {
-            Topology::Paired if rx % 2 == 0 => (rx + 1).min(n - 1),
-            Topology::Paired => rx - 1,
-            Topology::Chained => (rx + 1) % n,
-            Topology::Loop => rx,
-        };
-        let (rq, tq) = (ports[rx].rxqs.len(), ports[tx].txqs.len());
-        if rq > tq {
-            bail!(
-                "topology: port `{}` has {rq} queues but forwards to `{}` with {tq}; give both the same number",
-                ports[rx].name,
-                ports[tx].name
-            );
-        }
-        out.extend((0..rq as u16).map(|q| Pair { rx, rxq: q, tx, txq: q, lcore: None }));
-    }
-    Ok(out)
 }
 
 #[allow(clippy::too_many_arguments)]

@@ -2,7 +2,9 @@
 //! stop.
 
 mod build;
+mod preflight;
 mod run;
 
 pub use build::{apply, build, Dataplane, Overrides};
+pub use preflight::preflight;
 pub use run::{run, start, RunOptions, RunReport, Running};

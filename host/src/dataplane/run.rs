@@ -68,7 +68,8 @@ pub fn start(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow:
         Some(path) => Some(crate::reload::spawn_watcher(plane, path.clone(), stop.clone())?),
         None => None,
     };
-    let workers = lcore::spawn_all(workers, &pool, &stop);
+    let workers =
+        lcore::spawn_all(workers, &pool, &stop).map_err(|e| anyhow::anyhow!("starting a worker thread: {e}"))?;
     Ok(Running { view, reloads, stop, start: Instant::now(), pool, simd, workers, control, unpolled, injects })
 }
 
@@ -82,7 +83,7 @@ impl Running {
             in_flight += h.join().map_err(|_| anyhow::anyhow!("a worker thread panicked"))?.in_flight;
         }
         if let Some(c) = self.control.take() {
-            c.join().map_err(|_| anyhow::anyhow!("the control thread panicked"))?;
+            join_control(c)?;
         }
         let mut cache = self.pool.cache();
         in_flight += self.unpolled.iter_mut().map(|q| q.drain(&mut cache)).sum::<u64>();
@@ -116,6 +117,23 @@ impl Running {
         Ok(RunReport { json, secs, leaked })
     }
 }
+
+/// Waits for the control thread to notice the stop, but not for a compilation it may be in the
+/// middle of: after [`CONTROL_GRACE`] it is left to finish alone (it holds no packet buffers).
+fn join_control(c: JoinHandle<()>) -> anyhow::Result<()> {
+    let until = Instant::now() + CONTROL_GRACE;
+    while !c.is_finished() {
+        if Instant::now() >= until {
+            tracing::warn!("the control thread is still busy (compiling a plugin for a reload); not waiting for it");
+            return Ok(());
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    c.join().map_err(|_| anyhow::anyhow!("the control thread panicked"))
+}
+
+/// How long a stop waits for the control thread.
+const CONTROL_GRACE: Duration = Duration::from_millis(100);
 
 /// Runs until `stop` is set or the duration has passed, showing stats, then stops and reports.
 pub fn run(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow::Result<RunReport> {

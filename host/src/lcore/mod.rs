@@ -7,10 +7,10 @@ pub use stream::{Retry, Stream, StreamParts};
 use crate::mbuf::Pool;
 use crate::reload::{Control, Slot, WorkerLink};
 use std::sync::atomic::{
-    AtomicBool,
-    Ordering::{Relaxed, Release},
+    AtomicBool, AtomicUsize,
+    Ordering::{Acquire, Relaxed, Release},
 };
-use std::sync::{Arc, Barrier};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Instant;
 
@@ -45,8 +45,9 @@ impl Worker {
         for (s, slot) in self.streams.iter_mut().zip(&self.slots) {
             let update = slot.next.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(u) = update {
-                let old = s.apply(u);
-                *slot.old.lock().unwrap_or_else(|e| e.into_inner()) = old;
+                if let Some(old) = s.apply(u) {
+                    slot.old.lock().unwrap_or_else(|e| e.into_inner()).push(old);
+                }
             }
         }
         self.link.seen.store(generation, Release);
@@ -62,24 +63,39 @@ pub struct WorkerExit {
     pub pinned: bool,
 }
 
-/// Starts every worker. `stop` ends the loops; after all have stopped polling (a barrier, so that no
-/// one still transmits into a queue being drained), each drains its RX queues.
-pub fn spawn_all(workers: Vec<Worker>, pool: &Arc<Pool>, stop: &Arc<AtomicBool>) -> Vec<JoinHandle<WorkerExit>> {
-    let barrier = Arc::new(Barrier::new(workers.len()));
-    workers
-        .into_iter()
-        .map(|w| {
-            let (pool, stop, barrier) = (pool.clone(), stop.clone(), barrier.clone());
-            let name = format!("wasmdp-lcore{}", w.lcore.map(|c| c.to_string()).unwrap_or_default());
-            std::thread::Builder::new()
-                .name(name)
-                .spawn(move || run(w, &pool, &stop, &barrier))
-                .expect("spawning a worker thread")
-        })
-        .collect()
+/// Starts every worker. `stop` ends the loops; after all have stopped polling (so that no one still
+/// transmits into a queue being drained), each drains its RX queues. If a thread cannot be
+/// started, the ones started are stopped and the error returned.
+pub fn spawn_all(
+    workers: Vec<Worker>,
+    pool: &Arc<Pool>,
+    stop: &Arc<AtomicBool>,
+) -> std::io::Result<Vec<JoinHandle<WorkerExit>>> {
+    let polling = Arc::new(AtomicUsize::new(workers.len()));
+    let total = workers.len();
+    let mut handles = Vec::with_capacity(total);
+    for mut w in workers {
+        for s in &mut w.streams {
+            s.set_stop(stop.clone());
+        }
+        let (pool, stop2, polling2) = (pool.clone(), stop.clone(), polling.clone());
+        let name = format!("wasmdp-lcore{}", w.lcore.map(|c| c.to_string()).unwrap_or_default());
+        match std::thread::Builder::new().name(name).spawn(move || run(w, &pool, &stop2, &polling2)) {
+            Ok(h) => handles.push(h),
+            Err(e) => {
+                stop.store(true, Relaxed);
+                polling.fetch_sub(total - handles.len(), Release);
+                for h in handles {
+                    let _ = h.join();
+                }
+                return Err(e);
+            }
+        }
+    }
+    Ok(handles)
 }
 
-fn run(mut w: Worker, pool: &Arc<Pool>, stop: &AtomicBool, barrier: &Barrier) -> WorkerExit {
+fn run(mut w: Worker, pool: &Arc<Pool>, stop: &AtomicBool, polling: &AtomicUsize) -> WorkerExit {
     let pinned = w.lcore.is_some_and(|id| core_affinity::set_for_current(core_affinity::CoreId { id }));
     if w.lcore.is_some() && !pinned {
         tracing::warn!(lcore = ?w.lcore, "could not pin the worker thread; running unpinned");
@@ -96,29 +112,40 @@ fn run(mut w: Worker, pool: &Arc<Pool>, stop: &AtomicBool, barrier: &Barrier) ->
         }
         let word = w.control.word();
         if word != seen {
-            seen = on_control(&mut w, word, seen, &mut gap_from);
+            seen = on_control(&mut w, word, &mut gap_from);
         }
     }
-    barrier.wait();
+    // Wait until no worker polls any more before draining.
+    polling.fetch_sub(1, Release);
+    while polling.load(Acquire) != 0 {
+        std::thread::sleep(std::time::Duration::from_micros(100));
+    }
     let in_flight = w.streams.iter_mut().map(|s| s.drain(&mut cache)).sum();
     WorkerExit { in_flight, pinned }
 }
 
+/// What a worker keeps as its "seen" word while a reload is being prepared: no real word equals it,
+/// so the worker comes back here on every loop to time the gaps.
+const PREPARING: u64 = u64::MAX;
+
 /// The slow path of the loop, taken only while a reload is prepared or published: times the gaps
 /// between loops (the report's "longest gap") and switches to a published generation. Returns the
-/// word the worker has now seen.
+/// word the worker compares the control word with from now on.
 #[cold]
-fn on_control(w: &mut Worker, word: u64, seen: u64, gap_from: &mut Option<Instant>) -> u64 {
+fn on_control(w: &mut Worker, word: u64, gap_from: &mut Option<Instant>) -> u64 {
     let now = Instant::now();
     if let Some(t) = gap_from.replace(now) {
         w.link.max_gap_ns.fetch_max(now.duration_since(t).as_nanos() as u64, Relaxed);
     }
-    if word & 1 == 1 || word >> 1 == seen >> 1 {
-        return seen;
+    let generation = word >> 1;
+    if generation != w.link.seen.load(Relaxed) {
+        w.switch(generation);
+        w.link.max_gap_ns.fetch_max(now.elapsed().as_nanos() as u64, Relaxed);
     }
-    w.switch(word >> 1);
-    let done = Instant::now();
-    w.link.max_gap_ns.fetch_max(done.duration_since(now).as_nanos() as u64, Relaxed);
+    if word & 1 == 1 {
+        return PREPARING;
+    }
+    // The reload is over (published or not): the next one times its own gaps from its start.
     *gap_from = None;
     word
 }

@@ -5,6 +5,7 @@ use crate::mbuf::{Burst, PoolCache};
 use crate::offload::{self, TxOffloads};
 use crate::ports::{RxQueue, Template, TxQueue};
 use crate::stats::{Drops, Flow, StreamCounters, StreamInfo};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -68,6 +69,8 @@ pub struct Stream {
     scratch: Burst,
     counters: Arc<StreamCounters>,
     plugin_counters: Arc<crate::plugin::PluginCounters>,
+    /// The dataplane's stop flag: seeding and TX retries end early when it is set.
+    stop: Arc<AtomicBool>,
 }
 
 impl Stream {
@@ -81,7 +84,13 @@ impl Stream {
             scratch: Burst::new(),
             counters: Arc::new(StreamCounters::default()),
             plugin_counters,
+            stop: Arc::default(),
         }
+    }
+
+    /// The flag that stops the dataplane: a stream checks it between retries and seeded bursts.
+    pub fn set_stop(&mut self, stop: Arc<AtomicBool>) {
+        self.stop = stop;
     }
 
     /// Switches to new live settings between two bursts (nothing is in the stream then); returns the
@@ -222,7 +231,7 @@ impl Stream {
         }
         let mut sent = self.p.txq.tx_burst(cache, &mut self.burst);
         let mut tries = 0;
-        while !self.burst.is_empty() && tries < self.p.retry.count {
+        while !self.burst.is_empty() && tries < self.p.retry.count && !self.stop.load(Relaxed) {
             spin_for(self.p.retry.delay);
             sent += self.p.txq.tx_burst(cache, &mut self.burst);
             tries += 1;
@@ -240,6 +249,9 @@ impl Stream {
     /// Sends the tx_first bursts: template frames of the TX port, counted as generated.
     pub fn seed(&mut self, cache: &mut PoolCache) {
         for _ in 0..self.p.seed_bursts {
+            if self.stop.load(Relaxed) {
+                return;
+            }
             let mut round = Round::default();
             if !cache.alloc_bulk(&mut self.burst, self.p.burst_size) {
                 round.flow.rx_nombuf = self.p.burst_size as u64;

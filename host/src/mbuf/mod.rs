@@ -21,5 +21,5 @@ pub use burst::{Burst, MAX_BURST};
 pub use cache::PoolCache;
 pub use meta::{FlowMeta, Meta, META_SIZE};
 pub use pkt::{MetaMut, Pkt, RoomError};
-pub use pool::{Pool, PoolConfig, PoolInfo};
+pub use pool::{stride_for, Pool, PoolConfig, PoolInfo};
 pub use region::Backing;

@@ -69,6 +69,8 @@ pub struct PortSetup<'a> {
     pub cfg: &'a PortCfg,
     /// The frame this port generates.
     pub template: Arc<Template>,
+    /// The port's driver-level counters.
+    pub stats: Arc<crate::stats::PortStats>,
 }
 
 /// State drivers share while opening ports (the rings between two ring ports).
@@ -89,6 +91,9 @@ pub struct DriverDesc {
     pub macsec: bool,
     /// Checks the driver's own keys; the error starts with the key name.
     pub check: fn(&Config, &PortCfg) -> Result<(), String>,
+    /// Checks what opening the port needs from the machine (an interface, a capture file), without
+    /// opening it: what `wasmdp validate` runs so that it refuses what `run` would.
+    pub preflight: fn(&PortCfg) -> anyhow::Result<()>,
     /// Opens the port.
     pub open: fn(&PortSetup<'_>, &mut Shared) -> anyhow::Result<Queues>,
 }
@@ -104,6 +109,11 @@ pub fn only_own_section(p: &PortCfg, driver: &str) -> Result<(), String> {
         Some((name, _)) => Err(format!("{name}: only for driver `{name}`, and this port's driver is `{driver}`")),
         None => Ok(()),
     }
+}
+
+/// A preflight for drivers that need nothing of the machine.
+pub(crate) fn nothing_needed(_: &PortCfg) -> anyhow::Result<()> {
+    Ok(())
 }
 
 /// The driver named `name`.
@@ -134,6 +144,8 @@ pub struct Port {
     pub template: Arc<Template>,
     /// Bursts to send before forwarding (tx_first).
     pub tx_first: usize,
+    /// Its driver-level counters.
+    pub stats: Arc<crate::stats::PortStats>,
     /// RX queues not yet taken by a stream.
     pub rxqs: Vec<Option<Box<dyn RxQueue>>>,
     /// TX queues not yet taken by a stream.
@@ -160,7 +172,8 @@ pub fn open_all(cfg: &Config) -> anyhow::Result<Vec<Port>> {
         let mac = pc.mac.map(|m| m.0).unwrap_or(default_mac(id));
         let peer_mac = pc.peer_mac.map(|m| m.0).unwrap_or(default_peer_mac(id));
         let template = Arc::new(Template::from_config(&pc.frame, mac, peer_mac));
-        let setup = PortSetup { id, cfg: pc, template: template.clone() };
+        let stats = Arc::new(crate::stats::PortStats::default());
+        let setup = PortSetup { id, cfg: pc, template: template.clone(), stats: stats.clone() };
         let q = (driver.open)(&setup, &mut shared).map_err(|e| anyhow::anyhow!("port `{}`: {e}", pc.name))?;
         ports.push(Port {
             id,
@@ -174,6 +187,7 @@ pub fn open_all(cfg: &Config) -> anyhow::Result<Vec<Port>> {
                 vlan_tci_outer: pc.tx_vlan_outer.u16(),
             },
             template,
+            stats,
             tx_first: pc.tx_first.get(),
             rxqs: q.rx.into_iter().map(Some).collect(),
             txqs: q.tx.into_iter().map(Some).collect(),

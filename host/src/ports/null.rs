@@ -13,6 +13,7 @@ pub const DRIVER: DriverDesc = DriverDesc {
     software_offloads: true,
     macsec: true,
     check,
+    preflight: super::nothing_needed,
     open,
 };
 

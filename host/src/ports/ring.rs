@@ -17,6 +17,7 @@ pub const DRIVER: DriverDesc = DriverDesc {
     software_offloads: true,
     macsec: false,
     check,
+    preflight: super::nothing_needed,
     open,
 };
 

@@ -55,6 +55,25 @@ pub struct StreamUpdate {
     pub policy: Option<Option<Runner>>,
 }
 
+impl Slot {
+    /// Puts `update` in the mailbox. An update the worker has not taken yet (it was slow to switch)
+    /// is not lost: without a new update it stays, and a new update that keeps the policy keeps the
+    /// policy change of the one it replaces.
+    pub fn offer(&self, update: Option<StreamUpdate>) {
+        let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
+        match (update, next.take()) {
+            (None, pending) => *next = pending,
+            (Some(mut u), Some(pending)) => {
+                if u.policy.is_none() {
+                    u.policy = pending.policy;
+                }
+                *next = Some(u);
+            }
+            (Some(u), None) => *next = Some(u),
+        }
+    }
+}
+
 /// One stream's mailbox: the update to take, and where the runner it replaced goes back (to be
 /// dropped on the control thread, off the hot path).
 #[derive(Default)]
@@ -62,7 +81,7 @@ pub struct Slot {
     /// Filled by the control thread before it publishes.
     pub next: Mutex<Option<StreamUpdate>>,
     /// Filled by the worker when it switched.
-    pub old: Mutex<Option<Runner>>,
+    pub old: Mutex<Vec<Runner>>,
 }
 
 /// What a worker reports to the control thread.
@@ -92,4 +111,35 @@ pub struct ReloadStats {
     pub max_us: AtomicU64,
     /// The longest gap between two loops of a worker during any reload so far, in microseconds.
     pub max_gap_us: AtomicU64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn update(burst_size: usize) -> StreamUpdate {
+        fn noop(_: &mut crate::engines::FwdCtx<'_>, _: &mut crate::mbuf::Burst) {}
+        StreamUpdate { run: noop, engine: "io", needs_rx: true, burst_size, tx: TxOffloads::default(), policy: None }
+    }
+
+    #[test]
+    fn an_update_a_slow_worker_has_not_taken_is_not_lost() {
+        let slot = Slot::default();
+        let mut first = update(16);
+        first.policy = Some(None);
+        slot.offer(Some(first));
+        // The next reload changes nothing for this stream: the pending update stays.
+        slot.offer(None);
+        let taken = slot.next.lock().unwrap().take().unwrap();
+        assert_eq!(taken.burst_size, 16);
+        assert!(matches!(taken.policy, Some(None)), "the policy change survives");
+        // A newer update replaces the settings but keeps a policy change it does not make itself.
+        let mut first = update(16);
+        first.policy = Some(None);
+        slot.offer(Some(first));
+        slot.offer(Some(update(64)));
+        let taken = slot.next.lock().unwrap().take().unwrap();
+        assert_eq!(taken.burst_size, 64);
+        assert!(matches!(taken.policy, Some(None)));
+    }
 }

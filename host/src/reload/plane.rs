@@ -11,7 +11,10 @@ use crate::plugin::{self, Plugin, PluginCounters, Runner, Runtime};
 use crate::ports::Inject;
 use crate::simd::Simd;
 use anyhow::{anyhow, Context};
-use std::sync::atomic::Ordering::{Acquire, Relaxed};
+use std::sync::atomic::{
+    AtomicBool,
+    Ordering::{Acquire, Relaxed},
+};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -98,8 +101,10 @@ pub struct Plane {
 /// What a reload did.
 #[derive(Debug)]
 pub enum Outcome {
-    /// Published: the summary lines, and microseconds from event to every worker switched.
-    Switched(Vec<String>, u64),
+    /// Published: the summary lines, microseconds from the event to every worker switched (or to
+    /// giving up waiting), and how many workers had not switched then (stopping, or stalled: they
+    /// switch at their next loop).
+    Switched { lines: Vec<String>, us: u64, lagging: usize },
     /// Valid, and equal to what runs: nothing swapped.
     Unchanged,
 }
@@ -129,7 +134,7 @@ impl Plane {
 
     /// Reloads from `new` (already parsed and validated): prepares everything, then publishes and
     /// waits for every worker to switch. On error nothing changed.
-    pub fn reload(&mut self, mut new: Config, event_at: Instant) -> anyhow::Result<Outcome> {
+    pub fn reload(&mut self, mut new: Config, event_at: Instant, stop: &AtomicBool) -> anyhow::Result<Outcome> {
         crate::dataplane::apply(&mut new, &self.overrides)?;
         crate::config::validate(&new).map_err(|e| anyhow!(e))?;
         diff::restart_needed(&self.cfg, &new).map_err(|e| anyhow!(e))?;
@@ -163,13 +168,14 @@ impl Plane {
             return Ok(Outcome::Unchanged);
         }
         for (spec, u) in self.specs.iter().zip(updates) {
-            *spec.slot.next.lock().unwrap_or_else(|e| e.into_inner()) = u;
+            spec.slot.offer(u);
         }
         let generation = self.control.publish();
-        self.wait_switched(generation);
+        self.stats.generation.store(generation, Relaxed);
+        let lagging = self.wait_switched(generation, stop);
         let us = event_at.elapsed().as_micros() as u64;
         self.drop_old_runners();
-        Ok(Outcome::Switched(lines, us))
+        Ok(Outcome::Switched { lines, us, lagging })
     }
 
     /// Per port: `None` keep its plugin, `Some(x)` replace it with `x`; and whether the file changed.
@@ -201,21 +207,23 @@ impl Plane {
         Ok((replaced, file_changed))
     }
 
-    fn wait_switched(&self, generation: u64) {
+    /// Waits (at most 5 s, and not once the dataplane stops) for every worker to take `generation`;
+    /// returns how many had not.
+    fn wait_switched(&self, generation: u64, stop: &AtomicBool) -> usize {
         let deadline = Instant::now() + Duration::from_secs(5);
-        while self.links.iter().any(|l| l.seen.load(Acquire) < generation) {
-            if Instant::now() > deadline {
-                tracing::warn!(generation, "a worker has not switched to the new configuration after 5 s");
-                return;
+        loop {
+            let lagging = self.links.iter().filter(|l| l.seen.load(Acquire) < generation).count();
+            if lagging == 0 || stop.load(Relaxed) || Instant::now() > deadline {
+                return lagging;
             }
             std::thread::sleep(Duration::from_micros(50));
         }
-        self.stats.generation.store(generation, Relaxed);
     }
 
     fn drop_old_runners(&self) {
         for spec in &self.specs {
-            drop(spec.slot.old.lock().unwrap_or_else(|e| e.into_inner()).take());
+            let old = std::mem::take(&mut *spec.slot.old.lock().unwrap_or_else(|e| e.into_inner()));
+            drop(old);
         }
     }
 }

@@ -129,30 +129,41 @@ impl ControlThread {
                     let now = self.stamps();
                     if forced || now != self.last_stamp {
                         self.last_stamp = now;
-                        self.reload(at);
+                        self.reload(at, stop);
                     }
                 }
             }
         }
     }
 
-    fn reload(&mut self, event_at: Instant) {
+    fn reload(&mut self, event_at: Instant, stop: &AtomicBool) {
+        if stop.load(Relaxed) {
+            tracing::info!("the dataplane is stopping: change to {} not applied", self.path.display());
+            return;
+        }
         let stats = self.plane.stats.clone();
         self.plane.control.begin();
         for l in &self.plane.links {
             l.max_gap_ns.store(0, Relaxed);
         }
-        let result = config::load(&self.path).and_then(|cfg| self.plane.reload(cfg, event_at));
+        let result = config::load(&self.path).and_then(|cfg| self.plane.reload(cfg, event_at, stop));
         self.plane.control.end();
         let gap_us = self.plane.links.iter().map(|l| l.max_gap_ns.load(Relaxed)).max().unwrap_or(0) / 1000;
         stats.last_max_gap_us.store(gap_us, Relaxed);
         stats.max_gap_us.fetch_max(gap_us, Relaxed);
         match result {
-            Ok(Outcome::Switched(lines, us)) => {
+            Ok(Outcome::Switched { lagging, .. }) if stop.load(Relaxed) && lagging > 0 => {
+                tracing::info!("the dataplane stopped during the reload of {}: not applied", self.path.display());
+            }
+            Ok(Outcome::Switched { lines, us, lagging }) => {
                 stats.applied.fetch_add(1, Relaxed);
                 stats.last_us.store(us, Relaxed);
                 stats.max_us.fetch_max(us, Relaxed);
                 let generation = stats.generation.load(Relaxed);
+                if lagging > 0 {
+                    tracing::warn!(generation, lagging,
+                        "reload published, but {lagging} worker(s) had not switched after 5 s (stalled?); they switch at their next loop");
+                }
                 tracing::info!(generation, switch_ms = us as f64 / 1e3, max_gap_us = gap_us, "reload applied");
                 for l in lines {
                     tracing::info!(generation, "  {l}");

@@ -24,16 +24,22 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
     let ports = view.per_port(&snap);
     let t = total(&snap);
     let plugins = view.plugins_per_port();
+    let figures: Vec<super::PortFigures> = view.port_stats.iter().map(|s| s.snapshot()).collect();
     let drops = |d: super::counters::Drops| json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload, "plugin": d.plugin});
     let ports_json: Vec<Value> = ports
         .iter()
         .zip(&view.ports)
         .zip(&plugins)
-        .map(|((p, name), pl)| {
+        .enumerate()
+        .map(|(i, ((p, name), pl))| {
+            let f = figures.get(i).copied().unwrap_or_default();
             let mut port = json!({
                 "name": name, "rx_packets": p.rx_packets, "tx_packets": p.tx_packets,
                 "rx_bytes": p.rx_bytes, "tx_bytes": p.tx_bytes, "rx_nombuf": p.rx_nombuf,
                 "dropped": p.dropped(), "dropped_by_reason": drops(p.drops), "generated": p.generated,
+                "rx_skipped": f.skipped(),
+                "rx_skipped_by_reason": {"short": f.skipped_short, "too_long": f.skipped_too_long,
+                    "corrupt": f.skipped_corrupt, "cut_short": f.skipped_cut_short},
             });
             if let Some(pl) = pl {
                 port["plugin_calls"] = json!(pl.calls);
@@ -41,6 +47,8 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 port["plugin_timeouts"] = json!(pl.timeouts);
                 port["plugin_errors"] = json!(pl.errors);
                 port["plugin_sticky"] = json!(pl.sticky);
+                port["plugin_ticks"] = json!(pl.ticks);
+                port["plugin_disabled"] = json!(pl.disabled);
                 port["plugin_counters"] = json!(pl.counters);
             }
             port

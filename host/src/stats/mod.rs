@@ -8,10 +8,12 @@
 mod counters;
 mod display;
 mod json;
+mod port;
 
 pub use counters::{Counts, Drops, Flow, StreamCounters};
 pub use display::{print_final, print_periodic, Rates};
 pub use json::{report_json, RunFacts};
+pub use port::{PortFigures, PortStats};
 
 use std::sync::Arc;
 
@@ -37,6 +39,8 @@ pub struct StreamInfo {
 pub struct StatsView {
     /// Port names, by index.
     pub ports: Vec<String>,
+    /// Each port's driver-level counters, by index.
+    pub port_stats: Vec<Arc<PortStats>>,
     /// Streams and their counters.
     pub streams: Vec<(StreamInfo, Arc<StreamCounters>)>,
     /// Each stream's plugin counters (same order); shown for ports whose streams have, or had, a policy.
@@ -58,6 +62,10 @@ pub struct PluginTotals {
     pub timeouts: u64,
     /// Bursts handled by a sticky decision.
     pub sticky: u64,
+    /// Calls of the plugin's tick.
+    pub ticks: u64,
+    /// Streams on which the plugin was disabled after too many failures.
+    pub disabled: u64,
     /// The plugin's own counters.
     pub counters: std::collections::BTreeMap<String, u64>,
 }
@@ -108,6 +116,8 @@ impl StatsView {
             t.timeouts += pc.timeouts.load(Relaxed);
             t.errors += pc.errors.load(Relaxed);
             t.sticky += pc.sticky.load(Relaxed);
+            t.ticks += pc.ticks.load(Relaxed);
+            t.disabled += u64::from(pc.disabled.load(Relaxed));
             for (name, v) in pc.named() {
                 *t.counters.entry(name).or_default() += v;
             }

@@ -59,6 +59,7 @@ pub fn build_udp(spec: &FrameSpec) -> Vec<u8> {
         l3_len: ipv4::MIN_LEN as u16,
         l4_proto: proto::UDP,
         l4_len: udp::LEN as u8,
+        l4_whole: true,
     };
     let ip_ok = fill_ipv4_cksum(&mut f, &h);
     let udp_ok = fill_l4_cksum(&mut f, &h);

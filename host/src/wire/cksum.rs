@@ -87,9 +87,9 @@ pub fn fill_ipv4_cksum(frame: &mut [u8], h: &Headers) -> bool {
 /// false (frame unchanged) otherwise.
 ///
 /// "Otherwise" includes: `h.l4_len` too small for the protocol's header (as [`super::parse`] reports
-/// for truncated headers and non-first fragments), an IP length too short for the L4 header, an
-/// IPv4 fragment (MF set or offset non-zero: the segment cannot be in one frame), and `h` not
-/// fitting `frame`. A computed UDP checksum of 0 is sent as 0xFFFF.
+/// for truncated headers and non-first fragments), an IP length too short for the L4 header, a
+/// fragment (IPv4 MF or offset, an IPv6 Fragment header: the segment is not in one frame), an IPv6
+/// Routing header with segments left (`h.l4_whole` false), and `h` not fitting `frame`. A computed UDP checksum of 0 is sent as 0xFFFF.
 #[inline]
 pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
     let (csum_at, min_hlen) = match h.l4_proto {
@@ -99,7 +99,7 @@ pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
     };
     let l3_len = usize::from(h.l3_len);
     let l4_hlen = usize::from(h.l4_len);
-    if l4_hlen < min_hlen {
+    if l4_hlen < min_hlen || !h.l4_whole {
         return false;
     }
     let Some((ip, l4)) = frame.get_mut(usize::from(h.l2_len)..).and_then(|s| s.split_at_mut_checked(l3_len)) else {
@@ -112,6 +112,7 @@ pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
             let Some(ip) = ip.first_chunk::<{ ipv4::MIN_LEN }>() else {
                 return false;
             };
+            // Also when `h` is stale: a fragment's segment is not in this frame.
             if be16(ip, ipv4::FLAGS_FRAG) & (ipv4::MORE_FRAGMENTS | ipv4::FRAG_OFFSET_MASK) != 0 {
                 return false;
             }
@@ -124,7 +125,8 @@ pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
                 return false;
             };
             let addrs = ip.get(ipv6::SRC..ipv6::SRC + 2 * ipv6::ADDR_LEN).unwrap_or_default();
-            let seg_len = usize::from(be16(ip, ipv6::PAYLOAD_LEN));
+            // The payload length counts the extension headers too.
+            let seg_len = usize::from(be16(ip, ipv6::PAYLOAD_LEN)).saturating_sub(l3_len - ipv6::LEN);
             (add_carry(sum(addrs), u64::from(h.l4_proto)), seg_len)
         }
         L3::Other => return false,
@@ -150,7 +152,7 @@ pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
 #[cfg(test)]
 mod tests {
     use super::super::parse;
-    use super::super::testutil::{assert_checksums, frame, Ip, L4};
+    use super::super::testutil::{assert_checksums, frame, with_ext, Ip, L4};
     use super::*;
     use proptest::prelude::*;
 
@@ -278,6 +280,30 @@ mod tests {
         assert!(fill_l4_cksum(&mut f, &h));
         assert_eq!(u16::from_be_bytes([f[50], f[51]]), 0);
         assert_checksums(&f);
+    }
+
+    #[test]
+    fn ipv6_with_extension_headers_gets_its_checksum() {
+        use etherparse::{NetSlice, SlicedPacket, TransportSlice};
+        for l4 in [L4::Udp, L4::Tcp] {
+            let mut f = with_ext(&frame(0, Ip::V6, l4, 33), &[(0, 8), (60, 16)]);
+            let h = parse(&f);
+            let at = 14 + usize::from(h.l3_len) + if l4 == L4::Udp { 6 } else { 16 };
+            f[at..at + 2].copy_from_slice(&[0x12, 0x34]);
+            assert!(fill_l4_cksum(&mut f, &h), "{l4:?}");
+            let s = SlicedPacket::from_ethernet(&f).unwrap();
+            let Some(NetSlice::Ipv6(ip)) = s.net else { panic!() };
+            let ip = ip.header().to_header();
+            match s.transport {
+                Some(TransportSlice::Udp(u)) => {
+                    assert_eq!(u.checksum(), u.to_header().calc_checksum_ipv6(&ip, u.payload()).unwrap())
+                }
+                Some(TransportSlice::Tcp(t)) => {
+                    assert_eq!(t.checksum(), t.to_header().calc_checksum_ipv6(&ip, t.payload()).unwrap())
+                }
+                _ => panic!("{l4:?}"),
+            }
+        }
     }
 
     #[test]

@@ -72,6 +72,13 @@ pub(super) mod ipv6 {
     pub(crate) const ADDR_LEN: usize = 16;
     /// Fixed header length.
     pub(crate) const LEN: usize = 40;
+    /// Extension headers walked at most (DPDK's ptype parser walks 5; a frame with more is odd).
+    pub(crate) const MAX_EXT: usize = 8;
+    /// Next-header values of the extension headers walked.
+    pub(crate) const HOP_BY_HOP: u8 = 0;
+    pub(crate) const ROUTING: u8 = 43;
+    pub(crate) const FRAGMENT: u8 = 44;
+    pub(crate) const DEST_OPTS: u8 = 60;
 }
 
 /// TCP and UDP share the port layout.

@@ -64,12 +64,17 @@ pub struct Headers {
     pub vlans: u8,
     /// The network layer found.
     pub l3: L3,
-    /// IPv4 header with options, or 40 for IPv6; 0 for `L3::Other`.
+    /// IPv4 header with options, or the IPv6 header with its extension headers; 0 for `L3::Other`.
     pub l3_len: u16,
-    /// IP protocol / IPv6 next header (6 TCP, 17 UDP, ...), 0 when unknown.
+    /// IP protocol, or the IPv6 next header after the extension headers (6 TCP, 17 UDP, ...); 0 when
+    /// unknown.
     pub l4_proto: u8,
     /// TCP header length (data offset) or 8 for UDP, when the whole L4 header is in the frame; else 0.
     pub l4_len: u8,
+    /// Whether the L4 checksum can be computed from this frame alone: false for fragments (IPv4 with
+    /// MF or an offset, IPv6 with a Fragment header) and for IPv6 with a Routing header that has
+    /// segments left (its pseudo-header uses the final destination, not the IPv6 header's).
+    pub l4_whole: bool,
 }
 
 /// What a generated UDP frame looks like (the null/ring port template and the txonly engine).
@@ -145,8 +150,16 @@ mod tests {
 
     fn any_headers() -> impl Strategy<Value = Headers> {
         let l3 = prop::sample::select(vec![L3::Other, L3::Ipv4, L3::Ipv6]);
-        (0u16..300, 0u8..3, l3, 0u16..300, prop::sample::select(vec![6u8, 17, 0]), 0u8..80).prop_map(
-            |(l2_len, vlans, l3, l3_len, l4_proto, l4_len)| Headers { l2_len, vlans, l3, l3_len, l4_proto, l4_len },
+        (0u16..300, 0u8..3, l3, 0u16..300, prop::sample::select(vec![6u8, 17, 0]), 0u8..80, any::<bool>()).prop_map(
+            |(l2_len, vlans, l3, l3_len, l4_proto, l4_len, l4_whole)| Headers {
+                l2_len,
+                vlans,
+                l3,
+                l3_len,
+                l4_proto,
+                l4_len,
+                l4_whole,
+            },
         )
     }
 

@@ -9,7 +9,7 @@ pub fn parse(frame: &[u8]) -> Headers {
     walk(frame).0
 }
 
-/// [`parse`], plus whether the frame is a non-first IPv4 fragment (whose L4 header is elsewhere).
+/// [`parse`], plus whether the frame is a non-first fragment (whose L4 header is elsewhere).
 #[inline(always)]
 pub(super) fn walk(frame: &[u8]) -> (Headers, bool) {
     let mut h = Headers::default();
@@ -33,42 +33,22 @@ pub(super) fn walk(frame: &[u8]) -> (Headers, bool) {
     h.l2_len = ETH_HLEN as u16 + tag::LEN as u16 * u16::from(vlans);
 
     // L3: `rest` is the frame from the network header on.
-    let mut later_fragment = false;
-    let l3_len: u8 = match etype {
-        ethertype::IPV4 => {
-            let Some(ip) = rest.first_chunk::<{ ipv4::MIN_LEN }>() else {
-                return (h, false);
-            };
-            let ver_ihl = ip[ipv4::VER_IHL];
-            let hlen = (ver_ihl & 0x0F) << 2;
-            if ver_ihl >> 4 != 4 || usize::from(hlen) < ipv4::MIN_LEN || usize::from(hlen) > rest.len() {
-                return (h, false);
-            }
-            h.l4_proto = ip[ipv4::PROTOCOL];
-            later_fragment = be16(ip, ipv4::FLAGS_FRAG) & ipv4::FRAG_OFFSET_MASK != 0;
-            h.l3 = L3::Ipv4;
-            hlen
-        }
-        ethertype::IPV6 => {
-            let Some(ip) = rest.first_chunk::<{ ipv6::LEN }>() else {
-                return (h, false);
-            };
-            if ip[ipv6::VER] >> 4 != 6 {
-                return (h, false);
-            }
-            h.l4_proto = ip[ipv6::NEXT_HEADER];
-            h.l3 = L3::Ipv6;
-            ipv6::LEN as u8
-        }
-        _ => return (h, false),
+    let l3 = match etype {
+        ethertype::IPV4 => ipv4_header(rest),
+        ethertype::IPV6 => ipv6_headers(rest),
+        _ => None,
     };
-    h.l3_len = u16::from(l3_len);
-    if later_fragment {
+    let Some(l3) = l3 else { return (h, false) };
+    h.l3 = l3.kind;
+    h.l3_len = l3.len as u16;
+    h.l4_proto = l3.proto;
+    h.l4_whole = !l3.fragment && !l3.routed;
+    if l3.later_fragment {
         return (h, true);
     }
 
     // L4: only the header length, and only when the whole header is there.
-    let l4 = rest.get(usize::from(l3_len)..).unwrap_or_default();
+    let l4 = rest.get(l3.len..).unwrap_or_default();
     h.l4_len = match h.l4_proto {
         proto::UDP if l4.len() >= udp::LEN => udp::LEN as u8,
         proto::TCP => l4.get(tcp::DATA_OFF).map_or(0, |&b| {
@@ -84,14 +64,89 @@ pub(super) fn walk(frame: &[u8]) -> (Headers, bool) {
     (h, false)
 }
 
+/// What the network layer walk found.
+struct L3Found {
+    kind: L3,
+    /// Bytes of the IPv4 header with options, or of the IPv6 header with its extension headers.
+    len: usize,
+    proto: u8,
+    /// Any fragment (first or later).
+    fragment: bool,
+    /// A fragment other than the first: no L4 header.
+    later_fragment: bool,
+    /// An IPv6 Routing header with segments left.
+    routed: bool,
+}
+
+#[inline(always)]
+fn ipv4_header(rest: &[u8]) -> Option<L3Found> {
+    let ip = rest.first_chunk::<{ ipv4::MIN_LEN }>()?;
+    let ver_ihl = ip[ipv4::VER_IHL];
+    let hlen = usize::from((ver_ihl & 0x0F) << 2);
+    if ver_ihl >> 4 != 4 || hlen < ipv4::MIN_LEN || hlen > rest.len() {
+        return None;
+    }
+    let frag = be16(ip, ipv4::FLAGS_FRAG);
+    Some(L3Found {
+        kind: L3::Ipv4,
+        len: hlen,
+        proto: ip[ipv4::PROTOCOL],
+        fragment: frag & (ipv4::MORE_FRAGMENTS | ipv4::FRAG_OFFSET_MASK) != 0,
+        later_fragment: frag & ipv4::FRAG_OFFSET_MASK != 0,
+        routed: false,
+    })
+}
+
+/// The IPv6 header and the extension headers that follow it (Hop-by-Hop, Routing, Fragment,
+/// Destination Options; at most `ipv6::MAX_EXT`). A truncated or unknown extension ends the walk
+/// with its number as the protocol, so no L4 header is assumed.
+#[inline(always)]
+fn ipv6_headers(rest: &[u8]) -> Option<L3Found> {
+    let ip = rest.first_chunk::<{ ipv6::LEN }>()?;
+    if ip[ipv6::VER] >> 4 != 6 {
+        return None;
+    }
+    let mut f = L3Found {
+        kind: L3::Ipv6,
+        len: ipv6::LEN,
+        proto: ip[ipv6::NEXT_HEADER],
+        fragment: false,
+        later_fragment: false,
+        routed: false,
+    };
+    for _ in 0..ipv6::MAX_EXT {
+        let Some(ext) = rest.get(f.len..).and_then(<[u8]>::first_chunk::<8>) else { break };
+        let len = match f.proto {
+            ipv6::HOP_BY_HOP | ipv6::DEST_OPTS => (usize::from(ext[1]) + 1) * 8,
+            ipv6::ROUTING => {
+                f.routed |= ext[3] != 0;
+                (usize::from(ext[1]) + 1) * 8
+            }
+            ipv6::FRAGMENT => {
+                let off_m = be16(ext, 2);
+                f.fragment = off_m & 0xFFF9 != 0;
+                f.later_fragment |= off_m >> 3 != 0;
+                8
+            }
+            _ => break,
+        };
+        if f.len + len > rest.len() {
+            break;
+        }
+        f.proto = ext[0];
+        f.len += len;
+    }
+    Some(f)
+}
+
 #[cfg(test)]
 mod tests {
-    use super::super::testutil::{frame, Ip, L4};
+    use super::super::testutil::{frame, with_ext, Ip, L4};
     use super::*;
     use proptest::prelude::*;
 
     fn hdrs(l2_len: u16, vlans: u8, l3: L3, l3_len: u16, l4_proto: u8, l4_len: u8) -> Headers {
-        Headers { l2_len, vlans, l3, l3_len, l4_proto, l4_len }
+        Headers { l2_len, vlans, l3, l3_len, l4_proto, l4_len, l4_whole: l3 != L3::Other }
     }
 
     /// Ethernet + IPv4 (ID 0x1c46, DF, TTL 64) + UDP 1234 -> 53 with 4 payload bytes, by hand.
@@ -212,16 +267,16 @@ mod tests {
     #[test]
     fn fragments() {
         let f = frame(0, Ip::V4, L4::Udp, 16);
-        // First fragment (MF set, offset 0): the L4 header is here.
+        // First fragment (MF set, offset 0): the L4 header is here, its checksum cannot be made.
         let mut g = f.clone();
         g[20] = 0x20;
-        assert_eq!(parse(&g), hdrs(14, 0, L3::Ipv4, 20, 17, 8));
+        assert_eq!(parse(&g), Headers { l4_whole: false, ..hdrs(14, 0, L3::Ipv4, 20, 17, 8) });
         // Non-first fragment: protocol known, L4 header not.
         for (hi, lo) in [(0x00, 0x01), (0x20, 0x10), (0x1f, 0xff)] {
             let mut g = f.clone();
             g[20] = hi;
             g[21] = lo;
-            assert_eq!(parse(&g), hdrs(14, 0, L3::Ipv4, 20, 17, 0));
+            assert_eq!(parse(&g), Headers { l4_whole: false, ..hdrs(14, 0, L3::Ipv4, 20, 17, 0) });
         }
     }
 
@@ -248,8 +303,36 @@ mod tests {
         f[23] = 1; // ICMP
         assert_eq!(parse(&f), hdrs(14, 0, L3::Ipv4, 20, 1, 0));
         let mut f = frame(0, Ip::V6, L4::Udp, 40);
-        f[20] = 0; // hop-by-hop options: not skipped
-        assert_eq!(parse(&f), hdrs(14, 0, L3::Ipv6, 40, 0, 0));
+        f[20] = 59; // no next header
+        assert_eq!(parse(&f), hdrs(14, 0, L3::Ipv6, 40, 59, 0));
+    }
+
+    #[test]
+    fn ipv6_extension_headers_are_walked() {
+        let f = frame(0, Ip::V6, L4::Udp, 20);
+        let g = with_ext(&f, &[(0, 8), (60, 16), (43, 24)]);
+        assert_eq!(parse(&g), hdrs(14, 0, L3::Ipv6, 88, 17, 8));
+        let t = with_ext(&frame(0, Ip::V6, L4::Tcp, 0), &[(60, 8)]);
+        assert_eq!(parse(&t), hdrs(14, 0, L3::Ipv6, 48, 6, 20));
+        // etherparse agrees on the UDP header being found after them.
+        let p = etherparse::PacketHeaders::from_ethernet_slice(&g).unwrap();
+        assert!(matches!(p.transport, Some(etherparse::TransportHeader::Udp(_))));
+        // A fragment header: the first fragment has the L4 header, a later one does not.
+        let mut first = with_ext(&f, &[(44, 8)]);
+        first[14 + 40 + 3] = 1; // M
+        assert_eq!(parse(&first), Headers { l4_whole: false, ..hdrs(14, 0, L3::Ipv6, 48, 17, 8) });
+        let mut later = with_ext(&f, &[(44, 8)]);
+        later[14 + 40 + 2] = 0x01; // offset 32
+        assert_eq!(parse(&later), Headers { l4_whole: false, ..hdrs(14, 0, L3::Ipv6, 48, 17, 0) });
+        // A routing header with segments left: headers found, checksum not possible here.
+        let mut routed = with_ext(&f, &[(43, 24)]);
+        routed[14 + 40 + 3] = 1;
+        assert_eq!(parse(&routed), Headers { l4_whole: false, ..hdrs(14, 0, L3::Ipv6, 64, 17, 8) });
+        // Truncated in an extension header: the walk stops there, no L4.
+        assert_eq!(parse(&g[..14 + 40 + 8 + 10]), hdrs(14, 0, L3::Ipv6, 48, 60, 0));
+        // More than eight extension headers: the ninth is not walked.
+        let many = with_ext(&f, &[(60, 8); 9]);
+        assert_eq!(parse(&many), hdrs(14, 0, L3::Ipv6, 40 + 64, 60, 0));
     }
 
     fn layers() -> impl Strategy<Value = (usize, Ip, L4, usize)> {

@@ -32,7 +32,8 @@ pub fn swap_five_tuple(frame: &mut [u8]) {
 #[cfg(test)]
 mod tests {
     use super::super::testutil::{
-        assert_checksums, frame, Ip, DST_IP4, DST_IP6, DST_MAC, DST_PORT, L4, SRC_IP4, SRC_IP6, SRC_MAC, SRC_PORT,
+        assert_checksums, frame, with_ext, Ip, DST_IP4, DST_IP6, DST_MAC, DST_PORT, L4, SRC_IP4, SRC_IP6, SRC_MAC,
+        SRC_PORT,
     };
     use super::super::{ethertype, parse};
     use super::*;
@@ -52,6 +53,16 @@ mod tests {
             _ => unreachable!(),
         };
         (e.source, e.destination, s, d, sp, dp)
+    }
+
+    #[test]
+    fn ports_after_ipv6_extension_headers_are_swapped() {
+        let mut f = with_ext(&frame(0, Ip::V6, L4::Udp, 12), &[(0, 8), (60, 8)]);
+        let before = tuple(&f);
+        swap_five_tuple(&mut f);
+        let after = tuple(&f);
+        assert_eq!((after.4, after.5), (before.5, before.4), "UDP ports swapped behind the extension headers");
+        assert_eq!((after.2, after.3), (before.3.clone(), before.2.clone()));
     }
 
     #[test]

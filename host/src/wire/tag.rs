@@ -77,7 +77,7 @@ mod tests {
         let mut f = with_headroom(&f);
         insert_tag(&mut f, ethertype::QINQ, 200);
         let h = parse(&f);
-        let want = Headers { l2_len: 22, vlans: 2, l3: L3::Ipv4, l3_len: 20, l4_proto: 6, l4_len: 20 };
+        let want = Headers { l2_len: 22, vlans: 2, l3: L3::Ipv4, l3_len: 20, l4_proto: 6, l4_len: 20, l4_whole: true };
         assert_eq!(h, want);
         let p = PacketHeaders::from_ethernet_slice(&f).unwrap();
         let Some(VlanHeader::Double(d)) = p.vlan else {

@@ -119,3 +119,23 @@ pub(super) fn assert_checksums(frame: &[u8]) {
         },
     }
 }
+
+/// `frame` (untagged) with IPv6 extension headers (next-header, length in bytes) inserted after the fixed
+/// header, chained, the last pointing at the original next header; the payload length grown.
+pub(crate) fn with_ext(f: &[u8], exts: &[(u8, usize)]) -> Vec<u8> {
+    let l3 = 14;
+    let mut out = f[..l3 + 40].to_vec();
+    let last = f[l3 + 6];
+    out[l3 + 6] = exts[0].0;
+    for (k, &(_, len)) in exts.iter().enumerate() {
+        let next = exts.get(k + 1).map_or(last, |e| e.0);
+        let mut e = vec![0u8; len];
+        e[0] = next;
+        e[1] = (len / 8 - 1) as u8;
+        out.extend_from_slice(&e);
+    }
+    out.extend_from_slice(&f[l3 + 40..]);
+    let plen = u16::from_be_bytes([f[l3 + 4], f[l3 + 5]]) as usize + exts.iter().map(|e| e.1).sum::<usize>();
+    out[l3 + 4..l3 + 6].copy_from_slice(&(plen as u16).to_be_bytes());
+    out
+}

@@ -175,3 +175,67 @@ pub fn write_wat(name: &str, wat_text: &str) -> std::path::PathBuf {
     std::fs::write(&path, wat::parse_str(wat_text).unwrap()).unwrap();
     path
 }
+
+/// Builds and runs `yaml` for `secs` seconds; checks that no buffer leaked and that every stream
+/// balances (received + generated + redirected in = transmitted + dropped + redirected out).
+pub fn run_yaml(yaml: &str, secs: f64) -> serde_json::Value {
+    use wasmdp::dataplane::{self, Overrides, RunOptions};
+    let cfg = wasmdp::config::parse(yaml, "test").unwrap_or_else(|e| panic!("{e:#}\n{yaml}"));
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap_or_else(|e| panic!("{e:#}\n{yaml}"));
+    let opts = RunOptions { duration: Some(Duration::from_secs_f64(secs)), ..RunOptions::default() };
+    let r = dataplane::run(dp, &opts, Arc::new(std::sync::atomic::AtomicBool::new(false))).unwrap();
+    assert_eq!(r.leaked, 0, "buffers not returned: {}", r.json);
+    for s in r.json["streams"].as_array().unwrap() {
+        let u = |k: &str| s[k].as_u64().unwrap_or_else(|| panic!("{k} missing: {s}"));
+        assert_eq!(
+            u("rx_packets") + u("generated") + u("redirected_in"),
+            u("tx_packets") + u("dropped") + u("redirected_out"),
+            "stream {s}"
+        );
+    }
+    r.json
+}
+
+/// The error `dataplane::build` gives for `yaml` (panics if it builds).
+pub fn build_error(yaml: &str) -> String {
+    let cfg = match wasmdp::config::parse(yaml, "test") {
+        Ok(c) => c,
+        Err(e) => return format!("{e:#}"),
+    };
+    match wasmdp::dataplane::build(&cfg, &wasmdp::dataplane::Overrides::default()) {
+        Ok(_) => panic!("built:\n{yaml}"),
+        Err(e) => format!("{e:#}"),
+    }
+}
+
+/// The packets of a pcap file (microsecond or nanosecond), read without the project's code.
+pub fn pcap_packets(path: &std::path::Path) -> Vec<Vec<u8>> {
+    let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert!(b.len() >= 24, "{}: no pcap header", path.display());
+    let le = matches!(b[..4], [0xd4, 0xc3, 0xb2, 0xa1] | [0x4d, 0x3c, 0xb2, 0xa1]);
+    let u32_at = |at: usize| {
+        let w = [b[at], b[at + 1], b[at + 2], b[at + 3]];
+        if le {
+            u32::from_le_bytes(w)
+        } else {
+            u32::from_be_bytes(w)
+        }
+    };
+    let mut out = Vec::new();
+    let mut at = 24;
+    while at + 16 <= b.len() {
+        let len = u32_at(at + 8) as usize;
+        at += 16;
+        assert!(at + len <= b.len(), "record cut short");
+        out.push(b[at..at + len].to_vec());
+        at += len;
+    }
+    out
+}
+
+/// The wasmdp binary, run with `args`; returns (exit code, stdout, stderr).
+pub fn wasmdp(args: &[&str]) -> (i32, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_wasmdp")).args(args).output().unwrap();
+    let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+    (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
+}

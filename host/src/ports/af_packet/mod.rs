@@ -19,6 +19,7 @@ pub const DRIVER: DriverDesc = DriverDesc {
     software_offloads: true,
     macsec: false,
     check,
+    preflight,
     open,
 };
 
@@ -39,6 +40,20 @@ fn check(_: &Config, p: &PortCfg) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The interface exists in this network namespace and is up.
+#[cfg(target_os = "linux")]
+fn preflight(p: &PortCfg) -> anyhow::Result<()> {
+    match &p.af_packet {
+        Some(a) => sys::interface_ready(&a.iface),
+        None => Ok(()),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn preflight(_: &PortCfg) -> anyhow::Result<()> {
+    anyhow::bail!("driver `af_packet` needs Linux (AF_PACKET sockets); use `null`, `ring` or `pcap` on this system")
 }
 
 /// The page size (4096 where it cannot be asked).

@@ -126,18 +126,41 @@ fn ifreq(fd: libc::c_int, iface: &str, req: libc::c_ulong) -> io::Result<[u8; 24
     Ok(r.data)
 }
 
-pub(super) fn open(s: &PortSetup<'_>) -> Result<Queues> {
-    let a = s.cfg.af_packet.as_ref().ok_or_else(|| anyhow!("af_packet: missing"))?;
-    let name = CString::new(a.iface.as_str()).map_err(|_| anyhow!("af_packet.iface: contains a NUL byte"))?;
+/// The index of interface `iface`, or an error that says how to find the right name.
+fn ifindex(iface: &str) -> Result<libc::c_uint> {
+    let name = CString::new(iface).map_err(|_| anyhow!("af_packet.iface: contains a NUL byte"))?;
     // SAFETY: name is a valid NUL-terminated string.
     let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
     if ifindex == 0 {
         bail!(
-            "af_packet: interface `{}` does not exist ({}); check `ip link` (and the network namespace) or fix af_packet.iface",
-            a.iface,
+            "af_packet: interface `{iface}` does not exist ({}); check `ip link` (and the network namespace) or fix af_packet.iface",
             io::Error::last_os_error()
         );
     }
+    Ok(ifindex)
+}
+
+/// Interface `iface` exists and is up (needs no privileges: what `wasmdp validate` checks).
+pub(super) fn interface_ready(iface: &str) -> Result<()> {
+    ifindex(iface)?;
+    // SAFETY: plain socket(2) call.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        bail!("af_packet: cannot open a socket to ask about `{iface}`: {}", io::Error::last_os_error());
+    }
+    let flags = ifreq(fd, iface, libc::SIOCGIFFLAGS);
+    // SAFETY: fd is ours and closed once.
+    unsafe { libc::close(fd) };
+    let flags = flags.map_err(|e| anyhow!("af_packet: reading the flags of `{iface}` failed: {e}"))?;
+    if u16::from_ne_bytes([flags[0], flags[1]]) as libc::c_int & libc::IFF_UP == 0 {
+        bail!("af_packet: interface `{iface}` is down; bring it up with `ip link set {iface} up`");
+    }
+    Ok(())
+}
+
+pub(super) fn open(s: &PortSetup<'_>) -> Result<Queues> {
+    let a = s.cfg.af_packet.as_ref().ok_or_else(|| anyhow!("af_packet: missing"))?;
+    let ifindex = ifindex(&a.iface)?;
     let n = s.cfg.queues.get();
     let mut socks = Vec::with_capacity(n);
     let group = ((ifindex as u32) ^ std::process::id() ^ ((s.id as u32) << 8)) & 0xffff;

@@ -33,6 +33,21 @@ pub struct Capture {
     pub skipped: Vec<u64>,
     /// Whether the file ended inside a record or block (counted in `skipped`).
     pub cut_short: bool,
+    /// The skipped records by reason.
+    pub reasons: Skipped,
+}
+
+/// Records skipped, by reason.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Skipped {
+    /// Shorter than an Ethernet header.
+    pub short: u64,
+    /// Longer than the largest frame (65535 at load, the pool's data room when replayed).
+    pub too_long: u64,
+    /// A corrupt pcapng block (or one naming an interface that does not exist).
+    pub corrupt: u64,
+    /// Cut short by the end of the file.
+    pub cut_short: u64,
 }
 
 impl Capture {
@@ -41,10 +56,17 @@ impl Capture {
         &self.data[r.off..r.off + r.len as usize]
     }
 
+    fn skip(&mut self, n: u64, reason: fn(&mut Skipped) -> &mut u64) {
+        self.skipped.push(n);
+        *reason(&mut self.reasons) += 1;
+    }
+
     fn keep(&mut self, n: u64, bytes: &[u8], ts_ns: u64, max_len: usize) {
-        if bytes.len() < MIN_LEN || bytes.len() > max_len {
-            self.skipped.push(n);
-            return;
+        if bytes.len() < MIN_LEN {
+            return self.skip(n, |r| &mut r.short);
+        }
+        if bytes.len() > max_len {
+            return self.skip(n, |r| &mut r.too_long);
         }
         self.records.push(Record { off: self.data.len(), len: bytes.len() as u32, ts_ns, num: n });
         self.data.extend_from_slice(bytes);
@@ -97,7 +119,7 @@ fn load_pcap(bytes: &[u8], max_len: usize) -> Result<Capture, String> {
             }
             Err(_) => {
                 // Cut short at the end of the file (a header or data not all there).
-                cap.skipped.push(n);
+                cap.skip(n, |r| &mut r.cut_short);
                 cap.cut_short = true;
                 break;
             }
@@ -185,7 +207,7 @@ fn load_pcapng(bytes: &[u8], max_len: usize) -> Result<Capture, String> {
                 let (bare, len) = bare_block(rest, endianness).unwrap_or_default();
                 if parser.next_block(&bare).is_err() {
                     n += 1;
-                    cap.skipped.push(n);
+                    cap.skip(n, |r| &mut r.corrupt);
                 }
                 rest = &rest[len..];
                 continue;
@@ -193,13 +215,14 @@ fn load_pcapng(bytes: &[u8], max_len: usize) -> Result<Capture, String> {
             Err(_) => {
                 // A corrupt block: skip it by its length when that is sane, else stop there.
                 n += 1;
-                cap.skipped.push(n);
                 match block_len(rest, endianness) {
                     Some(len) => {
+                        cap.skip(n, |r| &mut r.corrupt);
                         rest = &rest[len..];
                         continue;
                     }
                     None => {
+                        cap.skip(n, |r| &mut r.cut_short);
                         cap.cut_short = true;
                         break;
                     }
@@ -220,7 +243,7 @@ fn load_pcapng(bytes: &[u8], max_len: usize) -> Result<Capture, String> {
         let Some(iface) = iface else { continue };
         n += 1;
         let Some(idb) = parser.interfaces().get(iface as usize) else {
-            cap.skipped.push(n);
+            cap.skip(n, |r| &mut r.corrupt);
             continue;
         };
         if idb.linktype != DataLink::ETHERNET {

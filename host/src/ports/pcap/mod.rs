@@ -41,6 +41,7 @@ mod load;
 use super::{DriverDesc, PortSetup, Queues, Rx, RxQueue, Shared, TxQueue};
 use crate::config::{Config, PcapCfg, PortCfg, Repeat};
 use crate::mbuf::{Burst, PoolCache};
+use crate::stats::PortStats;
 use load::{Capture, Record};
 use pcap_file::pcap::PcapHeader;
 use pcap_file::{DataLink, TsResolution};
@@ -57,6 +58,7 @@ pub const DRIVER: DriverDesc = DriverDesc {
     software_offloads: true,
     macsec: false,
     check,
+    preflight,
     open,
 };
 
@@ -102,7 +104,14 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     let rx = match &c.rx {
         Some(path) => {
             let cap = Arc::new(read_capture(path)?);
-            (0..n).map(|q| Box::new(PcapRx::new(s.id, q, n, cap.clone(), c, path)) as Box<dyn RxQueue>).collect()
+            let st = &s.stats;
+            PortStats::add(&st.skipped_short, cap.reasons.short);
+            PortStats::add(&st.skipped_too_long, cap.reasons.too_long);
+            PortStats::add(&st.skipped_corrupt, cap.reasons.corrupt);
+            PortStats::add(&st.skipped_cut_short, cap.reasons.cut_short);
+            (0..n)
+                .map(|q| Box::new(PcapRx::new(s.id, q, n, cap.clone(), c, path, st.clone())) as Box<dyn RxQueue>)
+                .collect()
         }
         None => (0..n).map(|_| Box::new(Silent) as Box<dyn RxQueue>).collect(),
     };
@@ -118,8 +127,27 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     Ok(Queues { rx, tx })
 }
 
+/// Largest capture file replayed (it is held in memory).
+pub const MAX_CAPTURE_BYTES: u64 = 1 << 30;
+
+/// The capture loads, and the folder of the file to record to exists.
+fn preflight(p: &PortCfg) -> anyhow::Result<()> {
+    let Some(c) = &p.pcap else { return Ok(()) };
+    if let Some(rx) = &c.rx {
+        read_capture(rx)?;
+    }
+    if let Some(tx) = &c.tx {
+        let dir = tx.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+        if !dir.is_dir() {
+            anyhow::bail!("pcap.tx: `{}`: the folder `{}` does not exist", tx.display(), dir.display());
+        }
+    }
+    Ok(())
+}
+
 fn read_capture(path: &Path) -> anyhow::Result<Capture> {
-    let bytes = std::fs::read(path).map_err(|e| anyhow::anyhow!("pcap.rx: `{}`: {e}", path.display()))?;
+    let bytes = crate::input::read_bounded(path, MAX_CAPTURE_BYTES)
+        .map_err(|e| anyhow::anyhow!("pcap.rx: `{}`: {e}", path.display()))?;
     let cap = load::load(&bytes, MAX_RECORD).map_err(|e| anyhow::anyhow!("pcap.rx: `{}`: {e}", path.display()))?;
     if !cap.skipped.is_empty() {
         tracing::warn!(
@@ -190,10 +218,19 @@ struct PcapRx {
     start: Option<Instant>,
     /// Packets delivered so far (for `rate_pps`).
     sent: u64,
+    stats: Arc<PortStats>,
 }
 
 impl PcapRx {
-    fn new(port: u16, q: usize, n: usize, cap: Arc<Capture>, c: &PcapCfg, path: &Path) -> PcapRx {
+    fn new(
+        port: u16,
+        q: usize,
+        n: usize,
+        cap: Arc<Capture>,
+        c: &PcapCfg,
+        path: &Path,
+        stats: Arc<PortStats>,
+    ) -> PcapRx {
         let mine = (q..cap.records.len()).step_by(n).map(|i| i as u32).collect();
         let pacing = if c.timing && cap.records.len() > 1 {
             let first = cap.records.first().map_or(0, |r| r.ts_ns);
@@ -219,6 +256,7 @@ impl PcapRx {
             pacing,
             start: None,
             sent: 0,
+            stats,
         }
     }
 
@@ -236,6 +274,7 @@ impl PcapRx {
             return;
         }
         self.mine.retain(|&i| cap.records[i as usize].len as usize <= data_room);
+        PortStats::add(&self.stats.skipped_too_long, too_long.len() as u64);
         tracing::warn!(
             "pcap.rx: `{}` (queue {}): {} record(s) longer than the pool's data room ({data_room} bytes) skipped: \
              record number(s) {}",
@@ -305,6 +344,7 @@ impl RxQueue for PcapRx {
             if p.copy_from(self.cap.bytes(&r)).is_err() {
                 // Not after check_room (every buffer has the pool's data room); skip it, said once.
                 cache.free(p);
+                PortStats::add(&self.stats.skipped_too_long, 1);
                 if !self.copy_failed {
                     self.copy_failed = true;
                     tracing::warn!(

@@ -1,0 +1,56 @@
+//! Figures a port's driver counts itself, outside any stream: what arrived (or was in the capture)
+//! but could not be received, and why. They reconcile a port's input with its `rx_packets`.
+
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+
+/// A port's driver-level counters (shared by its queues and the display).
+#[derive(Debug, Default)]
+pub struct PortStats {
+    /// Capture records shorter than an Ethernet header (pcap).
+    pub skipped_short: AtomicU64,
+    /// Capture records longer than a buffer's data room (pcap).
+    pub skipped_too_long: AtomicU64,
+    /// Corrupt capture blocks (pcap).
+    pub skipped_corrupt: AtomicU64,
+    /// Capture records cut short by the end of the file (pcap).
+    pub skipped_cut_short: AtomicU64,
+}
+
+/// [`PortStats`] at one moment.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct PortFigures {
+    /// See [`PortStats`].
+    pub skipped_short: u64,
+    /// See [`PortStats`].
+    pub skipped_too_long: u64,
+    /// See [`PortStats`].
+    pub skipped_corrupt: u64,
+    /// See [`PortStats`].
+    pub skipped_cut_short: u64,
+}
+
+impl PortFigures {
+    /// Every skipped record.
+    pub fn skipped(&self) -> u64 {
+        self.skipped_short + self.skipped_too_long + self.skipped_corrupt + self.skipped_cut_short
+    }
+}
+
+impl PortStats {
+    /// Adds to a counter (several queues may count at once).
+    pub fn add(c: &AtomicU64, n: u64) {
+        if n != 0 {
+            c.fetch_add(n, Relaxed);
+        }
+    }
+
+    /// Reads every counter.
+    pub fn snapshot(&self) -> PortFigures {
+        PortFigures {
+            skipped_short: self.skipped_short.load(Relaxed),
+            skipped_too_long: self.skipped_too_long.load(Relaxed),
+            skipped_corrupt: self.skipped_corrupt.load(Relaxed),
+            skipped_cut_short: self.skipped_cut_short.load(Relaxed),
+        }
+    }
+}
