@@ -17,6 +17,9 @@ echo "== plugins: tests (native, against the SDK's mock host) and lints"
 cargo test --manifest-path plugins/Cargo.toml --target-dir plugins/target -q
 cargo clippy --manifest-path plugins/Cargo.toml --target-dir plugins/target --target wasm32-unknown-unknown -q -- -D warnings
 cargo fmt --manifest-path plugins/Cargo.toml --all -- --check
+echo "== fuzzing: every target for a bounded time (coverage-guided, stable Rust)"
+cargo fmt --manifest-path fuzz/Cargo.toml --all -- --check
+./scripts/fuzz.sh "${WASMDP_FUZZ_SECONDS:-20}"
 echo "== wasmdp bench --quick"
 cargo build --release -q -p wasmdp
 out=$(mktemp -d)

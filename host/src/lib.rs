@@ -11,6 +11,7 @@ pub mod cli;
 pub mod config;
 pub mod dataplane;
 pub mod engines;
+pub mod fuzzing;
 pub mod input;
 pub mod lcore;
 pub mod mbuf;

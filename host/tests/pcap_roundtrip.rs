@@ -322,4 +322,26 @@ fn records_longer_than_the_data_room_are_skipped_not_truncated() {
     assert_eq!(j["totals"]["rx_packets"], fit.len() as u64, "{j}");
     let got: Vec<_> = read_capture(&out).0.into_iter().map(|(d, _)| d).collect();
     assert_eq!(got, fit);
+    let port = &j["ports"][0];
+    assert_eq!(port["rx_skipped_by_reason"]["too_long"], (f.len() - fit.len()) as u64, "{port}");
+}
+
+#[test]
+fn records_skipped_at_load_are_counted_in_the_report_by_reason() {
+    // 4 good records, one of 10 bytes (too short for Ethernet), and a last one cut short by the end
+    // of the file: replayed + skipped = records in the file.
+    let d = dir("skipped");
+    let (input, out) = (d.join("in.pcap"), d.join("out.pcap"));
+    let mut f = frames(4);
+    f.insert(2, (vec![0xab; 10], 10));
+    f.push((vec![0xcd; 200], 200));
+    write_capture(&input, &f);
+    let bytes = std::fs::read(&input).unwrap();
+    std::fs::write(&input, &bytes[..bytes.len() - 50]).unwrap();
+    let (j, _) = run_until(&yaml_pair(&input, &out, "", ""), 4);
+    let port = &j["ports"][0];
+    assert_eq!(port["rx_packets"], 4, "{port}");
+    assert_eq!(port["rx_skipped"], 2, "{port}");
+    assert_eq!(port["rx_skipped_by_reason"]["short"], 1, "{port}");
+    assert_eq!(port["rx_skipped_by_reason"]["cut_short"], 1, "{port}");
 }

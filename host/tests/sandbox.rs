@@ -282,3 +282,17 @@ fn plugin_logs_and_trap_warnings_are_bounded() {
     let trap_lines = err.lines().filter(|l| l.contains("plugin failed")).count();
     assert!((1..=20).contains(&trap_lines), "{trap_lines} trap warnings in one second");
 }
+
+#[test]
+fn plugin_files_are_checked_before_they_are_read() {
+    // A 3 GB sparse file and a character device: refused from what the file is, at once.
+    let sparse = std::env::temp_dir().join(format!("wasmdp-sparse-{}.wasm", std::process::id()));
+    std::fs::File::create(&sparse).unwrap().set_len(3 << 30).unwrap();
+    let t = Instant::now();
+    let e = build_error(&two_null_ports(&sparse, "max_failures: 1"));
+    std::fs::remove_file(&sparse).unwrap();
+    assert!(e.contains("3221225472 bytes, over limits.module_kib (4096 KiB)"), "{e}");
+    assert!(t.elapsed() < Duration::from_secs(1));
+    let e = build_error(&two_null_ports(Path::new("/dev/zero"), "max_failures: 1"));
+    assert!(e.contains("/dev/zero: is a character device, not a regular file"), "{e}");
+}

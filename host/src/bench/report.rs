@@ -73,7 +73,8 @@ pub fn write_json(path: &Path, cells: &[Cell], calls: Option<&CallCost>, tsc: Op
         .collect();
     let mut doc = json!({ "results": results, "tsc_ghz": tsc.map(|t| t.0) });
     if let Some(c) = calls {
-        doc["calls"] = json!({"host_to_plugin_ns": c.host_to_plugin_ns, "plugin_to_host_ns": c.plugin_to_host_ns});
+        doc["calls"] = json!({"host_to_plugin_ns": c.host_to_plugin_ns, "plugin_to_host_ns": c.plugin_to_host_ns,
+            "copy64_raw_ns": c.copy64_raw_ns, "copy64_instrumented_ns": c.copy64_instrumented_ns});
     }
     std::fs::write(path, serde_json::to_string_pretty(&doc)? + "\n")
         .map_err(|e| anyhow::anyhow!("--json {}: {e}", path.display()))

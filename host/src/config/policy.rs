@@ -74,15 +74,15 @@ impl FailurePolicy {
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq)]
 #[serde(deny_unknown_fields, default)]
 pub struct LimitsCfg {
-    /// Longest a single call into the plugin may run, in microseconds (epoch interruption; the real
-    /// bound is this rounded up to the ticker's period, 250 us).
+    /// CPU time a single call into the plugin may use, in microseconds (checked every 250 us tick of
+    /// the epoch ticker: a call is cut within two ticks after it).
     pub deadline_us: Bounded<250, 10_000_000>,
     /// Largest linear memory, KiB.
     pub memory_kib: Bounded<64, 4_194_304>,
-    /// Largest table, elements.
-    pub table_elements: Bounded<0, 10_000_000>,
-    /// Largest module file, KiB.
-    pub module_kib: Bounded<1, 1_048_576>,
+    /// Largest table, elements (growing a table is one uninterruptible step, so this stays small).
+    pub table_elements: Bounded<0, 100_000>,
+    /// Largest module file, KiB (compiling costs up to about 1.5 s per MiB of code).
+    pub module_kib: Bounded<1, 65_536>,
 }
 
 impl Default for LimitsCfg {
@@ -91,7 +91,7 @@ impl Default for LimitsCfg {
             deadline_us: Bounded(1000),
             memory_kib: Bounded(16 * 1024),
             table_elements: Bounded(10_000),
-            module_kib: Bounded(16 * 1024),
+            module_kib: Bounded(4 * 1024),
         }
     }
 }

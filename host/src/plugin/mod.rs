@@ -22,7 +22,7 @@ mod runner;
 mod runtime;
 mod state;
 
-pub use calls::measure as measure_calls;
+pub use calls::{measure as measure_calls, CallCosts};
 pub use counters::{now_ns, PluginCounters};
 pub use hostfns::MAX_PARAM_KEY;
 pub use instance::{digest, Plugin};

@@ -97,6 +97,16 @@ impl Runner {
         })
     }
 
+    /// Writes `bytes` into the live instance's memory at `at` (for the fuzz harness's program).
+    #[doc(hidden)]
+    pub fn poke(&mut self, at: usize, bytes: &[u8]) {
+        let Some(live) = self.live.as_mut() else { return };
+        let Some(mem) = live.store.data().memory else { return };
+        if let Some(dst) = mem.data_mut(&mut live.store).get_mut(at..at + bytes.len()) {
+            dst.copy_from_slice(bytes);
+        }
+    }
+
     /// The counters, for the stats.
     pub fn counters(&self) -> Arc<PluginCounters> {
         self.counters.clone()

@@ -9,6 +9,7 @@ mod pcap;
 mod ring;
 mod template;
 
+pub use pcap::load::{load as load_capture, Capture, Record};
 pub use template::Template;
 
 use crate::config::{Config, PortCfg};

@@ -370,6 +370,15 @@ fn shim_body(s: Shim) -> Function {
     f
 }
 
+/// `if n <= chunk: run the operator on the original operands and return`: the common small case
+/// costs one compare (the operator checks its own bounds, and traps before writing).
+fn small_at_once(i: &mut InstructionSink<'_>, chunk: i32, op: &dyn Fn(&mut InstructionSink<'_>)) {
+    i.local_get(2).i32_const(chunk).i32_le_u().if_(BlockType::Empty);
+    i.local_get(0).local_get(1).local_get(2);
+    op(i);
+    i.return_().end();
+}
+
 /// `if a + n overflows (unsigned): run the operator on the original operands (it traps) and return.`
 fn trap_on_overflow(i: &mut InstructionSink<'_>, a: u32, op: &dyn Fn(&mut InstructionSink<'_>)) {
     i.local_get(a).local_get(2).i32_add().local_get(a).i32_lt_u().if_(BlockType::Empty);
@@ -393,6 +402,7 @@ fn probe(i: &mut InstructionSink<'_>, second_moves: bool, op: &dyn Fn(&mut Instr
 /// Fill or init in chunks, front to back. `second_moves`: the second operand is a source offset
 /// (init) rather than a value (fill).
 fn chunked(i: &mut InstructionSink<'_>, chunk: i32, second_moves: bool, op: &dyn Fn(&mut InstructionSink<'_>)) {
+    small_at_once(i, chunk, op);
     trap_on_overflow(i, 0, op);
     if second_moves {
         trap_on_overflow(i, 1, op);
@@ -419,6 +429,7 @@ fn advance(i: &mut InstructionSink<'_>, local: u32, by: i32) {
 /// Copy in chunks: front to back when the destination is below the source, else back to front, so
 /// that overlapping ranges come out as one `copy` would leave them.
 fn copy(i: &mut InstructionSink<'_>, chunk: i32, op: &dyn Fn(&mut InstructionSink<'_>)) {
+    small_at_once(i, chunk, op);
     trap_on_overflow(i, 0, op);
     trap_on_overflow(i, 1, op);
     probe(i, true, op);

@@ -36,7 +36,7 @@
 //! TX applies the requested offloads in software (like `null` and `ring`), so they are in the file;
 //! `macsec_insert` is refused (no keys).
 
-mod load;
+pub(crate) mod load;
 
 use super::{DriverDesc, PortSetup, Queues, Rx, RxQueue, Shared, TxQueue};
 use crate::config::{Config, PcapCfg, PortCfg, Repeat};

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing on stable Rust: builds the targets of fuzz/ with LLVM's sanitizer
+# coverage (the flags cargo-fuzz passes, without its nightly-only sanitizer) and libFuzzer, then runs
+# each for SECONDS (default 20) on its corpus. New interesting inputs go to fuzz/target/corpus/
+# (not committed); a crash stops the run and is saved under fuzz/artifacts/<target>/: add it to
+# fuzz/corpus/<target>/ once fixed, so that the corpus replay test keeps it.
+#
+#   scripts/fuzz.sh [SECONDS] [TARGET...]      targets: config capture wire hostcalls
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+secs="${1:-20}"
+shift || true
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(config capture wire hostcalls)
+
+flags=(
+  -Cpasses=sancov-module
+  -Cllvm-args=-sanitizer-coverage-level=4
+  -Cllvm-args=-sanitizer-coverage-inline-8bit-counters
+  -Cllvm-args=-sanitizer-coverage-pc-table
+  -Cllvm-args=-sanitizer-coverage-trace-compares
+  --cfg fuzzing
+)
+export RUSTFLAGS="${flags[*]}"
+export CARGO_TARGET_DIR="$root/fuzz/target"
+# An explicit --target keeps the flags off build scripts and proc macros (they run on the host).
+host="$(rustc -vV | sed -n 's/^host: //p')"
+cargo build --manifest-path "$root/fuzz/Cargo.toml" --release --bins -q --target "$host"
+bin="$CARGO_TARGET_DIR/$host/release"
+
+for t in "${targets[@]}"; do
+  work="$root/fuzz/target/corpus/$t"
+  art="$root/fuzz/artifacts/$t"
+  mkdir -p "$work" "$art"
+  echo "== fuzz $t for ${secs}s"
+  "$bin/$t" -max_total_time="$secs" -timeout=10 -rss_limit_mb=3072 -max_len=65536 \
+    -artifact_prefix="$art/" -print_final_stats=1 "$work" "$root/fuzz/corpus/$t" 2>&1 \
+    | grep -E "^(#[0-9]+\s+DONE|stat::number_of_executed_units|stat::peak_rss_mb|==[0-9]+==|SUMMARY|artifact_prefix|Test unit written)" || true
+  if compgen -G "$art/crash-*" >/dev/null || compgen -G "$art/timeout-*" >/dev/null || compgen -G "$art/oom-*" >/dev/null; then
+    echo "fuzz $t: failing input(s) saved in $art" >&2
+    exit 1
+  fi
+done
