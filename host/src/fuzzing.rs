@@ -136,7 +136,7 @@ impl Harness {
                 needs_rx: true,
                 burst_size: 64,
                 retry: Retry { count: 0, delay: Duration::ZERO },
-                sw_offloads: true,
+                offloads: crate::offload::Caps { software: true, macsec: false },
                 tx: a.tx,
                 tx_mac: a.mac,
                 peer_mac: a.peer_mac,

@@ -146,8 +146,8 @@ fn every_corpus_file_through_every_engine_is_accounted_for() {
             assert!(x.not_ethernet.is_none(), "{name}: a {:?} capture was accepted", x.not_ethernet);
             let eng = engines::lookup(engine).unwrap();
             let out = &ports[1];
-            let (sw_offloads, tx, tx_mac, peer_mac, template) =
-                (out.driver.software_offloads, out.tx, out.mac, out.peer_mac, out.template.clone());
+            let (offloads, tx, tx_mac, peer_mac, template) =
+                (wasmdp::offload::Caps::of(out.driver), out.tx, out.mac, out.peer_mac, out.template.clone());
             let txq = ports[1].txqs[0].take().unwrap();
             let rxq = ports[0].rxqs[0].take().unwrap();
             let info = StreamInfo { rx_port: 0, rx_queue: 0, tx_port: 1, tx_queue: 0, engine: eng.name, lcore: None };
@@ -160,7 +160,7 @@ fn every_corpus_file_through_every_engine_is_accounted_for() {
                     needs_rx: true,
                     burst_size: 32,
                     retry: Retry { count: 0, delay: Duration::ZERO },
-                    sw_offloads,
+                    offloads,
                     tx,
                     tx_mac,
                     peer_mac,

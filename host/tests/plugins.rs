@@ -313,4 +313,35 @@ fn tick_is_called_periodically() {
     let j = run(&yaml(&p, "tick_ms: 10"), 0.3);
     let ticks = port_a(&j)["plugin_counters"]["ticks"].as_u64().unwrap();
     assert!((5..=40).contains(&ticks), "about 30 ticks in 0.3 s at 10 ms, got {ticks}");
+    // A port that receives nothing (a ring pair nobody sends into) ticks all the same.
+    let idle = format!(
+        "ports:\n  - name: a\n    driver: ring\n    ring: {{peer: b}}\n    policy: {{plugin: {}, tick_ms: 10}}\n  - {{name: b, driver: ring, ring: {{peer: a}}}}\n",
+        p.display()
+    );
+    let j = run(&idle, 0.5);
+    let a = port_a(&j);
+    assert_eq!(a["rx_packets"], 0);
+    let ticks = a["plugin_counters"]["ticks"].as_u64().unwrap();
+    assert!((30..=55).contains(&ticks), "about 50 ticks in 0.5 s at 10 ms on an idle port, got {ticks}");
+    assert_eq!(a["plugin_ticks"].as_u64(), Some(ticks));
+}
+
+#[test]
+fn macsec_requested_by_a_plugin_is_dropped_where_the_port_cannot_do_it() {
+    // TX_MACSEC (1 << 42) on every packet: a ring port has no MACsec keys, so each is dropped as
+    // `offload` rather than sent unprotected; a null port carries the flag.
+    let p = write_plugin(
+        "macsec",
+        &on_burst("(drop (call $off (i32.const -1) (i64.const 4398046511104) (i32.const 0) (i32.const 0))) (i32.const 0)"),
+    );
+    let ring = format!(
+        "engine: io\ntopology: loop\nports:\n  - name: a\n    driver: ring\n    ring: {{peer: b}}\n    policy: {{plugin: {}, limits: {{deadline_us: 500000}}}}\n  - {{name: b, driver: ring, ring: {{peer: a}}, tx_first: 1}}\n",
+        p.display()
+    );
+    let j = run(&ring, 0.2);
+    assert_eq!(j["ports"][1]["rx_packets"], 0, "nothing left port a unprotected: {}", j["ports"][1]);
+    assert_eq!(j["ports"][0]["dropped_by_reason"]["offload"], 32, "b's 32 seeds, dropped at a's TX: {}", j["ports"][0]);
+    let j = run(&yaml(&p, "params: {}"), 0.1);
+    assert_eq!(j["ports"][1]["dropped_by_reason"]["offload"], 0);
+    assert!(j["ports"][1]["tx_packets"].as_u64().unwrap() > 1000);
 }

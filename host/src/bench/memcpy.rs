@@ -86,13 +86,15 @@ unsafe fn kernel_copy<K: Kernel>(dst: *mut u8, src: *const u8, n: usize) {
     unsafe { K::memcpy(dst, src, n) }
 }
 
+/// The copy of the variant `s` proves this CPU runs.
 fn wasmdp_copy(s: Simd) -> CopyFn {
-    match s {
-        Simd::Scalar => kernel_copy::<Scalar>,
-        Simd::Sse => kernel_copy::<Sse>,
-        Simd::Avx2 => kernel_copy::<Avx2>,
-        Simd::Avx512 => kernel_copy::<Avx512>,
-    }
+    crate::simd::PerSimd::new(
+        kernel_copy::<Scalar> as CopyFn,
+        kernel_copy::<Sse>,
+        kernel_copy::<Avx2>,
+        kernel_copy::<Avx512>,
+    )
+    .get(s)
 }
 
 /// Ticks per copy of (wasmdp, libc) for one cell.
@@ -137,7 +139,7 @@ pub fn main(args: &MemcpyArgs) -> anyhow::Result<()> {
     let s = match &args.simd {
         Some(n) => {
             let v =
-                Simd::from_name(n).ok_or_else(|| anyhow::anyhow!("--simd `{n}`: allowed scalar, sse, avx2, avx512"))?;
+                simd::Variant::from_name(n).ok_or_else(|| anyhow::anyhow!("--simd `{n}`: allowed scalar, sse, avx2, avx512"))?;
             simd::resolve(simd::SimdChoice::Fixed(v)).map_err(|e| anyhow::anyhow!(e))?
         }
         None => Simd::detect(),

@@ -17,7 +17,7 @@ const PATHS: [BenchPath; 4] = [BenchPath::Native, BenchPath::Plugin, BenchPath::
 pub fn write(path: &Path, cells: &[Cell]) -> anyhow::Result<()> {
     let Some(first) = cells.first() else { anyhow::bail!("--svg: no cells to draw") };
     let size = cells.iter().map(|c| c.size).min().unwrap_or(first.size);
-    let simd = cells.iter().map(|c| c.simd).max_by_key(|s| *s as u8).unwrap_or(first.simd);
+    let simd = cells.iter().map(|c| c.simd).max_by_key(|s| s.variant()).unwrap_or(first.simd);
     let burst = if cells.iter().any(|c| c.burst == 32) { 32 } else { first.burst };
     let mut out = String::new();
     let _ = writeln!(
@@ -175,7 +175,7 @@ mod tests {
     use crate::simd::Simd;
 
     fn cell(engine: &str, path: BenchPath, burst: usize, mpps: f64, ratio: f64) -> Cell {
-        Cell { engine: engine.into(), path, simd: Simd::Scalar, size: 64, burst, mpps: vec![mpps], ratios: vec![ratio] }
+        Cell { engine: engine.into(), path, simd: Simd::scalar(), size: 64, burst, mpps: vec![mpps], ratios: vec![ratio] }
     }
 
     #[test]

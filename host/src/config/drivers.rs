@@ -72,9 +72,6 @@ pub struct AfPacketCfg {
     /// RX ring: number of blocks.
     #[serde(default = "block_count")]
     pub block_count: Bounded<1, 65536>,
-    /// TX ring: number of frames.
-    #[serde(default = "tx_frames")]
-    pub tx_frames: Bounded<1, 1_048_576>,
 }
 
 fn yes() -> bool {
@@ -85,9 +82,6 @@ fn block_size() -> Bounded<4096, 4_194_304> {
 }
 fn block_count() -> Bounded<1, 65536> {
     Bounded(16)
-}
-fn tx_frames() -> Bounded<1, 1_048_576> {
-    Bounded(2048)
 }
 
 /// `icmpecho:` of a port: the addresses it answers for, and what happens to everything else.

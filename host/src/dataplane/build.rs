@@ -192,7 +192,7 @@ fn make_stream(
             needs_rx: set.needs_rx,
             burst_size: set.burst_size,
             retry: Retry { count: cfg.tx_retry.count.0 as u32, delay: Duration::from_micros(cfg.tx_retry.delay_us.0) },
-            sw_offloads: txp.driver.software_offloads,
+            offloads: crate::offload::Caps::of(txp.driver),
             tx: set.tx,
             tx_mac: txp.mac,
             peer_mac: txp.peer_mac,

@@ -28,7 +28,8 @@ fn run<K: Kernel>(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
         let old = &burst[i];
         let copied = fresh.set_data_len(old.len()).is_ok();
         if copied {
-            simd::copy::<K>(fresh.data_mut(), old.data());
+            // SAFETY: this function is reached only through `PerSimd::get` with a `Simd` for K.
+            unsafe { simd::copy::<K>(fresh.data_mut(), old.data()) };
             fresh.meta_mut().copy_from(old.meta());
             *fresh.flow_mut() = *old.flow();
             offload::mark(&mut fresh, &ctx.tx);

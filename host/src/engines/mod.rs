@@ -113,7 +113,7 @@ pub fn names() -> String {
 
 /// The same function for every variant, for engines that use no kernel.
 pub(crate) const fn same(f: EngineFn) -> PerSimd<EngineFn> {
-    PerSimd { scalar: f, sse: f, avx2: f, avx512: f }
+    PerSimd::new(f, f, f, f)
 }
 
 /// Marks every packet with the TX port's offloads, when it has any.

@@ -136,7 +136,7 @@ fn mac_sets_source_to_the_tx_port_and_destination_to_its_peer() {
     let mut b = Bench::new();
     let frames = mixed_frames();
     let mut burst = b.burst(&frames);
-    b.run("mac", Simd::Scalar, TxOffloads::default(), &mut burst);
+    b.run("mac", Simd::scalar(), TxOffloads::default(), &mut burst);
     for (o, f) in b.finish(burst).iter().zip(&frames) {
         if f.len() >= 12 {
             assert_eq!((&o[..6], &o[6..12], &o[12..]), (&[0x88; 6][..], &[0x77; 6][..], &f[12..]));
@@ -151,7 +151,7 @@ fn fivetswap_swaps_addresses_and_ports_and_checksums_stay_valid() {
     let mut b = Bench::new();
     let frames = vec![crate::wire::build_udp(&spec(80, None)), crate::wire::build_udp(&spec(80, Some(9)))];
     let mut burst = b.burst(&frames);
-    b.run("5tswap", Simd::Scalar, TxOffloads::default(), &mut burst);
+    b.run("5tswap", Simd::scalar(), TxOffloads::default(), &mut burst);
     for o in b.finish(burst) {
         let s = SlicedPacket::from_ethernet(&o).unwrap();
         assert_eq!((&o[6..12], &o[..6]), (&[0xd0; 6][..], &[0x5a; 6][..]));
@@ -182,9 +182,9 @@ fn copy_moves_every_frame_into_a_new_buffer_and_frees_the_old() {
 fn rxonly_frees_and_counts_everything_txonly_generates_a_burst() {
     let mut b = Bench::new();
     let mut burst = b.burst(&mixed_frames());
-    let (drops, _) = b.run("rxonly", Simd::Scalar, TxOffloads::default(), &mut burst);
+    let (drops, _) = b.run("rxonly", Simd::scalar(), TxOffloads::default(), &mut burst);
     assert_eq!((drops.engine, burst.len()), (mixed_frames().len() as u64, 0));
-    let (_, generated) = b.run("txonly", Simd::Scalar, TxOffloads::default(), &mut burst);
+    let (_, generated) = b.run("txonly", Simd::scalar(), TxOffloads::default(), &mut burst);
     assert_eq!((generated, burst.len()), (8, 8));
     assert!(b.finish(burst).iter().all(|f| f == b.template.bytes()));
 }
@@ -194,7 +194,7 @@ fn io_leaves_frames_alone() {
     let mut b = Bench::new();
     let frames = mixed_frames();
     let mut burst = b.burst(&frames);
-    b.run("io", Simd::Scalar, TxOffloads::default(), &mut burst);
+    b.run("io", Simd::scalar(), TxOffloads::default(), &mut burst);
     assert_eq!(b.finish(burst), frames);
 }
 
@@ -252,7 +252,7 @@ mod icmpecho {
     fn arp_requests_for_our_address_get_a_reply_from_our_mac() {
         let mut b = bench(None);
         let mut burst = b.burst(&[arp_request(US4), arp_request([10, 9, 0, 99])]);
-        let (drops, _) = b.run("icmpecho", Simd::Scalar, TxOffloads::default(), &mut burst);
+        let (drops, _) = b.run("icmpecho", Simd::scalar(), TxOffloads::default(), &mut burst);
         assert_eq!(drops.engine, 1, "the request for another address is dropped");
         let out = b.finish(burst);
         let r = &out[0];
@@ -266,7 +266,7 @@ mod icmpecho {
     fn icmp_echo_requests_become_valid_replies() {
         let mut b = bench(None);
         let mut burst = b.burst(&[ping4(US4)]);
-        b.run("icmpecho", Simd::Scalar, TxOffloads::default(), &mut burst);
+        b.run("icmpecho", Simd::scalar(), TxOffloads::default(), &mut burst);
         let out = b.finish(burst);
         let s = SlicedPacket::from_ethernet(&out[0]).unwrap();
         let Some(NetSlice::Ipv4(ip)) = &s.net else { panic!("not ipv4") };
@@ -297,7 +297,7 @@ mod icmpecho {
             .unwrap();
         let mut b = bench(None);
         let mut burst = b.burst(&[echo, ns]);
-        b.run("icmpecho", Simd::Scalar, TxOffloads::default(), &mut burst);
+        b.run("icmpecho", Simd::scalar(), TxOffloads::default(), &mut burst);
         let out = b.finish(burst);
         assert_eq!(out.len(), 2);
         for (f, want) in out.iter().zip([129u8, 136]) {
@@ -315,11 +315,11 @@ mod icmpecho {
 
     #[test]
     fn other_packets_go_to_the_others_engine() {
-        let io = lookup("io").unwrap().run.scalar;
+        let io = lookup("io").unwrap().run.get(Simd::scalar());
         let mut b = bench(Some(io));
         let udp = crate::wire::build_udp(&spec(64, None));
         let mut burst = b.burst(&[udp.clone(), ping4(US4), ping4([1, 1, 1, 1])]);
-        let (drops, _) = b.run("icmpecho", Simd::Scalar, TxOffloads::default(), &mut burst);
+        let (drops, _) = b.run("icmpecho", Simd::scalar(), TxOffloads::default(), &mut burst);
         assert_eq!(drops.engine, 0);
         let out = b.finish(burst);
         assert_eq!(out.len(), 3);

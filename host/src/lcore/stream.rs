@@ -34,8 +34,8 @@ pub struct StreamParts {
     pub burst_size: usize,
     /// TX retry.
     pub retry: Retry,
-    /// The TX port applies offloads in software.
-    pub sw_offloads: bool,
+    /// What the TX port does with offload requests.
+    pub offloads: offload::Caps,
     /// TX port offloads.
     pub tx: TxOffloads,
     /// TX port MAC.
@@ -134,6 +134,9 @@ impl Stream {
             round.flow.rx_packets = rx.packets as u64;
             round.flow.rx_bytes = rx.bytes;
             if rx.packets == 0 {
+                if let Some(policy) = &mut self.p.policy {
+                    policy.idle();
+                }
                 return self.flush_injected(cache, round);
             }
         }
@@ -212,7 +215,7 @@ impl Stream {
         let mut i = 0;
         while i < self.burst.len() {
             let p = &mut self.burst[i];
-            if self.p.sw_offloads && offload::apply_sw(p).is_err() {
+            if self.p.offloads.software && offload::apply_sw(p, self.p.offloads).is_err() {
                 cache.free(self.burst.remove(i));
                 drops.offload += 1;
                 continue;

@@ -93,16 +93,40 @@ pub fn request(p: &mut Pkt, add: &TxOffloads) {
 pub enum OffloadError {
     /// Not enough headroom to insert the tags.
     NoHeadroom,
+    /// MACsec asked of a port that has no MACsec keys to build a SecTAG with.
+    NoMacsec,
+}
+
+/// What a TX port does with offload requests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Caps {
+    /// The port carries out the offloads in software at transmit ([`apply_sw`]).
+    pub software: bool,
+    /// The port can transmit MACsec (`TX_MACSEC`); a packet asking it of a port that cannot is
+    /// dropped as `offload`.
+    pub macsec: bool,
+}
+
+impl Caps {
+    /// The capabilities of a driver.
+    pub fn of(d: &crate::ports::DriverDesc) -> Caps {
+        Caps { software: d.software_offloads, macsec: d.macsec }
+    }
 }
 
 /// Carries out the packet's TX offload flags in software: checksums first (on the headers as they
 /// are), then tag insertion (QinQ: outer 802.1ad, inner 802.1Q). Clears the flags it carried out.
-/// Checksum requests on packets that are not IPv4/TCP/UDP are ignored, as a NIC would.
+/// Checksum requests on packets that are not IPv4/TCP/UDP are ignored, as a NIC would. `TX_MACSEC`
+/// on a port without MACsec (`caps.macsec` false) is an error: the packet must not leave without
+/// the protection it asked for.
 #[inline]
-pub fn apply_sw(p: &mut Pkt) -> Result<(), OffloadError> {
+pub fn apply_sw(p: &mut Pkt, caps: Caps) -> Result<(), OffloadError> {
     let f = p.meta().ol_flags;
-    if f & flags::TX_SW_MASK == 0 {
+    if f & (flags::TX_SW_MASK | flags::TX_MACSEC) == 0 {
         return Ok(());
+    }
+    if f & flags::TX_MACSEC != 0 && !caps.macsec {
+        return Err(OffloadError::NoMacsec);
     }
     if f & (flags::TX_IP_CKSUM | flags::TX_UDP_CKSUM | flags::TX_TCP_CKSUM) != 0 {
         apply_cksums(p, f);

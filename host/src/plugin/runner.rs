@@ -52,7 +52,8 @@ pub struct Runner {
 const FIRST_BACKOFF: Duration = Duration::from_millis(10);
 const MAX_BACKOFF: Duration = Duration::from_secs(1);
 
-/// The tick's clock is read every this many bursts.
+/// The tick's clock is read every this many polls of the stream (busy or idle): often enough to
+/// tick within microseconds of the period, rarely enough that the clock costs nothing per poll.
 const TICK_CHECK_EVERY: u32 = 64;
 
 /// How a call ended badly.
@@ -115,6 +116,12 @@ impl Runner {
     /// The plugin this runner runs.
     pub fn plugin(&self) -> &Arc<Plugin> {
         &self.plugin
+    }
+
+    /// A poll that received nothing: the plugin's tick still comes when it is due.
+    #[inline]
+    pub fn idle(&mut self) {
+        self.maybe_tick();
     }
 
     /// Handles one burst: the plugin's decision, its sticky decision, or the failure policy.

@@ -20,9 +20,10 @@ pub use x86::{Avx2, Avx512, Sse};
 
 use std::fmt;
 
-/// A kernel variant.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Simd {
+/// A kernel variant, as named in the configuration: a description, not a permission to run it
+/// (that is [`Simd`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Variant {
     /// Portable Rust, the reference.
     Scalar,
     /// SSE up to SSSE3 (`pshufb`), 16-byte vectors.
@@ -33,48 +34,82 @@ pub enum Simd {
     Avx512,
 }
 
-impl Simd {
+impl Variant {
     /// All variants, slowest first.
-    pub const ALL: [Simd; 4] = [Simd::Scalar, Simd::Sse, Simd::Avx2, Simd::Avx512];
+    pub const ALL: [Variant; 4] = [Variant::Scalar, Variant::Sse, Variant::Avx2, Variant::Avx512];
 
     /// The config and display name.
     pub fn name(self) -> &'static str {
         match self {
-            Simd::Scalar => "scalar",
-            Simd::Sse => "sse",
-            Simd::Avx2 => "avx2",
-            Simd::Avx512 => "avx512",
+            Variant::Scalar => "scalar",
+            Variant::Sse => "sse",
+            Variant::Avx2 => "avx2",
+            Variant::Avx512 => "avx512",
         }
     }
 
     /// Parses a config name (`auto` is handled by [`SimdChoice`]).
-    pub fn from_name(s: &str) -> Option<Simd> {
-        Simd::ALL.into_iter().find(|v| v.name() == s)
+    pub fn from_name(s: &str) -> Option<Variant> {
+        Variant::ALL.into_iter().find(|v| v.name() == s)
     }
 
     /// Whether this CPU can run the variant.
     pub fn is_supported(self) -> bool {
         match self {
-            Simd::Scalar => true,
+            Variant::Scalar => true,
             #[cfg(target_arch = "x86_64")]
-            Simd::Sse => std::is_x86_feature_detected!("ssse3"),
+            Variant::Sse => std::is_x86_feature_detected!("ssse3"),
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx2 => std::is_x86_feature_detected!("avx2"),
+            Variant::Avx2 => std::is_x86_feature_detected!("avx2"),
             #[cfg(target_arch = "x86_64")]
-            Simd::Avx512 => std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw"),
+            Variant::Avx512 => std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw"),
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }
     }
+}
 
-    /// The variants this CPU supports.
+impl fmt::Display for Variant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A kernel variant this CPU supports. The field is private: a `Simd` exists only once the CPU was
+/// asked, so safe code holding one may run the variant's instructions ([`PerSimd::get`],
+/// [`copy_dyn`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Simd(Variant);
+
+impl Simd {
+    /// The portable reference, supported everywhere.
+    pub const fn scalar() -> Simd {
+        Simd(Variant::Scalar)
+    }
+
+    /// `v`, if this CPU supports it.
+    pub fn new(v: Variant) -> Option<Simd> {
+        v.is_supported().then_some(Simd(v))
+    }
+
+    /// The variants this CPU supports, slowest first.
     pub fn supported() -> Vec<Simd> {
-        Simd::ALL.into_iter().filter(|s| s.is_supported()).collect()
+        Variant::ALL.into_iter().filter_map(Simd::new).collect()
     }
 
     /// The widest variant this CPU supports.
     pub fn detect() -> Simd {
-        Simd::ALL.into_iter().rev().find(|s| s.is_supported()).unwrap_or(Simd::Scalar)
+        Variant::ALL.into_iter().rev().find_map(Simd::new).unwrap_or(Simd::scalar())
+    }
+
+    /// Which variant it is.
+    pub fn variant(self) -> Variant {
+        self.0
+    }
+
+    /// The config and display name.
+    pub fn name(self) -> &'static str {
+        self.0.name()
     }
 }
 
@@ -91,7 +126,7 @@ pub enum SimdChoice {
     #[default]
     Auto,
     /// This variant, or an error if the CPU lacks it.
-    Fixed(Simd),
+    Fixed(Variant),
 }
 
 impl SimdChoice {
@@ -100,7 +135,7 @@ impl SimdChoice {
         if s == "auto" {
             return Some(SimdChoice::Auto);
         }
-        Simd::from_name(s).map(SimdChoice::Fixed)
+        Variant::from_name(s).map(SimdChoice::Fixed)
     }
 
     /// Accepted names, for error messages.
@@ -111,18 +146,19 @@ impl SimdChoice {
 pub fn resolve(choice: SimdChoice) -> Result<Simd, String> {
     match choice {
         SimdChoice::Auto => Ok(Simd::detect()),
-        SimdChoice::Fixed(s) if s.is_supported() => Ok(s),
-        SimdChoice::Fixed(s) => Err(format!(
-            "simd: `{s}` is not supported by this CPU; supported here: auto, {}",
-            Simd::supported().iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
-        )),
+        SimdChoice::Fixed(v) => Simd::new(v).ok_or_else(|| {
+            format!(
+                "simd: `{v}` is not supported by this CPU; supported here: auto, {}",
+                Simd::supported().iter().map(|s| s.name()).collect::<Vec<_>>().join(", ")
+            )
+        }),
     }
 }
 
 /// One kernel variant. Implementations are zero-sized marker types.
 pub trait Kernel: 'static {
     /// Which variant this is.
-    const SIMD: Simd;
+    const SIMD: Variant;
 
     /// Swaps destination and source MAC (bytes 0..6 and 6..12) of four frames: loads all four
     /// headers, runs `between` (the caller sets offload metadata there, overlapping the loads),
@@ -147,27 +183,30 @@ pub trait Kernel: 'static {
     unsafe fn memcpy(dst: *mut u8, src: *const u8, n: usize);
 }
 
-/// One value per kernel variant: typically a function instantiated for each.
+/// One value per kernel variant: typically a function instantiated for each. The values are reached
+/// only through [`PerSimd::get`], with a [`Simd`] that proves the CPU supports the variant.
 #[derive(Debug, Clone, Copy)]
 pub struct PerSimd<T> {
-    /// For [`Simd::Scalar`].
-    pub scalar: T,
-    /// For [`Simd::Sse`].
-    pub sse: T,
-    /// For [`Simd::Avx2`].
-    pub avx2: T,
-    /// For [`Simd::Avx512`].
-    pub avx512: T,
+    scalar: T,
+    sse: T,
+    avx2: T,
+    avx512: T,
 }
 
 impl<T: Copy> PerSimd<T> {
+    /// The values for [`Variant::Scalar`], `Sse`, `Avx2` and `Avx512` (see [`per_simd!`](crate::per_simd)).
+    pub const fn new(scalar: T, sse: T, avx2: T, avx512: T) -> PerSimd<T> {
+        PerSimd { scalar, sse, avx2, avx512 }
+    }
+
     /// The value for `simd`.
+    #[inline(always)]
     pub fn get(&self, simd: Simd) -> T {
-        match simd {
-            Simd::Scalar => self.scalar,
-            Simd::Sse => self.sse,
-            Simd::Avx2 => self.avx2,
-            Simd::Avx512 => self.avx512,
+        match simd.variant() {
+            Variant::Scalar => self.scalar,
+            Variant::Sse => self.sse,
+            Variant::Avx2 => self.avx2,
+            Variant::Avx512 => self.avx512,
         }
     }
 }
@@ -176,35 +215,40 @@ impl<T: Copy> PerSimd<T> {
 #[macro_export]
 macro_rules! per_simd {
     ($f:ident) => {
-        $crate::simd::PerSimd {
-            scalar: $f::<$crate::simd::Scalar>,
-            sse: $f::<$crate::simd::Sse>,
-            avx2: $f::<$crate::simd::Avx2>,
-            avx512: $f::<$crate::simd::Avx512>,
-        }
+        $crate::simd::PerSimd::new(
+            $f::<$crate::simd::Scalar>,
+            $f::<$crate::simd::Sse>,
+            $f::<$crate::simd::Avx2>,
+            $f::<$crate::simd::Avx512>,
+        )
     };
 }
 
-/// Safe wrapper: copies `src` into the front of `dst` with the variant `K`.
+/// Copies `src` into the front of `dst` with the variant `K`.
 ///
-/// Panics if `dst` is shorter than `src` (callers check lengths first; this is the safe boundary).
+/// Panics if `dst` is shorter than `src` (callers check lengths first).
+///
+/// # Safety
+/// The CPU supports `K::SIMD`: the caller holds a [`Simd`] for it (code instantiated per variant and
+/// reached through [`PerSimd::get`] does).
 #[inline(always)]
-pub fn copy<K: Kernel>(dst: &mut [u8], src: &[u8]) {
+pub unsafe fn copy<K: Kernel>(dst: &mut [u8], src: &[u8]) {
     assert!(dst.len() >= src.len(), "copy: destination shorter than source");
-    debug_assert!(K::SIMD.is_supported());
-    // SAFETY: lengths checked above; `&mut`/`&` cannot overlap; variants are only instantiated for
-    // use after `resolve` checked CPU support (and tests check `is_supported` first).
+    // SAFETY: lengths checked above; `&mut`/`&` cannot overlap; CPU support is the caller's contract.
     unsafe { K::memcpy(dst.as_mut_ptr(), src.as_ptr(), src.len()) }
 }
 
 /// [`copy`] with the variant chosen at run time: for callers outside a per-packet loop (host
 /// functions called by plugins), where one dispatch per call is fine.
 pub fn copy_dyn(simd: Simd, dst: &mut [u8], src: &[u8]) {
-    match simd {
-        Simd::Scalar => copy::<Scalar>(dst, src),
-        Simd::Sse => copy::<Sse>(dst, src),
-        Simd::Avx2 => copy::<Avx2>(dst, src),
-        Simd::Avx512 => copy::<Avx512>(dst, src),
+    // SAFETY: `simd` proves the CPU supports its variant.
+    unsafe {
+        match simd.variant() {
+            Variant::Scalar => copy::<Scalar>(dst, src),
+            Variant::Sse => copy::<Sse>(dst, src),
+            Variant::Avx2 => copy::<Avx2>(dst, src),
+            Variant::Avx512 => copy::<Avx512>(dst, src),
+        }
     }
 }
 

@@ -1,13 +1,13 @@
 //! The portable reference kernels.
 
-use super::{Kernel, Simd};
+use super::{Kernel, Variant};
 
 /// Portable kernels: plain Rust, the reference for every other variant.
 #[derive(Debug, Clone, Copy)]
 pub struct Scalar;
 
 impl Kernel for Scalar {
-    const SIMD: Simd = Simd::Scalar;
+    const SIMD: Variant = Variant::Scalar;
 
     #[inline(always)]
     unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {

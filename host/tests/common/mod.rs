@@ -53,7 +53,7 @@ impl Wire {
                 needs_rx: true,
                 burst_size: 64,
                 retry: Retry { count: 0, delay: Duration::ZERO },
-                sw_offloads: a.driver.software_offloads,
+                offloads: wasmdp::offload::Caps::of(a.driver),
                 tx: a.tx,
                 tx_mac: a.mac,
                 peer_mac: a.peer_mac,

@@ -1,13 +1,15 @@
-//! `af_packet`: a Linux interface through AF_PACKET sockets (DPDK net_af_packet). One socket per queue,
-//! joined to one PACKET_FANOUT_HASH group when there are several, so lcores share the interface like
-//! RSS. RX reads a TPACKET_V3 ring (mmap, no poll(): a block is walked when the kernel hands it over,
-//! each frame copied into a pool buffer, the block returned when done); TX copies nothing: one
-//! sendmmsg(MSG_DONTWAIT) per burst straight from the buffers, which are then freed. A TPACKET_V2 TX
-//! ring with a send(MSG_DONTWAIT) kick is kept for comparison (`WASMDP_AF_PACKET_TX=ring`): on a veth
-//! pair it was slower (0.56-0.61 Mpps against 0.65 for sendmmsg, io loop, one core).
+//! `af_packet`: a Linux interface through AF_PACKET sockets (DPDK net_af_packet). One socket per queue
+//! ([`socket`]), joined to one PACKET_FANOUT_HASH group when there are several, so lcores share the
+//! interface like RSS. RX reads a TPACKET_V3 ring ([`rx`]: mmap, no poll(): a block is walked when the
+//! kernel hands it over, each frame copied into a pool buffer, the block returned when done); TX
+//! copies nothing ([`tx`]: one sendmmsg(MSG_DONTWAIT) per burst straight from the buffers).
 
 #[cfg(target_os = "linux")]
-mod sys;
+mod rx;
+#[cfg(target_os = "linux")]
+mod socket;
+#[cfg(target_os = "linux")]
+mod tx;
 
 use super::{DriverDesc, PortSetup, Queues, Shared};
 use crate::config::{Config, PortCfg};
@@ -46,7 +48,7 @@ fn check(_: &Config, p: &PortCfg) -> Result<(), String> {
 #[cfg(target_os = "linux")]
 fn preflight(p: &PortCfg) -> anyhow::Result<()> {
     match &p.af_packet {
-        Some(a) => sys::interface_ready(&a.iface),
+        Some(a) => socket::interface_ready(&a.iface).map(|_| ()),
         None => Ok(()),
     }
 }
@@ -60,7 +62,7 @@ fn preflight(_: &PortCfg) -> anyhow::Result<()> {
 fn page_size() -> usize {
     #[cfg(target_os = "linux")]
     {
-        sys::page_size()
+        socket::page_size()
     }
     #[cfg(not(target_os = "linux"))]
     {
@@ -68,9 +70,37 @@ fn page_size() -> usize {
     }
 }
 
+/// One socket per queue, in a fanout group when there are several.
 #[cfg(target_os = "linux")]
 fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
-    sys::open(s)
+    use crate::ports::{RxQueue, TxQueue};
+    use std::sync::Arc;
+    let a = s.cfg.af_packet.as_ref().ok_or_else(|| anyhow::anyhow!("af_packet: missing"))?;
+    let ifindex = socket::ifindex(&a.iface)?;
+    let mtu = socket::interface_ready(&a.iface)?;
+    let frame = s.template.len();
+    if mtu + 14 < frame {
+        tracing::warn!(iface = %a.iface,
+            "port `{}`: af_packet: MTU {mtu} of `{}` is smaller than the port's frames ({frame} B = MTU {} + 14); \
+             the kernel will refuse them; raise it with `ip link set {} mtu {}`",
+            s.cfg.name, a.iface, frame - 14, a.iface, frame - 14);
+    }
+    let n = s.cfg.queues.get();
+    let group = (ifindex ^ std::process::id() ^ (u32::from(s.id) << 8)) & 0xffff;
+    let mut rx = Vec::with_capacity(n);
+    let mut tx = Vec::with_capacity(n);
+    for q in 0..n {
+        let sock = Arc::new(socket::open(a, ifindex)?);
+        if n > 1 {
+            socket::join_fanout(sock.fd, group).map_err(|e| {
+                anyhow::anyhow!("af_packet: joining fanout group {group} for queue {q} of `{}` failed: {e}", a.iface)
+            })?;
+        }
+        let (bs, bc) = (a.block_size.get(), a.block_count.get());
+        rx.push(Box::new(rx::AfRx::new(sock.clone(), bs, bc, s.id, q as u16)) as Box<dyn RxQueue>);
+        tx.push(Box::new(tx::AfTx::new(sock)) as Box<dyn TxQueue>);
+    }
+    Ok(Queues { rx, tx })
 }
 
 #[cfg(not(target_os = "linux"))]

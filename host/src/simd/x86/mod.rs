@@ -19,7 +19,7 @@ mod memcpy_small;
 mod memcpy_sse;
 mod sse;
 
-use super::{Kernel, Simd};
+use super::{Kernel, Variant};
 
 /// `pshufb` control for one 16-byte header: bytes 0..6 (destination MAC) and 6..12 (source MAC)
 /// trade places, 12..16 (EtherType / VLAN TPID and what follows) stay.
@@ -30,7 +30,7 @@ const MACSWAP_MASK: [i8; 16] = [6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14
 pub struct Sse;
 
 impl Kernel for Sse {
-    const SIMD: Simd = Simd::Sse;
+    const SIMD: Variant = Variant::Sse;
 
     #[inline(always)]
     unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
@@ -56,7 +56,7 @@ impl Kernel for Sse {
 pub struct Avx2;
 
 impl Kernel for Avx2 {
-    const SIMD: Simd = Simd::Avx2;
+    const SIMD: Variant = Variant::Avx2;
 
     #[inline(always)]
     unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
@@ -82,7 +82,7 @@ impl Kernel for Avx2 {
 pub struct Avx512;
 
 impl Kernel for Avx512 {
-    const SIMD: Simd = Simd::Avx512;
+    const SIMD: Variant = Variant::Avx512;
 
     #[inline(always)]
     unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {

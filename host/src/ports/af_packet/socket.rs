@@ -1,0 +1,227 @@
+//! AF_PACKET sockets: the interface lookups, one socket per queue with its options, its TPACKET_V3
+//! RX ring mapped, bound to the interface. Kernel structures and constants are libc's.
+
+use crate::config::AfPacketCfg;
+use anyhow::{anyhow, bail, Result};
+use std::ffi::CString;
+use std::io;
+
+/// Frame slots of the RX ring (TPACKET_V3 packs frames by their length; this only sets the count).
+pub(super) const FRAME_SIZE: u32 = 2048;
+/// A block is handed to us when full or after this many milliseconds.
+const RETIRE_TOV_MS: u32 = 1;
+
+/// One AF_PACKET socket and its RX ring mapping; Drop unmaps and closes.
+pub(super) struct Sock {
+    pub fd: libc::c_int,
+    pub ring: *mut u8,
+    pub ring_len: usize,
+}
+
+// SAFETY: the fd and the mapping are plain resources usable from any thread; the ring is only read
+// through the one RxQueue that owns the position in it.
+unsafe impl Send for Sock {}
+// SAFETY: shared only between one RX and one TX queue; TX uses the fd alone (sendmmsg is thread-safe),
+// and only RX touches the ring memory.
+unsafe impl Sync for Sock {}
+
+impl Drop for Sock {
+    fn drop(&mut self) {
+        if !self.ring.is_null() {
+            // SAFETY: ring/ring_len come from a successful mmap and nothing uses them any more.
+            unsafe { libc::munmap(self.ring.cast(), self.ring_len) };
+        }
+        // SAFETY: fd is ours and closed once.
+        unsafe { libc::close(self.fd) };
+    }
+}
+
+pub(super) fn page_size() -> usize {
+    // SAFETY: sysconf has no preconditions.
+    let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
+    if p > 0 {
+        p as usize
+    } else {
+        4096
+    }
+}
+
+pub(super) fn setopt<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, v: &T) -> io::Result<()> {
+    // SAFETY: v points to a live value of size_of::<T>() bytes, as the kernel reads it.
+    let r = unsafe {
+        libc::setsockopt(fd, level, name, (v as *const T).cast(), std::mem::size_of::<T>() as libc::socklen_t)
+    };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(io::Error::last_os_error())
+    }
+}
+
+/// Reads an `ifreq` (SIOCGIFFLAGS, SIOCGIFMTU) of `iface` through `fd`.
+fn ifreq(fd: libc::c_int, iface: &str, req: libc::c_ulong) -> io::Result<libc::ifreq> {
+    // SAFETY: ifreq is plain data; all zero is a valid value.
+    let mut r: libc::ifreq = unsafe { std::mem::zeroed() };
+    for (d, s) in r.ifr_name.iter_mut().zip(iface.bytes().take(libc::IFNAMSIZ - 1)) {
+        *d = s as libc::c_char;
+    }
+    // SAFETY: r is a properly sized struct ifreq for SIOCGIF* requests, which write inside it.
+    let rc = unsafe { libc::ioctl(fd, req as _, &mut r as *mut libc::ifreq) };
+    if rc < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(r)
+}
+
+/// The index of interface `iface`, or an error that says how to find the right name.
+pub(super) fn ifindex(iface: &str) -> Result<libc::c_uint> {
+    let name = CString::new(iface).map_err(|_| anyhow!("af_packet.iface: contains a NUL byte"))?;
+    // SAFETY: name is a valid NUL-terminated string.
+    let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
+    if ifindex == 0 {
+        bail!(
+            "af_packet: interface `{iface}` does not exist ({}); check `ip link` (and the network namespace) or fix af_packet.iface",
+            io::Error::last_os_error()
+        );
+    }
+    Ok(ifindex)
+}
+
+/// Interface `iface` exists and is up; returns its MTU. Needs no privileges (what `wasmdp validate`
+/// checks).
+pub(super) fn interface_ready(iface: &str) -> Result<usize> {
+    ifindex(iface)?;
+    // SAFETY: plain socket(2) call.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        bail!("af_packet: cannot open a socket to ask about `{iface}`: {}", io::Error::last_os_error());
+    }
+    let flags = ifreq(fd, iface, libc::SIOCGIFFLAGS);
+    let mtu = ifreq(fd, iface, libc::SIOCGIFMTU);
+    // SAFETY: fd is ours and closed once.
+    unsafe { libc::close(fd) };
+    let flags = flags.map_err(|e| anyhow!("af_packet: reading the flags of `{iface}` failed: {e}"))?;
+    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
+    if libc::c_int::from(unsafe { flags.ifr_ifru.ifru_flags }) & libc::IFF_UP == 0 {
+        bail!("af_packet: interface `{iface}` is down; bring it up with `ip link set {iface} up`");
+    }
+    let mtu = mtu.map_err(|e| anyhow!("af_packet: reading the MTU of `{iface}` failed: {e}"))?;
+    // SAFETY: SIOCGIFMTU filled the mtu member of the union.
+    Ok(unsafe { mtu.ifr_ifru.ifru_mtu } as usize)
+}
+
+/// A socket bound to `ifindex` with the options of `a` and its RX ring mapped.
+pub(super) fn open(a: &AfPacketCfg, ifindex: libc::c_uint) -> Result<Sock> {
+    let iface = &a.iface;
+    let proto = (libc::ETH_P_ALL as u16).to_be() as libc::c_int;
+    // SAFETY: plain socket(2) call.
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, proto) };
+    if fd < 0 {
+        let e = io::Error::last_os_error();
+        if matches!(e.raw_os_error(), Some(libc::EPERM) | Some(libc::EACCES)) {
+            bail!("af_packet: cannot open an AF_PACKET socket ({e}); run as root or give the binary CAP_NET_RAW (setcap cap_net_raw,cap_net_admin+ep)");
+        }
+        bail!("af_packet: socket(AF_PACKET) failed: {e}");
+    }
+    let mut sock = Sock { fd, ring: std::ptr::null_mut(), ring_len: 0 };
+    options(&sock, a)?;
+    map_rx_ring(&mut sock, a)?;
+    bind(&sock, ifindex, proto as u16, iface)?;
+    if a.promisc {
+        let m = libc::packet_mreq {
+            mr_ifindex: ifindex as libc::c_int,
+            mr_type: libc::PACKET_MR_PROMISC as u16,
+            mr_alen: 0,
+            mr_address: [0; 8],
+        };
+        setopt(fd, libc::SOL_PACKET, libc::PACKET_ADD_MEMBERSHIP, &m)
+            .map_err(|e| anyhow!("af_packet: promiscuous mode on `{iface}` refused: {e}; set promisc: false"))?;
+    }
+    Ok(sock)
+}
+
+fn options(sock: &Sock, a: &AfPacketCfg) -> Result<()> {
+    let (fd, iface) = (sock.fd, &a.iface);
+    let v = libc::tpacket_versions::TPACKET_V3 as libc::c_int;
+    setopt(fd, libc::SOL_PACKET, libc::PACKET_VERSION, &v).map_err(|e| {
+        anyhow!("af_packet: PACKET_VERSION TPACKET_V3 refused on `{iface}`: {e} (kernel >= 3.2 needed)")
+    })?;
+    let one: libc::c_int = 1;
+    if setopt(fd, libc::SOL_PACKET, libc::PACKET_IGNORE_OUTGOING, &one).is_err() {
+        tracing::warn!(iface = %iface, "af_packet: PACKET_IGNORE_OUTGOING unsupported (kernel < 4.20): TX is also seen on RX");
+    }
+    if a.qdisc_bypass {
+        setopt(fd, libc::SOL_PACKET, libc::PACKET_QDISC_BYPASS, &one).map_err(|e| {
+            anyhow!("af_packet: PACKET_QDISC_BYPASS refused on `{iface}`: {e}; set qdisc_bypass: false")
+        })?;
+    }
+    Ok(())
+}
+
+fn map_rx_ring(sock: &mut Sock, a: &AfPacketCfg) -> Result<()> {
+    let (fd, iface) = (sock.fd, &a.iface);
+    let block_size = a.block_size.get() as u32;
+    let block_nr = a.block_count.get() as u32;
+    let req = libc::tpacket_req3 {
+        tp_block_size: block_size,
+        tp_block_nr: block_nr,
+        tp_frame_size: FRAME_SIZE,
+        tp_frame_nr: (block_size / FRAME_SIZE) * block_nr,
+        tp_retire_blk_tov: RETIRE_TOV_MS,
+        tp_sizeof_priv: 0,
+        tp_feature_req_word: 0,
+    };
+    if let Err(e) = setopt(fd, libc::SOL_PACKET, libc::PACKET_RX_RING, &req) {
+        let why = if e.raw_os_error() == Some(libc::ENOMEM) {
+            format!("the kernel could not allocate {block_nr} blocks of {block_size} B; lower af_packet.block_count / block_size or free memory")
+        } else {
+            "check af_packet.block_size (power of two, multiple of the page size) and block_count".to_string()
+        };
+        bail!("af_packet: RX ring of `{iface}` refused: {e}; {why}");
+    }
+    let len = block_size as usize * block_nr as usize;
+    let map = |flags: libc::c_int| {
+        // SAFETY: mapping the ring just configured on fd; the kernel checks the length.
+        unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, flags, fd, 0) }
+    };
+    // MAP_LOCKED can fail on RLIMIT_MEMLOCK: then without it.
+    let mut p = map(libc::MAP_SHARED | libc::MAP_LOCKED | libc::MAP_POPULATE);
+    if p == libc::MAP_FAILED {
+        p = map(libc::MAP_SHARED);
+    }
+    if p == libc::MAP_FAILED {
+        bail!(
+            "af_packet: mapping the RX ring of `{iface}` ({len} B) failed: {}; lower af_packet.block_count / block_size, or raise the memory limits (ulimit -l, cgroup memory)",
+            io::Error::last_os_error()
+        );
+    }
+    sock.ring = p.cast();
+    sock.ring_len = len;
+    Ok(())
+}
+
+fn bind(sock: &Sock, ifindex: libc::c_uint, proto_be: u16, iface: &str) -> Result<()> {
+    // SAFETY: sockaddr_ll is plain data; all zero is a valid value.
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = proto_be;
+    sll.sll_ifindex = ifindex as libc::c_int;
+    // SAFETY: sll is a valid sockaddr_ll of the given size.
+    let r = unsafe {
+        libc::bind(
+            sock.fd,
+            (&sll as *const libc::sockaddr_ll).cast(),
+            std::mem::size_of::<libc::sockaddr_ll>() as libc::socklen_t,
+        )
+    };
+    if r < 0 {
+        bail!("af_packet: bind to `{iface}` failed: {}", io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Joins `fd` to fanout group `group` (PACKET_FANOUT_HASH: one flow stays on one queue).
+pub(super) fn join_fanout(fd: libc::c_int, group: u32) -> io::Result<()> {
+    let arg: u32 = group | (libc::PACKET_FANOUT_HASH << 16);
+    setopt(fd, libc::SOL_PACKET, libc::PACKET_FANOUT, &arg)
+}

@@ -1,0 +1,57 @@
+//! TX: one sendmmsg(MSG_DONTWAIT) per burst, straight from the packet buffers (no copy); what the
+//! kernel took is freed, the rest stays at the front of the burst for the stream's retry. (A
+//! TPACKET_V2 TX ring was measured slower on a veth pair: 0.56-0.61 Mpps against 0.65.)
+
+use super::socket::Sock;
+use crate::mbuf::{Burst, PoolCache};
+use crate::ports::TxQueue;
+use std::sync::Arc;
+
+/// One queue's TX.
+pub(super) struct AfTx {
+    sock: Arc<Sock>,
+    iov: Vec<libc::iovec>,
+    msgs: Vec<libc::mmsghdr>,
+}
+
+// SAFETY: iov/msgs only hold pointers during a tx_burst call; the queue is used by one thread at a time.
+unsafe impl Send for AfTx {}
+
+impl AfTx {
+    pub(super) fn new(sock: Arc<Sock>) -> AfTx {
+        let n = crate::mbuf::MAX_BURST;
+        AfTx { sock, iov: Vec::with_capacity(n), msgs: Vec::with_capacity(n) }
+    }
+}
+
+impl TxQueue for AfTx {
+    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst) -> usize {
+        let n = burst.len();
+        if n == 0 {
+            return 0;
+        }
+        self.iov.clear();
+        self.msgs.clear();
+        for p in burst.iter() {
+            self.iov.push(libc::iovec { iov_base: p.data_ptr().cast(), iov_len: p.len() });
+        }
+        for iov in self.iov.iter_mut() {
+            // SAFETY: mmsghdr is plain data; all zero is valid (no name, no control).
+            let mut m: libc::mmsghdr = unsafe { std::mem::zeroed() };
+            m.msg_hdr.msg_iov = iov as *mut libc::iovec;
+            m.msg_hdr.msg_iovlen = 1;
+            self.msgs.push(m);
+        }
+        // SAFETY: msgs/iov point to the live packet data of `burst` for the duration of the call.
+        let r = unsafe { libc::sendmmsg(self.sock.fd, self.msgs.as_mut_ptr(), n as libc::c_uint, libc::MSG_DONTWAIT) };
+        let sent = if r < 0 { 0 } else { r as usize };
+        if sent == n {
+            cache.free_burst(burst);
+        } else {
+            for p in burst.drain_front(sent) {
+                cache.free(p);
+            }
+        }
+        sent
+    }
+}
