@@ -38,10 +38,10 @@ pub struct RunArgs {
     /// The YAML config. Default: ./config.yaml, or the built-in default when that file is absent.
     pub config: Option<PathBuf>,
     /// Stop after this many seconds (fractions allowed).
-    #[arg(long, value_name = "SECS")]
+    #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
     pub duration: Option<f64>,
     /// Print port statistics every SECS seconds (0: never).
-    #[arg(long, value_name = "SECS", default_value_t = 1.0)]
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, value_parser = parse_seconds)]
     pub stats_period: f64,
     /// Write a JSON report of the run to PATH at stop.
     #[arg(long, value_name = "PATH")]
@@ -50,7 +50,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_parser = parse_core_list)]
     pub lcores: Option<CoreList>,
     /// Burst size for every stream, overriding `burst:` (1..=512).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = parse_burst)]
     pub burst: Option<usize>,
     /// Engine for every port, overriding `engine:` and each port's engine.
     #[arg(long, value_name = "NAME")]
@@ -80,6 +80,32 @@ impl RunArgs {
 /// A list of cores from the command line.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CoreList(pub Vec<usize>);
+
+/// Longest duration any option takes: a year.
+pub const MAX_SECONDS: f64 = 365.0 * 86400.0;
+
+/// A number of seconds: finite, at least 0, at most [`MAX_SECONDS`].
+pub fn parse_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !v.is_finite() || !(0.0..=MAX_SECONDS).contains(&v) {
+        return Err(format!("{s}: allowed 0 to {MAX_SECONDS} seconds"));
+    }
+    Ok(v)
+}
+
+/// A burst size, 1..=512.
+pub fn parse_burst(s: &str) -> Result<usize, String> {
+    in_range(s, 1, crate::mbuf::MAX_BURST)
+}
+
+/// A whole number in `min..=max`.
+pub fn in_range(s: &str, min: usize, max: usize) -> Result<usize, String> {
+    let v: u64 = s.trim().parse().map_err(|_| format!("`{s}` is not a whole number"))?;
+    if v < min as u64 || v > max as u64 {
+        return Err(format!("{s}: allowed {min}..={max}"));
+    }
+    Ok(v as usize)
+}
 
 /// Parses `1`, `0,1`, `0-3`, `0-1,4`: core numbers up to [`crate::config::MAX_LCORE`], each once.
 pub fn parse_core_list(s: &str) -> Result<CoreList, String> {
@@ -124,6 +150,17 @@ mod tests {
         assert!(parse_core_list("3-1").is_err());
         assert!(parse_core_list("0-100000000000").unwrap_err().contains("core 100000000000 is out of range"));
         assert!(parse_core_list("0-4000000000").unwrap_err().contains("out of range"));
+    }
+
+    #[test]
+    fn numbers_are_range_checked() {
+        assert_eq!(parse_seconds("0.5"), Ok(0.5));
+        for bad in ["-1", "nan", "inf", "1e300", "x"] {
+            assert!(parse_seconds(bad).is_err(), "{bad}");
+        }
+        assert!(parse_burst("0").unwrap_err().contains("1..=512"));
+        assert!(parse_burst("513").is_err());
+        assert_eq!(parse_burst("512"), Ok(512));
     }
 
     #[test]

@@ -71,6 +71,27 @@ fn huge_core_lists_are_refused_with_a_message() {
     }
 }
 
+#[test]
+fn every_number_on_the_command_line_is_range_checked() {
+    let cases: &[&[&str]] = &[
+        &["bench", "--seconds=-1"],
+        &["bench", "--seconds", "nan"],
+        &["bench", "--reps", "0"],
+        &["bench", "--sizes", "10"],
+        &["bench", "--bursts", "600"],
+        &["bench", "memcpy", "--iters", "0"],
+        &["run", "--duration", "inf"],
+        &["run", "--stats-period", "-3"],
+        &["run", "--burst", "0"],
+    ];
+    for args in cases {
+        let out = wasmdp(args);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains("allowed") || err.contains("unexpected argument"), "{args:?}: {err}");
+    }
+}
+
 /// Writes `yaml` to a config file and returns what `validate` and `run` say of it.
 fn validate_and_run(name: &str, yaml: &str) -> (std::process::Output, std::process::Output) {
     let dir = std::env::temp_dir().join(format!("wasmdp-agree-{}-{name}", std::process::id()));
@@ -115,4 +136,29 @@ fn validate_refuses_what_run_refuses_with_the_same_reason() {
     // The build hint only where it helps: a missing file under a target folder.
     let (v, _) = validate_and_run("dir-hint", "ports:\n  - name: a\n    driver: null\n    policy: {plugin: /tmp}\n");
     assert!(!String::from_utf8_lossy(&v.stderr).contains("build-plugins"));
+}
+
+#[test]
+fn sighup_reloads_the_configuration() {
+    let dir = std::env::temp_dir().join(format!("wasmdp-sighup-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("cfg.yaml");
+    std::fs::write(&cfg, "ports:\n  - {name: a, driver: null}\n  - {name: b, driver: null}\n").unwrap();
+    let json = dir.join("stats.json");
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_wasmdp"))
+        .args(["run", cfg.to_str().unwrap(), "--stats-period", "0", "--stats-json", json.to_str().unwrap()])
+        .env("RUST_LOG", "warn")
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(800));
+    // SAFETY: signalling our own child process by its id.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGHUP) };
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    // SAFETY: as above.
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    assert!(child.wait().unwrap().success());
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(j["reloads"]["applied"], 1, "the SIGHUP reloaded the (unchanged) file: {}", j["reloads"]);
+    std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -166,3 +166,47 @@ fn equal_file_counts_as_applied_without_a_switch_and_a_rebuilt_plugin_is_reloade
     assert_eq!(report.leaked, 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_reload_into_a_failing_plugin_follows_its_failure_policy_with_backoff() {
+    let dir = std::env::temp_dir().join(format!("wasmdp-hot-swap-fail-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.yaml");
+    let trap = common::write_wat(
+        "trap-every-burst",
+        r#"(module (memory (export "memory") 1)
+             (func (export "wasmdp_abi_version") (result i32) (i32.const 65536))
+             (func (export "wasmdp_init") (param i32 i32) (result i32) (i32.const 0))
+             (func (export "wasmdp_on_burst") (param i32 i32) (result i32) unreachable))"#,
+    );
+    let good = format!("{{plugin: {}, params: {{engine: io}}}}", plugin_path("static_policy").display());
+    let failing = |policy: &str| {
+        format!("{{plugin: {}, on_failure: {policy}, max_failures: 100, failure_window_s: 60}}", trap.display())
+    };
+    save(&path, &config(&good, "io", ""));
+    let cfg = wasmdp::config::load(&path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let opts = RunOptions { watch: Some(path.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = running.reloads.clone();
+    let a = || running.view.plugins_per_port()[0].clone().unwrap_or_default();
+    // Under `reload`: a new instance at once after the first trap, then after 10, 20, 40, ... ms.
+    save(&path, &config(&failing("reload"), "io", ""));
+    wait_for("the failing plugin", || r.generation.load(Relaxed) == 1);
+    let traps0 = a().traps;
+    std::thread::sleep(Duration::from_millis(1300));
+    let traps = a().traps - traps0;
+    // 0 + 10 + 20 + 40 + 80 + 160 + 320 + 640 ms = 1.27 s: 8 traps, give or take the machine.
+    assert!((5..=11).contains(&traps), "{traps} traps in 1.3 s under reload with backoff");
+    let b = |v: &StatsView| v.per_port(&v.snapshot())[1];
+    assert_eq!(b(&running.view).drops.plugin, 0, "fail over to the native engine, not to drops");
+    // Under `fail_closed`: the stream drops its bursts, counted as `plugin`.
+    save(&path, &config(&failing("fail_closed"), "io", ""));
+    wait_for("fail_closed", || r.generation.load(Relaxed) == 2);
+    let before = b(&running.view).drops.plugin;
+    std::thread::sleep(Duration::from_millis(200));
+    assert!(b(&running.view).drops.plugin > before + 1000, "bursts dropped as `plugin`");
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -345,3 +345,57 @@ fn macsec_requested_by_a_plugin_is_dropped_where_the_port_cannot_do_it() {
     assert_eq!(j["ports"][1]["dropped_by_reason"]["offload"], 0);
     assert!(j["ports"][1]["tx_packets"].as_u64().unwrap() > 1000);
 }
+
+#[test]
+fn every_error_code_of_the_abi_comes_from_the_real_host() {
+    // Init refuses with the number of the first check that fails; a check in on_burst that fails
+    // traps. Both checked below: the run starts, and no call traps.
+    let check = |call: &str, code: i32, fail: &str| format!("(if (i32.ne {call} (i32.const {code})) (then {fail}))");
+    let init: String = [
+        check("(call $len (i32.const 0))", -9, "(return (i32.const 1))"), // NO_BURST in init
+        check("(call $param (i32.const 200) (i32.const 4) (i32.const 300) (i32.const 16))", -7, "(return (i32.const 2))"), // NOT_FOUND
+        check("(call $param (i32.const 210) (i32.const 1) (i32.const 300) (i32.const 2))", -8, "(return (i32.const 3))"), // TOO_SMALL
+        check("(call $param (i32.const 70000) (i32.const 4) (i32.const 0) (i32.const 4))", -3, "(return (i32.const 4))"), // BAD_MEMORY
+        check("(call $reg (i32.const 220) (i32.const 0))", -2, "(return (i32.const 5))"), // BAD_RANGE: empty name
+        "(local.set $i (i32.const 1)) (block $d (loop $l (br_if $d (i32.gt_u (local.get $i) (i32.const 16)))
+           (drop (call $reg (i32.const 220) (local.get $i))) (local.set $i (i32.add (local.get $i) (i32.const 1))) (br $l)))"
+            .to_string(),
+        check("(call $reg (i32.const 220) (i32.const 17))", -8, "(return (i32.const 6))"), // TOO_SMALL: 17th counter
+    ]
+    .concat();
+    let burst: String = [
+        check("(call $reg (i32.const 220) (i32.const 1))", -9, "unreachable"), // NO_BURST: register outside init
+        check("(call $len (i32.const -5))", -1, "unreachable"),                 // BAD_INDEX
+        check("(call $send (i32.const 0) (i32.const 99))", -5, "unreachable"),  // BAD_PORT
+        check("(call $sticky (i32.const 9) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 1))", -4, "unreachable"), // BAD_ENGINE
+        check("(call $off (i32.const 1) (i64.const 1) (i32.const 0) (i32.const 0))", -6, "unreachable"), // BAD_FLAGS
+        check("(call $off (i32.const 1) (i64.const 0) (i32.const 70000) (i32.const 0))", -2, "unreachable"), // BAD_RANGE: TCI
+        check("(call $sticky (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0))", -2, "unreachable"), // BAD_RANGE: bursts
+        check("(call $add (i32.const 99) (i64.const 1))", -7, "unreachable"),   // NOT_FOUND: counter
+        check("(call $add (i32.const 0) (i64.const -1))", -2, "unreachable"),   // BAD_RANGE: negative
+        check("(call $drop (i32.const 0))", 0, "unreachable"),
+        check("(call $drop (i32.const 0))", -10, "unreachable"), // GONE
+        check("(call $len (i32.const 0))", -10, "unreachable"),  // GONE
+        check("(call $read (i32.const 0) (i32.const 0) (i32.const 0) (i32.const 4))", -10, "unreachable"), // GONE
+    ]
+    .concat();
+    let text = format!(
+        r#"(module
+             (import "wasmdp" "counter_register" (func $reg (param i32 i32) (result i32)))
+             (import "wasmdp" "counter_add" (func $add (param i32 i64) (result i32)))
+             (import "wasmdp" "param_get" (func $param (param i32 i32 i32 i32) (result i32)))
+             {HEAD}
+             (data (i32.const 200) "nope")
+             (data (i32.const 210) "k")
+             (data (i32.const 220) "aaaaaaaaaaaaaaaaa")
+             (func (export "wasmdp_abi_version") (result i32) (i32.const 65536))
+             (func (export "wasmdp_init") (param i32 i32) (result i32) (local $i i32) {init} (i32.const 0))
+             (func (export "wasmdp_on_burst") (param i32 i32) (result i32) {burst} (i32.const 0)))"#
+    );
+    let p = write_plugin("error-codes", &text);
+    let j = run(&yaml(&p, "params: {k: value}"), 0.1);
+    let a = port_a(&j);
+    assert!(a["plugin_calls"].as_u64().unwrap() > 0, "{a}");
+    assert_eq!(a["plugin_traps"], 0, "a host call did not return its documented code: {a}");
+    assert_eq!(a["plugin_counters"].as_object().unwrap().len(), 16, "{a}");
+}

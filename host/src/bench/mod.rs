@@ -47,11 +47,11 @@ pub enum BenchWhat {
 /// The forwarding matrix's options.
 #[derive(Debug, Args, Clone)]
 pub struct MatrixArgs {
-    /// Seconds per repetition of a cell.
-    #[arg(long, default_value_t = 0.25)]
+    /// Seconds per repetition of a cell (0.01..=3600).
+    #[arg(long, default_value_t = 0.25, value_parser = bench_seconds)]
     pub seconds: f64,
-    /// Repetitions per cell (median, min and max are reported), after one warm-up run.
-    #[arg(long, default_value_t = 3)]
+    /// Repetitions per cell (median, min and max are reported), after one warm-up run (1..=1000).
+    #[arg(long, default_value_t = 3, value_parser = |s: &str| crate::cli::in_range(s, 1, 1000))]
     pub reps: usize,
     /// Engines to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "io,mac,macswap,5tswap,copy")]
@@ -62,14 +62,15 @@ pub struct MatrixArgs {
     /// Kernel variants, comma-separated (default: every variant this CPU supports).
     #[arg(long, value_delimiter = ',')]
     pub simd: Vec<String>,
-    /// Frame sizes in bytes, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "64,128,256,512,1024,1518")]
+    /// Frame sizes in bytes, comma-separated (each 60..=9000).
+    #[arg(long, value_delimiter = ',', default_value = "64,128,256,512,1024,1518",
+        value_parser = |s: &str| crate::cli::in_range(s, 60, 9000))]
     pub sizes: Vec<usize>,
-    /// Burst sizes, comma-separated.
-    #[arg(long, value_delimiter = ',', default_value = "8,32,64,128")]
+    /// Burst sizes, comma-separated (each 1..=512).
+    #[arg(long, value_delimiter = ',', default_value = "8,32,64,128", value_parser = crate::cli::parse_burst)]
     pub bursts: Vec<usize>,
     /// Core for the worker (default: the last core).
-    #[arg(long)]
+    #[arg(long, value_parser = |s: &str| crate::cli::in_range(s, 0, crate::config::MAX_LCORE))]
     pub lcore: Option<usize>,
     /// Where the example plugins are (built by scripts/build-plugins.sh).
     #[arg(long, default_value = "plugins/target/wasm32-unknown-unknown/release")]
@@ -87,6 +88,15 @@ pub struct MatrixArgs {
     /// Draw the main comparison as an SVG chart to PATH.
     #[arg(long, value_name = "PATH")]
     pub svg: Option<PathBuf>,
+}
+
+/// Seconds of a bench repetition: 0.01..=3600.
+fn bench_seconds(s: &str) -> Result<f64, String> {
+    let v: f64 = s.trim().parse().map_err(|_| format!("`{s}` is not a number of seconds"))?;
+    if !(0.01..=3600.0).contains(&v) {
+        return Err(format!("{s}: allowed 0.01 to 3600 seconds"));
+    }
+    Ok(v)
 }
 
 /// Runs what `args` asks for.

@@ -29,6 +29,9 @@ pub fn validate(cfg: &Config) -> Result<(), String> {
     super::sizes::check(cfg, &pairs, lcores.len())
 }
 
+/// Most parameters a policy may have.
+pub const MAX_PARAMS: usize = 256;
+
 /// Largest core number accepted (the kernel's CPU_SETSIZE - 1).
 pub const MAX_LCORE: usize = 1023;
 
@@ -94,6 +97,15 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
             ))
         }
         _ => {}
+    }
+    if let Some(pol) = &p.policy {
+        if pol.params.len() > MAX_PARAMS {
+            return Err(format!("{at}.policy.params: {} parameters; the limit is {MAX_PARAMS}", pol.params.len()));
+        }
+        let max_key = crate::plugin::MAX_PARAM_KEY;
+        if let Some(k) = pol.params.keys().find(|k| k.len() > max_key) {
+            return Err(format!("{at}.policy.params: a key of {} bytes; the limit is {max_key}", k.len()));
+        }
     }
     if p.tx_offloads.0 & flags::TX_MACSEC != 0 && !driver.macsec {
         return Err(format!(

@@ -53,7 +53,7 @@ pub enum FailurePolicy {
     /// Run the port's native engine on the burst.
     #[default]
     FailOpen,
-    /// Drop the burst (counted as engine drops).
+    /// Drop the burst (counted as `plugin` drops).
     FailClosed,
     /// Re-instantiate the plugin, with exponential backoff; the native engine runs meanwhile.
     Reload,
@@ -96,19 +96,46 @@ impl Default for LimitsCfg {
     }
 }
 
-/// A parameter value: any YAML scalar, kept as text.
+/// A parameter value: any YAML scalar, kept as the text written in the file (`1.10` stays
+/// `"1.10"`, `0x10` stays `"0x10"`; a quoted string is its content).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ParamValue(pub String);
 
+/// Longest parameter value, bytes.
+pub const MAX_PARAM_VALUE: usize = 4096;
+
 impl<'de> Deserialize<'de> for ParamValue {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        match serde_yaml::Value::deserialize(d)? {
-            serde_yaml::Value::String(s) => Ok(ParamValue(s)),
-            serde_yaml::Value::Number(n) => Ok(ParamValue(n.to_string())),
-            serde_yaml::Value::Bool(b) => Ok(ParamValue(b.to_string())),
-            other => Err(de::Error::custom(format!(
-                "invalid parameter value {other:?}: allowed a string, number or boolean (lists: write them as one comma-separated string)"
-            ))),
+        struct Text;
+        impl de::Visitor<'_> for Text {
+            type Value = String;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a string, number or boolean (lists: write them as one comma-separated string)")
+            }
+            fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
+                if s.len() > MAX_PARAM_VALUE {
+                    return Err(E::custom(format!("parameter value of {} bytes; the limit is {MAX_PARAM_VALUE}", s.len())));
+                }
+                Ok(s.to_string())
+            }
         }
+        // Asking for a string gets a scalar's text as written, whatever it looks like.
+        d.deserialize_str(Text).map(ParamValue)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn params_arrive_as_the_text_written() {
+        let m: BTreeMap<String, ParamValue> =
+            serde_yaml::from_str("{a: 1.10, b: 0x10, c: 1e3, d: 12345678901234567890123, e: true, f: 'x y', g: \"\"}")
+                .unwrap();
+        let got: Vec<&str> = m.values().map(|v| v.0.as_str()).collect();
+        assert_eq!(got, ["1.10", "0x10", "1e3", "12345678901234567890123", "true", "x y", ""]);
+        assert!(serde_yaml::from_str::<ParamValue>("[1, 2]").is_err());
+        assert!(serde_yaml::from_str::<ParamValue>(&"x".repeat(5000)).unwrap_err().to_string().contains("limit is 4096"));
     }
 }

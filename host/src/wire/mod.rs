@@ -148,6 +148,20 @@ mod tests {
             })
     }
 
+    /// Whether `g` differs from `f` only in the IPv4 header checksum and the TCP/UDP checksum that
+    /// `h` places.
+    fn only_checksums_changed(f: &[u8], g: &[u8], h: &Headers) -> bool {
+        let l3 = usize::from(h.l2_len);
+        let l4 = l3 + usize::from(h.l3_len);
+        let ip = l3 + 10..l3 + 12;
+        let l4c = match h.l4_proto {
+            6 => l4 + 16..l4 + 18,
+            17 => l4 + 6..l4 + 8,
+            _ => 0..0,
+        };
+        f.iter().zip(g).enumerate().all(|(i, (a, b))| a == b || ip.contains(&i) || l4c.contains(&i))
+    }
+
     fn any_headers() -> impl Strategy<Value = Headers> {
         let l3 = prop::sample::select(vec![L3::Other, L3::Ipv4, L3::Ipv6]);
         (0u16..300, 0u8..3, l3, 0u16..300, prop::sample::select(vec![6u8, 17, 0]), 0u8..80, any::<bool>()).prop_map(
@@ -179,7 +193,6 @@ mod tests {
 
             let mut g = f.clone();
             swap_five_tuple(&mut g);
-            prop_assert_eq!(g.len(), f.len());
             prop_assert_eq!(parse(&g), h);
             swap_five_tuple(&mut g);
             prop_assert_eq!(&g, &f);
@@ -187,11 +200,11 @@ mod tests {
             let ip_ok = fill_ipv4_cksum(&mut g, &h);
             prop_assert_eq!(ip_ok, h.l3 == L3::Ipv4);
             let l4_ok = fill_l4_cksum(&mut g, &h);
-            prop_assert_eq!(g.len(), f.len());
             if !ip_ok && !l4_ok {
                 prop_assert_eq!(&g, &f);
             }
             prop_assert_eq!(parse(&g), h);
+            prop_assert!(only_checksums_changed(&f, &g, &h));
         }
 
         /// The fills never panic with headers that do not match the frame.
@@ -200,17 +213,25 @@ mod tests {
             let mut g = f.clone();
             let ip_ok = fill_ipv4_cksum(&mut g, &h);
             let l4_ok = fill_l4_cksum(&mut g, &h);
-            prop_assert_eq!(g.len(), f.len());
             if !ip_ok && !l4_ok {
-                prop_assert_eq!(g, f);
+                prop_assert_eq!(&g, &f);
             }
+            prop_assert!(only_checksums_changed(&f, &g, &h));
         }
 
+        /// The MACs move 4 bytes to the front, the tag follows them, the rest is untouched.
         #[test]
-        fn insert_tag_keeps_length(mut f in prop::collection::vec(any::<u8>(), 0..200), tci: u16) {
-            let n = f.len();
-            insert_tag(&mut f, ethertype::VLAN, tci);
-            prop_assert_eq!(f.len(), n);
+        fn insert_tag_moves_the_macs_and_writes_the_tag(f in prop::collection::vec(any::<u8>(), 0..200), tci: u16) {
+            let mut g = f.clone();
+            insert_tag(&mut g, ethertype::VLAN, tci);
+            if f.len() < 16 {
+                prop_assert_eq!(&g, &f);
+            } else {
+                prop_assert_eq!(&g[..12], &f[4..16]);
+                prop_assert_eq!(&g[12..14], &ethertype::VLAN.to_be_bytes()[..]);
+                prop_assert_eq!(&g[14..16], &tci.to_be_bytes()[..]);
+                prop_assert_eq!(&g[16..], &f[16..]);
+            }
         }
     }
 }

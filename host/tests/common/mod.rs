@@ -239,3 +239,22 @@ pub fn wasmdp(args: &[&str]) -> (i32, String, String) {
     let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
     (out.status.code().unwrap_or(-1), text(&out.stdout), text(&out.stderr))
 }
+
+/// A test that cannot run here says why and returns. Under CI (the `CI` environment variable set,
+/// as `.ci/run` does) that is a failure, unless the skip is `Optional` (the README says which and
+/// why): a missing privilege or tool must not pass silently.
+pub fn skip(test: &str, why: &str, kind: Skip) {
+    if kind == Skip::Required && std::env::var_os("CI").is_some() {
+        panic!("{test} cannot run, and CI requires it: {why}");
+    }
+    eprintln!("SKIPPED {test}: {why}");
+}
+
+/// Whether a skipped test may be skipped in CI.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Skip {
+    /// Needs something CI provides (root, a tool the setup installs): skipping there fails.
+    Required,
+    /// Needs something beside the repository that may be absent (the shared tcpdump captures).
+    Optional,
+}
