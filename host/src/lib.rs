@@ -5,6 +5,22 @@
 //! are native kernels ([`simd`]), apply TX offloads in software ([`offload`]) and transmit. Packets
 //! live in buffers from a pool ([`mbuf`]); headers are read through [`wire`]. [`config`] parses the
 //! YAML, [`stats`] counts and displays, [`dataplane`] puts it all together.
+//!
+//! # Public surface
+//!
+//! To run a dataplane from a program: [`config::load`] / [`config::parse`] (errors:
+//! [`config::ConfigError`]), [`dataplane::preflight`], [`dataplane::build`] and [`dataplane::run`] (or
+//! [`dataplane::start`] and [`dataplane::Running::finish`]), which return the JSON report; plugins
+//! alone: [`plugin::Runtime`] and [`plugin::Plugin::load`] (errors: [`plugin::LoadError`],
+//! [`plugin::InstanceError`]). `anyhow` is used where a caller can only report (building and
+//! running the dataplane), typed errors where a caller may act on which failure it was.
+//!
+//! The building blocks ([`mbuf`], [`ports`], [`engines`], [`lcore`], [`wire`], [`simd`],
+//! [`offload`]) are public too: the benchmarks, the integration tests and the fuzz targets assemble
+//! streams from them by hand. Everything public is documented and safe to use from safe code: a
+//! kernel variant runs only with a [`simd::Simd`] that proves the CPU supports it, a packet's buffer
+//! is reached only through [`mbuf::Pkt`], whose accessors keep its invariant. `fuzzing` and
+//! `Runner::poke` exist for the fuzz targets only.
 
 pub mod bench;
 pub mod cli;

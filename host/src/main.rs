@@ -15,6 +15,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Run(args) => run(args),
         Command::Validate { config } => config::load(&config)
+            .map_err(anyhow::Error::from)
             .and_then(|cfg| dataplane::preflight(&cfg, &dataplane::Overrides::default()))
             .map(|()| println!("{}: valid", config.display())),
         Command::Bench(args) => wasmdp::bench::main(&args),

@@ -145,3 +145,12 @@ fn files_that_are_not_configs_are_refused_without_reading_them() {
     std::fs::remove_file(&big).unwrap();
     assert_has(&e, &["2097152 bytes", "limit is 1048576"]);
 }
+
+#[test]
+fn callers_can_tell_a_missing_file_from_a_wrong_one() {
+    use wasmdp::config::ConfigError;
+    let missing = config::load(std::path::Path::new("/nonexistent/cfg.yaml")).unwrap_err();
+    assert!(matches!(&missing, ConfigError::Read { source, .. } if source.is_not_found()), "{missing:?}");
+    assert!(matches!(config::parse("burts: 1\nports: []\n", "x"), Err(ConfigError::Syntax { .. })));
+    assert!(matches!(config::parse("ports: []\n", "x"), Err(ConfigError::Invalid { .. })));
+}

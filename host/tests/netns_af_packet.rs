@@ -390,13 +390,152 @@ fn netns_fanout_spreads_flows_over_the_queues() {
     }
     let j = w.stop();
     check_accounting(&j);
-    let per_queue: Vec<u64> = j["streams"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|s| s["rx_port"] == "a")
-        .map(|s| u(s, "rx_packets"))
-        .collect();
+    let per_queue: Vec<u64> =
+        j["streams"].as_array().unwrap().iter().filter(|s| s["rx_port"] == "a").map(|s| u(s, "rx_packets")).collect();
     assert_eq!(per_queue.len(), 2);
     assert!(per_queue.iter().all(|&n| n > 0), "both queues of port a received: {per_queue:?}");
+}
+
+/// Runs `code` with python3 in namespace `ns`; returns its output.
+fn python(ns: &str, code: &str, args: &[&str]) -> std::process::Output {
+    let mut a = vec!["ip", "netns", "exec", ns, "python3", "-c", code];
+    a.extend_from_slice(args);
+    sh(&a)
+}
+
+/// The TCP retransmissions counted in namespace `ns` so far.
+fn retransmits(ns: &str) -> u64 {
+    let o = sh(&["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut tcp = text.lines().filter(|l| l.starts_with("Tcp:"));
+    let (names, values) = (tcp.next().unwrap_or(""), tcp.next().unwrap_or(""));
+    let i = names.split_whitespace().position(|n| n == "RetransSegs").unwrap_or(0);
+    values.split_whitespace().nth(i).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+#[test]
+fn netns_tcp_through_wasmdp_with_default_offloads() {
+    // The veths keep their default offloads (TSO, GSO, checksum offload): the sender's kernel hands
+    // over super-frames and partial checksums, which wasmdp segments and completes.
+    let mut net = Net::new(6);
+    let Some((a, b)) = setup("netns_tcp", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
+    let yaml = format!(
+        "engine: io\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}}}\n  - {{name: b, driver: af_packet, af_packet: {{iface: {}}}}}\n",
+        a.2, b.2
+    );
+    let w = Wasmdp::start("netns_tcp", &yaml);
+    let mb = 64usize;
+    let server = "import socket,sys,hashlib\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind((sys.argv[1],5201));s.listen(1)\nc,_=s.accept();h=hashlib.sha256();n=0\nwhile True:\n    d=c.recv(1<<20)\n    if not d: break\n    h.update(d);n+=len(d)\nprint(n,h.hexdigest())\n";
+    let client = "import socket,sys,time,hashlib\nn=int(sys.argv[2])<<20\nblock=bytes(range(256))*4096\nc=socket.create_connection((sys.argv[1],5201),timeout=20)\nt=time.time();sent=0;h=hashlib.sha256()\nwhile sent<n:\n    c.sendall(block);h.update(block);sent+=len(block)\nc.shutdown(socket.SHUT_WR);c.recv(1);print(sent,h.hexdigest(),time.time()-t)\n";
+    let ip_b = net.ip(2);
+    let srv = {
+        let (ns, code, addr) = (b.0.clone(), server.to_string(), ip_b.clone());
+        std::thread::spawn(move || python(&ns, &code, &[&addr]))
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let before = retransmits(&a.0);
+    let mbs = mb.to_string();
+    let c = python(&a.0, client, &[&ip_b, &mbs]);
+    let s = srv.join().unwrap();
+    let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok("the TCP client", &c, &err);
+    assert_ok("the TCP server", &s, &err);
+    let retrans = retransmits(&a.0) - before;
+    let j = w.stop();
+    check_accounting(&j);
+    let (cs, ss) = (String::from_utf8_lossy(&c.stdout), String::from_utf8_lossy(&s.stdout));
+    let cw: Vec<&str> = cs.split_whitespace().collect();
+    let sw: Vec<&str> = ss.split_whitespace().collect();
+    assert_eq!(sw[0], cw[0], "bytes received == bytes sent");
+    assert_eq!(sw[1], cw[1], "the same bytes (SHA-256)");
+    let secs: f64 = cw[2].parse().unwrap();
+    eprintln!(
+        "TCP through wasmdp, default offloads: {mb} MiB in {secs:.2} s = {:.0} Mbit/s, {retrans} retransmitted segments; ports {}",
+        mb as f64 * 8.388608 / secs,
+        j["ports"]
+    );
+    assert_eq!(u(port(&j, "a"), "rx_oversize"), 0, "every super-frame was segmented: {j}");
+}
+
+#[test]
+fn netns_frames_lost_in_a_full_ring_are_counted_as_missed() {
+    let mut net = Net::new(7);
+    let Some(a) = setup("netns_missed", || net.side('a', 1)) else { return };
+    let _ = sh(&["ip", "netns", "exec", &a.0, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"]);
+    // A ring of 2 blocks of 4 KiB: a few dozen frames.
+    let yaml = format!(
+        "engine: rxonly\ntopology: loop\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}, block_size: 4096, block_count: 2}}}}\n",
+        a.2
+    );
+    let w = Wasmdp::start("netns_missed", &yaml);
+    let pid = w.child.as_ref().unwrap().id() as libc::pid_t;
+    // SAFETY: signalling our own child process by its id.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let n = 2000;
+    let frame = udp_frame(&net, &[], &[0x5a; 100]);
+    let code = "import socket,sys\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind((sys.argv[1],0))\nf=bytes.fromhex(sys.argv[2])\nfor _ in range(int(sys.argv[3])): s.send(f)\n";
+    let hex: String = frame.iter().map(|b| format!("{b:02x}")).collect();
+    let o = python(&a.0, code, &[&a.1, &hex, &n.to_string()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    std::thread::sleep(Duration::from_millis(500));
+    let j = w.stop();
+    check_accounting(&j);
+    let p = port(&j, "a");
+    let (rx, missed, inflight) = (u(p, "rx_packets"), u(p, "rx_missed"), u(&j["totals"], "in_flight"));
+    eprintln!("sent {n}: received {rx}, missed {missed}, in flight {inflight}, ring full {}", u(p, "rx_ring_full"));
+    assert!(missed > 0, "the ring overflowed while wasmdp was stopped: {p}");
+    assert_eq!(rx + missed + inflight, n, "every frame the kernel had is received or counted: {p}");
+}
+
+#[test]
+fn netns_frames_too_big_for_a_buffer_are_counted() {
+    let mut net = Net::new(8);
+    let Some(a) = setup("netns_oversize", || net.side('a', 1)) else { return };
+    let yaml = format!(
+        "engine: rxonly\ntopology: loop\npool: {{data_room: 1024}}\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}}}\n",
+        a.2
+    );
+    let w = Wasmdp::start("netns_oversize", &yaml);
+    send_raw(&a.0, &a.1, &[udp_frame(&net, &[], &[1; 1300]), udp_frame(&net, &[], &[2; 100])]);
+    std::thread::sleep(Duration::from_millis(300));
+    let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    let j = w.stop();
+    let p = port(&j, "a");
+    assert_eq!(u(p, "rx_oversize"), 1, "{p}");
+    assert!(u(p, "rx_packets") >= 1, "{p}");
+    assert!(err.contains("could not be received"), "logged: {err}");
+}
+
+#[test]
+fn netns_a_dad_probe_for_an_icmpecho_address_fails_the_probers_dad() {
+    let mut net = Net::new(9);
+    let Some(a) = setup("netns_dad", || net.side('a', 1)) else { return };
+    let yaml = format!(
+        "engine: icmpecho\ntopology: loop\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}, icmpecho: {{ipv6: [fd00:77::1]}}}}\n",
+        a.2
+    );
+    let w = Wasmdp::start("netns_dad", &yaml);
+    // Standard DAD (enhanced_dad off): a solicitation without options, from the unspecified address.
+    let conf = |k: &str, v: &str| {
+        sh(&["ip", "netns", "exec", &a.0, "sysctl", "-q", "-w", &format!("net.ipv6.conf.{}.{k}={v}", a.1)])
+    };
+    conf("disable_ipv6", "0");
+    conf("accept_dad", "1");
+    conf("enhanced_dad", "0");
+    run_ok(&["ip", "-n", &a.0, "addr", "add", "fd00:77::1/64", "dev", &a.1]).unwrap();
+    let mut state = String::new();
+    for _ in 0..40 {
+        std::thread::sleep(Duration::from_millis(100));
+        state =
+            String::from_utf8_lossy(&sh(&["ip", "-n", &a.0, "-6", "addr", "show", "dev", &a.1]).stdout).into_owned();
+        if state.contains("dadfailed") {
+            break;
+        }
+    }
+    let j = w.stop();
+    check_accounting(&j);
+    assert!(state.contains("dadfailed"), "the prober's address should have failed DAD: {state}\n{j}");
 }

@@ -4,8 +4,7 @@
 
 mod common;
 
-use pcap_file::pcap::{PcapHeader, PcapPacket, PcapReader, PcapWriter};
-use pcap_file::{DataLink, TsResolution};
+use common::pcap::{self, Rec};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -22,26 +21,23 @@ fn dir(name: &str) -> PathBuf {
 
 /// Writes `frames` as a microsecond pcap, 1 ms apart; `(data, orig_len)`.
 fn write_capture(path: &Path, frames: &[(Vec<u8>, u32)]) {
-    let f = std::fs::File::create(path).unwrap();
-    let h = PcapHeader { datalink: DataLink::ETHERNET, ts_resolution: TsResolution::MicroSecond, ..Default::default() };
-    let mut w = PcapWriter::with_header(f, h).unwrap();
-    for (i, (d, orig)) in frames.iter().enumerate() {
-        let ts = Duration::from_millis(1_700_000_000_000 + i as u64);
-        w.write_packet(&PcapPacket::new(ts, *orig, d)).unwrap();
-    }
+    let recs: Vec<Rec> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, (d, orig))| Rec {
+            ts: Duration::from_millis(1_700_000_000_000 + i as u64),
+            data: d.clone(),
+            orig_len: *orig,
+        })
+        .collect();
+    pcap::write_us(path, pcap::ETHERNET, &recs);
 }
 
 /// Every record of a pcap file: (data, orig_len), and whether the header says nanoseconds.
 fn read_capture(path: &Path) -> (Vec<(Vec<u8>, u32)>, bool) {
-    let mut r = PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
-    let nano = r.header().ts_resolution == TsResolution::NanoSecond;
-    assert_eq!(r.header().datalink, DataLink::ETHERNET);
-    let mut out = Vec::new();
-    while let Some(p) = r.next_packet() {
-        let p = p.unwrap();
-        out.push((p.data.to_vec(), p.orig_len));
-    }
-    (out, nano)
+    let p = pcap::read(path);
+    assert_eq!(p.link, pcap::ETHERNET);
+    (p.recs.into_iter().map(|r| (r.data, r.orig_len)).collect(), p.nano)
 }
 
 /// Deterministic frames of varied sizes (60..=1514), one snaplen-truncated.
@@ -97,6 +93,8 @@ fn io_round_trip_is_byte_for_byte() {
     assert_eq!(j["totals"]["tx_packets"], 300, "{j}");
     let (got, nano) = read_capture(&out);
     assert!(nano, "TX files have nanosecond timestamps");
+    let p = pcap::read(&out);
+    assert_eq!((p.big, p.snaplen), (false, 65535), "TX files are little-endian, snap length 65535");
     assert_eq!(got.len(), 300);
     for (i, ((g, glen), (w, _))) in got.iter().zip(&f).enumerate() {
         assert_eq!(g, w, "record {i}");
@@ -154,7 +152,8 @@ fn repeat_and_queues_split_the_capture() {
 fn pacing_by_rate_and_by_capture_timing_spreads_the_replay() {
     let d = dir("pacing");
     let (input, out) = (d.join("in.pcap"), d.join("out.pcap"));
-    write_capture(&input, &frames(30)); // 1 ms apart: 29 ms at the capture's timing
+    // 1 ms apart: 29 ms at the capture's timing.
+    write_capture(&input, &frames(30));
     // The spread is measured on the recorded timestamps (not on the wall clock around the run), and
     // bounded on both sides, with room for a loaded machine above.
     let (_, took) = run_until(&yaml_pair(&input, &out, ", rate_pps: 100", ""), 30);
@@ -175,11 +174,7 @@ fn pacing_by_rate_and_by_capture_timing_spreads_the_replay() {
 
 /// Time from the first to the last record of a pcap file, by its timestamps.
 fn spread(path: &Path) -> Duration {
-    let mut r = PcapReader::new(std::fs::File::open(path).unwrap()).unwrap();
-    let mut ts = Vec::new();
-    while let Some(p) = r.next_packet() {
-        ts.push(p.unwrap().timestamp);
-    }
+    let ts: Vec<Duration> = pcap::read(path).recs.iter().map(|r| r.ts).collect();
     ts.last().copied().unwrap_or_default() - ts.first().copied().unwrap_or_default()
 }
 
@@ -201,7 +196,11 @@ fn udp_frame(i: u16) -> Vec<u8> {
 fn tcpdump(out: &Path) -> Option<String> {
     let ok = std::process::Command::new("which").arg("tcpdump").output().is_ok_and(|o| o.status.success());
     if !ok {
-        common::skip("tcpdump check", "tcpdump is not installed (scripts/setup.sh installs it)", common::Skip::Required);
+        common::skip(
+            "tcpdump check",
+            "tcpdump is not installed (scripts/setup.sh installs it)",
+            common::Skip::Required,
+        );
         return None;
     }
     let o = std::process::Command::new("tcpdump").args(["-r"]).arg(out).args(["-nn", "-e", "-v"]).output().unwrap();
@@ -310,9 +309,7 @@ fn config_errors_name_the_key_and_the_file() {
     let e = build_err(&format!("ports:\n  - {{name: p, driver: pcap, pcap: {{rx: \"{}\"}}}}\n", junk.display()));
     assert!(e.contains("junk.pcap") && e.contains("not a pcap or pcapng file"), "{e}");
     let raw = d.join("raw.pcap");
-    let f = std::fs::File::create(&raw).unwrap();
-    let h = PcapHeader { datalink: DataLink::RAW, ..Default::default() };
-    PcapWriter::with_header(f, h).unwrap();
+    pcap::write_us(&raw, pcap::RAW, &[]);
     let e = build_err(&format!("ports:\n  - {{name: p, driver: pcap, pcap: {{rx: \"{}\"}}}}\n", raw.display()));
     assert!(e.contains("raw.pcap") && e.contains("LINKTYPE_RAW (101): only Ethernet (1) can be replayed"), "{e}");
 }

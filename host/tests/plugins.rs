@@ -332,7 +332,9 @@ fn macsec_requested_by_a_plugin_is_dropped_where_the_port_cannot_do_it() {
     // `offload` rather than sent unprotected; a null port carries the flag.
     let p = write_plugin(
         "macsec",
-        &on_burst("(drop (call $off (i32.const -1) (i64.const 4398046511104) (i32.const 0) (i32.const 0))) (i32.const 0)"),
+        &on_burst(
+            "(drop (call $off (i32.const -1) (i64.const 4398046511104) (i32.const 0) (i32.const 0))) (i32.const 0)",
+        ),
     );
     let ring = format!(
         "engine: io\ntopology: loop\nports:\n  - name: a\n    driver: ring\n    ring: {{peer: b}}\n    policy: {{plugin: {}, limits: {{deadline_us: 500000}}}}\n  - {{name: b, driver: ring, ring: {{peer: a}}, tx_first: 1}}\n",
@@ -365,14 +367,22 @@ fn every_error_code_of_the_abi_comes_from_the_real_host() {
     .concat();
     let burst: String = [
         check("(call $reg (i32.const 220) (i32.const 1))", -9, "unreachable"), // NO_BURST: register outside init
-        check("(call $len (i32.const -5))", -1, "unreachable"),                 // BAD_INDEX
-        check("(call $send (i32.const 0) (i32.const 99))", -5, "unreachable"),  // BAD_PORT
-        check("(call $sticky (i32.const 9) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 1))", -4, "unreachable"), // BAD_ENGINE
+        check("(call $len (i32.const -5))", -1, "unreachable"),                // BAD_INDEX
+        check("(call $send (i32.const 0) (i32.const 99))", -5, "unreachable"), // BAD_PORT
+        check(
+            "(call $sticky (i32.const 9) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 1))",
+            -4,
+            "unreachable",
+        ), // BAD_ENGINE
         check("(call $off (i32.const 1) (i64.const 1) (i32.const 0) (i32.const 0))", -6, "unreachable"), // BAD_FLAGS
         check("(call $off (i32.const 1) (i64.const 0) (i32.const 70000) (i32.const 0))", -2, "unreachable"), // BAD_RANGE: TCI
-        check("(call $sticky (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0))", -2, "unreachable"), // BAD_RANGE: bursts
-        check("(call $add (i32.const 99) (i64.const 1))", -7, "unreachable"),   // NOT_FOUND: counter
-        check("(call $add (i32.const 0) (i64.const -1))", -2, "unreachable"),   // BAD_RANGE: negative
+        check(
+            "(call $sticky (i32.const 0) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 0))",
+            -2,
+            "unreachable",
+        ), // BAD_RANGE: bursts
+        check("(call $add (i32.const 99) (i64.const 1))", -7, "unreachable"), // NOT_FOUND: counter
+        check("(call $add (i32.const 0) (i64.const -1))", -2, "unreachable"), // BAD_RANGE: negative
         check("(call $drop (i32.const 0))", 0, "unreachable"),
         check("(call $drop (i32.const 0))", -10, "unreachable"), // GONE
         check("(call $len (i32.const 0))", -10, "unreachable"),  // GONE
@@ -398,4 +408,33 @@ fn every_error_code_of_the_abi_comes_from_the_real_host() {
     assert!(a["plugin_calls"].as_u64().unwrap() > 0, "{a}");
     assert_eq!(a["plugin_traps"], 0, "a host call did not return its documented code: {a}");
     assert_eq!(a["plugin_counters"].as_object().unwrap().len(), 16, "{a}");
+}
+
+#[test]
+fn load_and_instance_errors_are_typed() {
+    use wasmdp::plugin::{InstanceError, LoadError, Plugin, PluginCounters, Runner, Runtime};
+    let rt = Runtime::with_cache(None).unwrap();
+    let pol = |path: &std::path::Path| {
+        let y = format!("ports:\n  - name: a\n    driver: null\n    policy: {{plugin: {}}}\n", path.display());
+        wasmdp::config::parse(&y, "t").unwrap().ports[0].policy.clone().unwrap()
+    };
+    let missing = std::env::temp_dir().join("wasmdp-no-such.wasm");
+    assert!(matches!(Plugin::load(&rt, &pol(&missing)), Err(LoadError::File { .. })));
+    let junk = write_plugin("typed-junk", "(module)");
+    std::fs::write(&junk, b"junk").unwrap();
+    assert!(matches!(Plugin::load(&rt, &pol(&junk)), Err(LoadError::NotWasm { .. })));
+    let two = write_plugin("typed-two-mem", "(module (memory 1) (memory 1))");
+    assert!(matches!(Plugin::load(&rt, &pol(&two)), Err(LoadError::Module { .. })));
+    let no_export = write_plugin("typed-no-export", &module("", 1 << 16));
+    assert!(matches!(Plugin::load(&rt, &pol(&no_export)), Err(LoadError::Abi { .. })));
+    let refuse = write_plugin(
+        "typed-refuse",
+        &on_burst("(i32.const 0)")
+            .replace("(param i32 i32) (result i32) (i32.const 0))\n", "(param i32 i32) (result i32) (i32.const 3))\n"),
+    );
+    let plugin = Plugin::load(&rt, &pol(&refuse)).unwrap();
+    let simd = wasmdp::simd::Simd::detect();
+    let r =
+        Runner::new(plugin, 0, 0, simd, std::sync::Arc::from(vec![]), std::sync::Arc::new(PluginCounters::default()));
+    assert!(matches!(r, Err(InstanceError::Refused { code: 3 })));
 }

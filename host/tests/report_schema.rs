@@ -16,7 +16,12 @@ fn documented(start: &str) -> BTreeSet<String> {
     let text = readme();
     let at = text.find(start).unwrap_or_else(|| panic!("README lacks `{start}`"));
     let para = &text[at..text[at..].find("\n\n").map_or(text.len(), |e| at + e)];
-    para.split('`').skip(1).step_by(2).filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_lowercase() || c == '_')).map(String::from).collect()
+    para.split('`')
+        .skip(1)
+        .step_by(2)
+        .filter(|t| !t.is_empty() && t.chars().all(|c| c.is_ascii_lowercase() || c == '_'))
+        .map(String::from)
+        .collect()
 }
 
 fn keys(v: &Value, out: &mut BTreeSet<String>) {
@@ -53,9 +58,9 @@ fn every_documented_report_key_is_in_a_real_report() {
     let missing: Vec<_> = want.iter().filter(|k| !present.contains(*k) && *k != "info").collect();
     assert!(missing.is_empty(), "documented but not in the report: {missing:?}\n{j}");
     // The drop reasons, by name, exactly.
-    let reasons: BTreeSet<String> =
-        j["ports"][0]["dropped_by_reason"].as_object().unwrap().keys().cloned().collect();
-    let documented_reasons: BTreeSet<String> = ["tx_full", "nombuf", "engine", "offload", "plugin"].map(String::from).into();
+    let reasons: BTreeSet<String> = j["ports"][0]["dropped_by_reason"].as_object().unwrap().keys().cloned().collect();
+    let documented_reasons: BTreeSet<String> =
+        ["tx_full", "nombuf", "engine", "offload", "plugin"].map(String::from).into();
     assert_eq!(reasons, documented_reasons);
     for r in &documented_reasons {
         assert!(readme().contains(&format!("`{r}` (")), "the README explains drop reason `{r}`");

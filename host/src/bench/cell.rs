@@ -135,7 +135,7 @@ pub fn measure_group(args: &MatrixArgs, g: &Group<'_>, lcore: usize) -> anyhow::
         .paths
         .iter()
         .map(|&p| config::parse(&yaml(g, p, &args.plugins, lcore), "bench cell"))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+        .collect::<Result<Vec<_>, _>>()?;
     let new = |path| Cell {
         engine: g.engine.into(),
         path,

@@ -138,8 +138,8 @@ fn cell(
 pub fn main(args: &MemcpyArgs) -> anyhow::Result<()> {
     let s = match &args.simd {
         Some(n) => {
-            let v =
-                simd::Variant::from_name(n).ok_or_else(|| anyhow::anyhow!("--simd `{n}`: allowed scalar, sse, avx2, avx512"))?;
+            let v = simd::Variant::from_name(n)
+                .ok_or_else(|| anyhow::anyhow!("--simd `{n}`: allowed scalar, sse, avx2, avx512"))?;
             simd::resolve(simd::SimdChoice::Fixed(v)).map_err(|e| anyhow::anyhow!(e))?
         }
         None => Simd::detect(),

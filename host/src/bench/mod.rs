@@ -177,8 +177,8 @@ fn variants(names: &[String]) -> anyhow::Result<Vec<Simd>> {
     names
         .iter()
         .map(|s| {
-            let v =
-                crate::simd::Variant::from_name(s).ok_or_else(|| anyhow::anyhow!("--simd `{s}`: allowed scalar, sse, avx2, avx512"))?;
+            let v = crate::simd::Variant::from_name(s)
+                .ok_or_else(|| anyhow::anyhow!("--simd `{s}`: allowed scalar, sse, avx2, avx512"))?;
             crate::simd::resolve(crate::simd::SimdChoice::Fixed(v)).map_err(|e| anyhow::anyhow!(e))
         })
         .collect()

@@ -175,7 +175,15 @@ mod tests {
     use crate::simd::Simd;
 
     fn cell(engine: &str, path: BenchPath, burst: usize, mpps: f64, ratio: f64) -> Cell {
-        Cell { engine: engine.into(), path, simd: Simd::scalar(), size: 64, burst, mpps: vec![mpps], ratios: vec![ratio] }
+        Cell {
+            engine: engine.into(),
+            path,
+            simd: Simd::scalar(),
+            size: 64,
+            burst,
+            mpps: vec![mpps],
+            ratios: vec![ratio],
+        }
     }
 
     #[test]

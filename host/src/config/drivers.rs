@@ -77,11 +77,15 @@ pub struct AfPacketCfg {
 fn yes() -> bool {
     true
 }
+// A block reaches wasmdp when full or after 1 ms: at low rates each block carries about a
+// millisecond of traffic, so the count bounds the stall a ring survives (256 blocks: 256 ms); at
+// 1 Mpps of 64-byte frames a 128 KiB block holds about 1000 of them (256 blocks: 256 ms). A block
+// also bounds the largest frame, a 64 KiB GSO super-frame included. 32 MiB per queue.
 fn block_size() -> Bounded<4096, 4_194_304> {
-    Bounded(1 << 20)
+    Bounded(128 << 10)
 }
 fn block_count() -> Bounded<1, 65536> {
-    Bounded(16)
+    Bounded(256)
 }
 
 /// `icmpecho:` of a port: the addresses it answers for, and what happens to everything else.

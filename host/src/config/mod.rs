@@ -6,14 +6,16 @@
 
 mod checks;
 mod drivers;
+mod error;
 mod policy;
 mod sizes;
 mod topology;
 mod values;
 mod yaml;
 
-pub use checks::{lcores, port_names, validate, MAX_LCORE};
+pub use checks::{lcores, port_names, validate, MAX_LCORE, MAX_PARAMS};
 pub use drivers::{AfPacketCfg, IcmpEchoCfg, PcapCfg, Repeat};
+pub use error::ConfigError;
 pub use policy::{FailurePolicy, LimitsCfg, ParamValue, PolicyCfg};
 pub use sizes::{available_memory, footprint, Footprint, MAX_AF_PACKET_RING, MAX_RETRY_BUDGET_US};
 pub use topology::{pairs, Pair};
@@ -248,18 +250,19 @@ fn default_ring_size() -> Bounded<2, 1_048_576> {
 pub const DEFAULT_YAML: &str = include_str!("../../../config.yaml");
 
 /// Parses a YAML document. `origin` names it in errors (a path, or "built-in default").
-pub fn parse(text: &str, origin: &str) -> anyhow::Result<Config> {
-    yaml::check_depth(text).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
-    let cfg: Config = serde_yaml::from_str(text).map_err(|e| anyhow::anyhow!("{origin}: {}", describe(&e)))?;
-    validate(&cfg).map_err(|e| anyhow::anyhow!("{origin}: {e}"))?;
+pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
+    let syntax = |message| ConfigError::Syntax { origin: origin.to_string(), message };
+    yaml::check_depth(text).map_err(syntax)?;
+    let cfg: Config = serde_yaml::from_str(text).map_err(|e| syntax(describe(&e)))?;
+    validate(&cfg).map_err(|message| ConfigError::Invalid { origin: origin.to_string(), message })?;
     Ok(cfg)
 }
 
 /// Reads and parses a file. Relative plugin and capture paths are made relative to the file's folder.
-pub fn load(path: &Path) -> anyhow::Result<Config> {
-    let bytes =
-        crate::input::read_bounded(path, MAX_CONFIG_BYTES).map_err(|e| anyhow::anyhow!("{}: {e}", path.display()))?;
-    let text = String::from_utf8(bytes).map_err(|e| anyhow::anyhow!("{}: not UTF-8 text: {e}", path.display()))?;
+pub fn load(path: &Path) -> Result<Config, ConfigError> {
+    let bytes = crate::input::read_bounded(path, MAX_CONFIG_BYTES)
+        .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
+    let text = String::from_utf8(bytes).map_err(|source| ConfigError::NotText { path: path.to_path_buf(), source })?;
     let mut cfg = parse(&text, &path.display().to_string())?;
     let base = path.parent().unwrap_or(Path::new("."));
     let rebase = |path: &mut std::path::PathBuf| {

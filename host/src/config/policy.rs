@@ -114,7 +114,10 @@ impl<'de> Deserialize<'de> for ParamValue {
             }
             fn visit_str<E: de::Error>(self, s: &str) -> Result<String, E> {
                 if s.len() > MAX_PARAM_VALUE {
-                    return Err(E::custom(format!("parameter value of {} bytes; the limit is {MAX_PARAM_VALUE}", s.len())));
+                    return Err(E::custom(format!(
+                        "parameter value of {} bytes; the limit is {MAX_PARAM_VALUE}",
+                        s.len()
+                    )));
                 }
                 Ok(s.to_string())
             }
@@ -136,6 +139,9 @@ mod tests {
         let got: Vec<&str> = m.values().map(|v| v.0.as_str()).collect();
         assert_eq!(got, ["1.10", "0x10", "1e3", "12345678901234567890123", "true", "x y", ""]);
         assert!(serde_yaml::from_str::<ParamValue>("[1, 2]").is_err());
-        assert!(serde_yaml::from_str::<ParamValue>(&"x".repeat(5000)).unwrap_err().to_string().contains("limit is 4096"));
+        assert!(serde_yaml::from_str::<ParamValue>(&"x".repeat(5000))
+            .unwrap_err()
+            .to_string()
+            .contains("limit is 4096"));
     }
 }

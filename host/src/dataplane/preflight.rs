@@ -30,7 +30,7 @@ pub fn preflight(cfg: &Config, o: &Overrides) -> anyhow::Result<()> {
             Some(rt) => Arc::clone(rt),
             None => runtime.insert(Runtime::new()?).clone(),
         };
-        let at = |e: anyhow::Error| anyhow!("port `{}`: {e:#}", p.name);
+        let at = |e: crate::plugin::LoadError| anyhow!("port `{}`: {e}", p.name);
         let plugin = Plugin::load(&rt, pol).map_err(at)?;
         let queue = pairs.iter().find(|s| s.rx == i).map_or(0, |s| s.rxq);
         let counters = Arc::new(PluginCounters::default());

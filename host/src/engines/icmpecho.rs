@@ -17,24 +17,45 @@ pub const ENGINE: EngineDesc = EngineDesc {
     run: same(run),
 };
 
-/// Turns `p` into its reply when it is a request for one of our addresses.
+/// Turns `p` into its reply when it is a request for one of our addresses. Fragments (an echo request
+/// of more than one frame: `ping -s 3000`) are not reassembled: they go to `others`.
 fn answer(p: &mut Pkt, ctx: &FwdCtx<'_>) -> bool {
     let h = wire::parse(p.data());
     let (mac, e) = (ctx.tx_mac, ctx.echo);
-    let frame = p.data_mut();
-    let len = wire::arp_reply(frame, &h, mac, &e.ipv4)
-        .or_else(|| wire::icmp4_echo_reply(frame, &h, mac, &e.ipv4))
-        .or_else(|| wire::icmp6_reply(frame, &h, mac, &e.ipv6));
+    let len = {
+        let frame = p.data_mut();
+        wire::arp_reply(frame, &h, mac, &e.ipv4).or_else(|| wire::icmp4_echo_reply(frame, &h, mac, &e.ipv4))
+    };
+    let len = len.or_else(|| icmp6(p, &h, mac, &e.ipv6));
     match len {
         Some(len) => {
-            if len < p.len() {
-                // Only ever shorter: cannot fail.
+            if len != p.len() {
+                // Within what the frame had (or was grown to): cannot fail.
                 let _ = p.set_data_len(len);
             }
             true
         }
         None => false,
     }
+}
+
+/// The ICMPv6 reply, with the packet grown to the advertisement's length first when it is shorter
+/// (a solicitation without options, as duplicate address detection sends); back to its length when
+/// there is no reply.
+fn icmp6(p: &mut Pkt, h: &wire::Headers, mac: [u8; 6], ips: &[[u8; 16]]) -> Option<usize> {
+    if h.l3 != wire::L3::Ipv6 || ips.is_empty() {
+        return None;
+    }
+    let len = p.len();
+    let need = usize::from(h.l2_len) + wire::NS_REPLY_LEN;
+    // Only a neighbour solicitation (ICMPv6 type 135) is answered with more bytes than it has.
+    let solicitation = h.l4_proto == 58 && p.data().get(usize::from(h.l2_len + h.l3_len)) == Some(&135);
+    let grown = solicitation && len < need && p.set_data_len(need).is_ok();
+    let r = wire::icmp6_reply(p.data_mut(), h, mac, ips);
+    if r.is_none() && grown {
+        let _ = p.set_data_len(len);
+    }
+    r
 }
 
 fn run(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {

@@ -3,13 +3,13 @@
 use super::check;
 use super::counters::PluginCounters;
 use super::deadline::Watch;
+use super::error::{InstanceError, LoadError};
 use super::module::StaticLimits;
 use super::state::HostState;
 use super::Runtime;
 use crate::config::PolicyCfg;
 use crate::ports::Inject;
 use crate::simd::Simd;
-use anyhow::{anyhow, bail};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -43,9 +43,8 @@ const INIT_BUDGET_NS: u64 = 1_000_000_000;
 impl Plugin {
     /// Reads, checks and compiles the plugin of a `policy:` section. Errors say what is wrong with
     /// the file; the caller adds which port.
-    pub fn load(runtime: &Arc<Runtime>, cfg: &PolicyCfg) -> anyhow::Result<Arc<Plugin>> {
+    pub fn load(runtime: &Arc<Runtime>, cfg: &PolicyCfg) -> Result<Arc<Plugin>, LoadError> {
         let path = cfg.plugin.clone();
-        let shown = path.display();
         let max = cfg.limits.module_kib.0 * 1024;
         let bytes = crate::input::read_bounded(&path, max).map_err(|e| {
             let hint = if e.is_not_found() && path.components().any(|c| c.as_os_str() == "target") {
@@ -59,18 +58,20 @@ impl Plugin {
                 }
                 e => e.to_string(),
             };
-            anyhow!("plugin {shown}: {e}{hint}")
+            LoadError::File { path: path.clone(), reason: format!("{e}{hint}") }
         })?;
         if !bytes.starts_with(b"\0asm") {
-            bail!("plugin {shown}: not a WebAssembly module (no \\0asm header)");
+            return Err(LoadError::NotWasm { path });
         }
         let limits =
             StaticLimits { memory_bytes: cfg.limits.memory_kib.0 * 1024, table_elements: cfg.limits.table_elements.0 };
-        let module = runtime.compile(&bytes, &limits).map_err(|e| anyhow!("plugin {shown}: {e}"))?;
-        check::module(&module).map_err(|e| anyhow!("plugin {shown}: {e}"))?;
+        let module =
+            runtime.compile(&bytes, &limits).map_err(|reason| LoadError::Module { path: path.clone(), reason })?;
+        let abi = |reason: String| LoadError::Abi { path: path.clone(), reason };
+        check::module(&module).map_err(abi)?;
         let mut linker = Linker::new(runtime.engine());
-        super::hostfns::link(&mut linker)?;
-        let pre = linker.instantiate_pre(&module).map_err(|e| anyhow!("plugin {shown}: {e}"))?;
+        super::hostfns::link(&mut linker).map_err(|e| abi(format!("linking the host functions: {e}")))?;
+        let pre = linker.instantiate_pre(&module).map_err(|e| abi(e.to_string()))?;
         let params = Arc::new(cfg.params.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect());
         let digest = digest(&bytes);
         Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime: runtime.clone(), pre, params }))
@@ -94,7 +95,7 @@ impl Plugin {
         simd: Simd,
         counters: &Arc<PluginCounters>,
         injects: &Arc<[Option<Arc<Inject>>]>,
-    ) -> anyhow::Result<Live> {
+    ) -> Result<Live, InstanceError> {
         let l = &self.cfg.limits;
         let limits = StoreLimitsBuilder::new()
             .memory_size(l.memory_kib.get() * 1024)
@@ -117,34 +118,25 @@ impl Plugin {
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_callback(|mut cx| Ok(cx.data_mut().watch.on_epoch()));
         store.set_epoch_deadline(1);
-        let inst = self
-            .pre
-            .instantiate(&mut store)
-            .map_err(|e| anyhow!("instantiating (start function): {}", trap_text(&e)))?;
+        let trapped = |during| move |e: wasmtime::Error| InstanceError::Trapped { during, cause: trap_text(&e) };
+        let setup = |e: wasmtime::Error| InstanceError::Setup(e.to_string());
+        let inst = self.pre.instantiate(&mut store).map_err(trapped("instantiation (the start function)"))?;
         store.data_mut().memory = inst.get_memory(&mut store, export::MEMORY);
-        let version = inst.get_typed_func::<(), i32>(&mut store, export::ABI_VERSION)?;
-        let v = version
-            .call(&mut store, ())
-            .map_err(|e| anyhow!("{} trapped: {}", export::ABI_VERSION, trap_text(&e)))? as u32;
+        let version = inst.get_typed_func::<(), i32>(&mut store, export::ABI_VERSION).map_err(setup)?;
+        let v = version.call(&mut store, ()).map_err(trapped(export::ABI_VERSION))? as u32;
         if v >> 16 != ABI_MAJOR {
-            bail!(
-                "built for ABI v{}.{}; this host runs ABI v{ABI_MAJOR} (rebuild it with a matching wasmdp-sdk)",
-                v >> 16,
-                v & 0xffff
-            );
+            return Err(InstanceError::Version { major: v >> 16, minor: v & 0xffff, host: ABI_MAJOR });
         }
-        let init = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::INIT)?;
-        let rc = init
-            .call(&mut store, (port as i32, instance as i32))
-            .map_err(|e| anyhow!("init trapped: {}", trap_text(&e)))?;
+        let init = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::INIT).map_err(setup)?;
+        let rc = init.call(&mut store, (port as i32, instance as i32)).map_err(trapped("init"))?;
         if rc != 0 {
-            bail!("init refused the configuration (code {rc}; the plugin's log above says why)");
+            return Err(InstanceError::Refused { code: rc });
         }
         let st = store.data_mut();
         st.in_init = false;
         st.counters.seal();
         st.watch = Watch::new(l.deadline_us.0 * 1000);
-        let on_burst = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::ON_BURST)?;
+        let on_burst = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::ON_BURST).map_err(setup)?;
         let tick = inst.get_typed_func::<i64, ()>(&mut store, export::TICK).ok();
         Ok(Live { store, on_burst, tick })
     }

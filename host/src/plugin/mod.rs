@@ -14,6 +14,7 @@ mod calls;
 mod check;
 mod counters;
 mod deadline;
+mod error;
 mod hostfns;
 mod instance;
 mod logs;
@@ -24,6 +25,7 @@ mod state;
 
 pub use calls::{measure as measure_calls, CallCosts};
 pub use counters::{now_ns, PluginCounters};
+pub use error::{InstanceError, LoadError};
 pub use hostfns::MAX_PARAM_KEY;
 pub use instance::{digest, Plugin};
 pub use logs::{BURST as LOG_BURST, MAX_LOG_BYTES, PER_SECOND as LOG_PER_SECOND};

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use wasmtime::Trap;
 
 /// An instance being made on the service thread.
-type Pending = Arc<Mutex<Option<anyhow::Result<Live>>>>;
+type Pending = Arc<Mutex<Option<Result<Live, super::InstanceError>>>>;
 
 /// Runs one stream's plugin.
 pub struct Runner {
@@ -75,7 +75,7 @@ impl Runner {
         simd: Simd,
         injects: Arc<[Option<Arc<Inject>>]>,
         counters: Arc<PluginCounters>,
-    ) -> anyhow::Result<Runner> {
+    ) -> Result<Runner, super::InstanceError> {
         let live = plugin.instantiate(port, instance, simd, &counters, &injects)?;
         let next_tick = tick_period(&plugin).map(|p| Instant::now() + p);
         counters.attached.store(true, Relaxed);
@@ -258,7 +258,7 @@ impl Runner {
                     tracing::info!(plugin = %self.plugin.name(), port = self.port, "plugin re-instantiated");
                     self.live = Some(live);
                 }
-                Err(e) => self.failed(Failure::Trap(format!("re-instantiation failed: {e:#}"))),
+                Err(e) => self.failed(Failure::Trap(format!("re-instantiation failed: {e}"))),
             }
             return;
         }

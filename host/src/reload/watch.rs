@@ -146,7 +146,9 @@ impl ControlThread {
         for l in &self.plane.links {
             l.max_gap_ns.store(0, Relaxed);
         }
-        let result = config::load(&self.path).and_then(|cfg| self.plane.reload(cfg, event_at, stop));
+        let result = config::load(&self.path)
+            .map_err(anyhow::Error::from)
+            .and_then(|cfg| self.plane.reload(cfg, event_at, stop));
         self.plane.control.end();
         let gap_us = self.plane.links.iter().map(|l| l.max_gap_ns.load(Relaxed)).max().unwrap_or(0) / 1000;
         stats.last_max_gap_us.store(gap_us, Relaxed);

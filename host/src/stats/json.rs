@@ -37,7 +37,8 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 "name": name, "rx_packets": p.rx_packets, "tx_packets": p.tx_packets,
                 "rx_bytes": p.rx_bytes, "tx_bytes": p.tx_bytes, "rx_nombuf": p.rx_nombuf,
                 "dropped": p.dropped(), "dropped_by_reason": drops(p.drops), "generated": p.generated,
-                "rx_skipped": f.skipped(),
+                "rx_skipped": f.skipped(), "rx_missed": f.missed, "rx_ring_full": f.ring_full,
+                "rx_oversize": f.oversize,
                 "rx_skipped_by_reason": {"short": f.skipped_short, "too_long": f.skipped_too_long,
                     "corrupt": f.skipped_corrupt, "cut_short": f.skipped_cut_short},
             });

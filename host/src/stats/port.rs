@@ -14,6 +14,14 @@ pub struct PortStats {
     pub skipped_corrupt: AtomicU64,
     /// Capture records cut short by the end of the file (pcap).
     pub skipped_cut_short: AtomicU64,
+    /// Frames the kernel had for the port but could not put in its RX ring, full at the time
+    /// (af_packet: `tp_drops` of PACKET_STATISTICS; DPDK's `imissed`).
+    pub missed: AtomicU64,
+    /// Times the RX ring was found full (af_packet: `tp_freeze_q_cnt`).
+    pub ring_full: AtomicU64,
+    /// Frames received but too big for a buffer, cut short by the ring, or super-frames that could
+    /// not be segmented: not receivable (af_packet).
+    pub oversize: AtomicU64,
 }
 
 /// [`PortStats`] at one moment.
@@ -27,6 +35,12 @@ pub struct PortFigures {
     pub skipped_corrupt: u64,
     /// See [`PortStats`].
     pub skipped_cut_short: u64,
+    /// See [`PortStats`].
+    pub missed: u64,
+    /// See [`PortStats`].
+    pub ring_full: u64,
+    /// See [`PortStats`].
+    pub oversize: u64,
 }
 
 impl PortFigures {
@@ -51,6 +65,9 @@ impl PortStats {
             skipped_too_long: self.skipped_too_long.load(Relaxed),
             skipped_corrupt: self.skipped_corrupt.load(Relaxed),
             skipped_cut_short: self.skipped_cut_short.load(Relaxed),
+            missed: self.missed.load(Relaxed),
+            ring_full: self.ring_full.load(Relaxed),
+            oversize: self.oversize.load(Relaxed),
         }
     }
 }

@@ -12,6 +12,7 @@
 mod build;
 mod cksum;
 mod field;
+mod gso;
 mod parse;
 mod reply;
 mod swap;
@@ -21,8 +22,9 @@ mod testutil;
 
 pub use build::build_udp;
 pub use cksum::{fill_ipv4_cksum, fill_l4_cksum};
+pub use gso::{complete_checksum, segment, GsoError};
 pub use parse::parse;
-pub use reply::{arp_reply, icmp4_echo_reply, icmp6_reply};
+pub use reply::{arp_reply, icmp4_echo_reply, icmp6_reply, NS_REPLY_LEN};
 pub use swap::swap_five_tuple;
 pub use tag::insert_tag;
 

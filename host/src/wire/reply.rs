@@ -15,6 +15,9 @@ const ICMP6_ECHO_REPLY: u8 = 129;
 const ND_SOLICIT: u8 = 135;
 const ND_ADVERT: u8 = 136;
 
+/// Bytes after the L2 header a neighbour advertisement needs.
+pub const NS_REPLY_LEN: usize = 72;
+
 fn be16(b: &[u8], at: usize) -> u16 {
     u16::from_be_bytes([b[at], b[at + 1]])
 }
@@ -94,6 +97,10 @@ fn icmp6_checksum(src: &[u8], dst: &[u8], msg: &[u8]) -> u16 {
 
 /// An ICMPv6 echo request to, or a neighbour solicitation for, one of `ips` becomes the echo reply
 /// or the neighbour advertisement (solicited, override, with our link-layer address), from `mac`.
+/// An advertisement is 72 bytes of IPv6: a solicitation without options is 64, so the caller gives a
+/// frame of at least [`NS_REPLY_LEN`] bytes after the L2 header (see the `icmpecho` engine). A
+/// solicitation from the unspecified address (duplicate address detection) is answered to all
+/// nodes, `ff02::1`, at their multicast MAC.
 pub fn icmp6_reply(frame: &mut [u8], h: &Headers, mac: [u8; 6], ips: &[[u8; 16]]) -> Option<usize> {
     let l2 = h.l2_len as usize;
     if h.l3 != L3::Ipv6 || h.l4_proto != 58 || frame.len() < l2 + 40 + 8 {
@@ -145,6 +152,12 @@ pub fn icmp6_reply(frame: &mut [u8], h: &Headers, mac: [u8; 6], ips: &[[u8; 16]]
             msg[2..4].copy_from_slice(&ck.to_be_bytes());
             // A longer solicitation (more options) is cut to the advertisement.
             len = l2 + 72;
+            if src == [0; 16] {
+                // To all nodes (ff02::1): their multicast MAC, 33:33 and the address's last 32 bits.
+                frame[..6].copy_from_slice(&[0x33, 0x33, 0, 0, 0, 1]);
+                frame[6..12].copy_from_slice(&mac);
+                return Some(len);
+            }
         }
         _ => return None,
     }

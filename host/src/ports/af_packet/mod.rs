@@ -10,6 +10,8 @@ mod rx;
 mod socket;
 #[cfg(target_os = "linux")]
 mod tx;
+#[cfg(target_os = "linux")]
+mod vnet;
 
 use super::{DriverDesc, PortSetup, Queues, Shared};
 use crate::config::{Config, PortCfg};
@@ -96,8 +98,8 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
                 anyhow::anyhow!("af_packet: joining fanout group {group} for queue {q} of `{}` failed: {e}", a.iface)
             })?;
         }
-        let (bs, bc) = (a.block_size.get(), a.block_count.get());
-        rx.push(Box::new(rx::AfRx::new(sock.clone(), bs, bc, s.id, q as u16)) as Box<dyn RxQueue>);
+        let geometry = (a.block_size.get(), a.block_count.get());
+        rx.push(Box::new(rx::AfRx::new(sock.clone(), geometry, s.id, q as u16, s.stats.clone())) as Box<dyn RxQueue>);
         tx.push(Box::new(tx::AfTx::new(sock)) as Box<dyn TxQueue>);
     }
     Ok(Queues { rx, tx })

@@ -6,13 +6,24 @@
 //! read at it: a frame header must lie in the block before its fields are read, and the frame its
 //! header describes must lie in the block before it is copied. A descriptor that fails a check ends
 //! the block (what is left of it is given back).
+//!
+//! Each frame comes with a virtio-net header ([`super::vnet`]). A frame whose checksum the sender's
+//! kernel left to the device gets it completed here; a TCP or UDP super-frame (GSO, up to 64 KiB) is
+//! cut into segments of the sender's segment size, each a packet of its own. Frames that cannot be
+//! received (too big for a buffer, cut short by the ring, an unsupported super-frame) are counted as
+//! `rx_oversize` and logged at most once a second. The socket's own drop counters (frames lost
+//! because the ring was full) are read every 100 ms and at stop into `rx_missed`.
 
-use super::socket::Sock;
-use crate::mbuf::{Burst, Pkt, PoolCache};
+use super::socket::{self, Sock};
+use super::vnet::{self, VnetHdr};
+use crate::mbuf::{Burst, Pkt, PoolCache, MAX_BURST};
 use crate::ports::{Rx, RxQueue};
+use crate::stats::PortStats;
+use crate::wire;
 use std::mem::{offset_of, size_of};
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// Offsets in the block descriptor (`tpacket_block_desc`, whose header is a `tpacket_hdr_v1`).
 const BLOCK_STATUS: usize = offset_of!(libc::tpacket_block_desc, hdr) + offset_of!(libc::tpacket_hdr_v1, block_status);
@@ -21,11 +32,15 @@ const BLOCK_FIRST: usize =
     offset_of!(libc::tpacket_block_desc, hdr) + offset_of!(libc::tpacket_hdr_v1, offset_to_first_pkt);
 /// Bytes of a frame header.
 const FRAME_HDR: usize = size_of::<libc::tpacket3_hdr>();
+/// How often the socket's drop counters are read.
+const STATS_EVERY: Duration = Duration::from_millis(100);
+/// The clock is looked at every this many calls.
+const STATS_CHECK_CALLS: u32 = 1024;
 
 /// One queue's RX ring.
 pub(super) struct AfRx {
     /// Keeps the mapping `ring` points into alive.
-    _sock: Arc<Sock>,
+    sock: Arc<Sock>,
     ring: *mut u8,
     block_size: usize,
     block_count: usize,
@@ -37,15 +52,51 @@ pub(super) struct AfRx {
     off: usize,
     port: u16,
     queue: u16,
+    stats: Arc<PortStats>,
+    stats_at: Instant,
+    calls: u32,
+    /// Frames not receivable since the last warning, and when that was.
+    unfit: (u64, Option<Instant>),
+    /// Room for a super-frame being segmented, and for one segment.
+    whole: Vec<u8>,
+    seg: Vec<u8>,
 }
 
-// SAFETY: the raw ring pointer is into the mapping owned by `_sock`, which lives as long as this
+// SAFETY: the raw ring pointer is into the mapping owned by `sock`, which lives as long as this
 // queue; the queue is used by one thread at a time.
 unsafe impl Send for AfRx {}
 
+/// What became of one frame of the ring.
+enum Taken {
+    /// This many packets were appended to the burst.
+    Packets(usize, u64),
+    /// No buffer: the frame stays in the ring for the next call.
+    NoBuffer,
+    /// Not enough room left in this burst for its segments: the frame waits for the next call.
+    Later,
+    /// Not receivable, for this reason.
+    Unfit(&'static str),
+}
+
 impl AfRx {
-    pub(super) fn new(sock: Arc<Sock>, block_size: usize, block_count: usize, port: u16, queue: u16) -> AfRx {
-        AfRx { ring: sock.ring, _sock: sock, block_size, block_count, block: 0, left: 0, off: 0, port, queue }
+    pub(super) fn new(sock: Arc<Sock>, geometry: (usize, usize), port: u16, queue: u16, stats: Arc<PortStats>) -> AfRx {
+        AfRx {
+            ring: sock.ring,
+            sock,
+            block_size: geometry.0,
+            block_count: geometry.1,
+            block: 0,
+            left: 0,
+            off: 0,
+            port,
+            queue,
+            stats,
+            stats_at: Instant::now(),
+            calls: 0,
+            unfit: (0, None),
+            whole: Vec::new(),
+            seg: Vec::new(),
+        }
     }
 
     #[inline(always)]
@@ -61,37 +112,41 @@ impl AfRx {
         unsafe { &*(self.block_ptr().add(BLOCK_STATUS) as *const AtomicU32) }
     }
 
-    /// The u32 at `off` of the current block (one we hold), if it lies in the block.
+    /// `len` bytes at `off` of the current block (one we hold), if they lie in the block.
+    #[inline(always)]
+    fn bytes(&self, off: usize, len: usize) -> Option<&[u8]> {
+        if off.checked_add(len)? > self.block_size {
+            return None;
+        }
+        // SAFETY: off + len <= block_size (checked), inside the block we hold until release.
+        Some(unsafe { std::slice::from_raw_parts(self.block_ptr().add(off), len) })
+    }
+
     #[inline(always)]
     fn u32_at(&self, off: usize) -> Option<u32> {
-        if off.checked_add(4)? > self.block_size {
-            return None;
-        }
-        // SAFETY: off + 4 <= block_size (checked), inside the block we hold.
-        Some(unsafe { std::ptr::read_unaligned(self.block_ptr().add(off) as *const u32) })
+        self.bytes(off, 4).map(|b| u32::from_ne_bytes([b[0], b[1], b[2], b[3]]))
     }
 
-    /// The frame header at `off` of the current block, if it lies in the block.
+    /// The frame header at `off`, if it lies in the block.
     #[inline(always)]
     fn header(&self, off: usize) -> Option<libc::tpacket3_hdr> {
-        if off.checked_add(FRAME_HDR)? > self.block_size {
-            return None;
-        }
-        // SAFETY: off + FRAME_HDR <= block_size (checked), inside the block we hold; the header is
-        // plain data, read without assuming alignment (a corrupt offset may be misaligned).
-        Some(unsafe { std::ptr::read_unaligned(self.block_ptr().add(off) as *const libc::tpacket3_hdr) })
+        let b = self.bytes(off, FRAME_HDR)?;
+        // SAFETY: `b` is FRAME_HDR bytes of the block; the header is plain data, read without
+        // assuming alignment (a corrupt offset may be misaligned).
+        Some(unsafe { std::ptr::read_unaligned(b.as_ptr() as *const libc::tpacket3_hdr) })
     }
 
-    /// The frame `h` (at `off`) describes, if it lies in the block.
+    /// The frame `h` (at `off`) describes and its virtio-net header, if both lie in the block, after
+    /// the frame header.
     #[inline(always)]
-    fn frame(&self, off: usize, h: &libc::tpacket3_hdr) -> Option<&[u8]> {
-        let start = off.checked_add(usize::from(h.tp_mac))?;
-        let end = start.checked_add(h.tp_snaplen as usize)?;
-        if end > self.block_size {
+    fn frame(&self, off: usize, h: &libc::tpacket3_hdr) -> Option<(&[u8], VnetHdr)> {
+        let mac = usize::from(h.tp_mac);
+        if mac < FRAME_HDR + vnet::LEN {
             return None;
         }
-        // SAFETY: start..end lies inside the current block (checked), which we hold until release.
-        Some(unsafe { std::slice::from_raw_parts(self.block_ptr().add(start), end - start) })
+        let v = self.bytes(off.checked_add(mac - vnet::LEN)?, vnet::LEN)?;
+        let frame = self.bytes(off + mac, h.tp_snaplen as usize)?;
+        Some((frame, VnetHdr::read(v.try_into().ok()?)))
     }
 
     /// Gives the current block back to the kernel and moves to the next one.
@@ -118,26 +173,205 @@ impl AfRx {
         }
         true
     }
+
+    /// Moves past the frame at `at` (whose header is `h`).
+    #[inline]
+    fn advance(&mut self, at: usize, h: &libc::tpacket3_hdr) {
+        self.left -= 1;
+        self.off = at.saturating_add(h.tp_next_offset as usize);
+        if self.left == 0 {
+            self.release();
+        }
+    }
+
+    /// Reads the socket's drop counters into the port's, every [`STATS_EVERY`] (or now).
+    fn read_stats(&mut self, now: bool) {
+        self.calls = self.calls.wrapping_add(1);
+        if !now && (!self.calls.is_multiple_of(STATS_CHECK_CALLS) || self.stats_at.elapsed() < STATS_EVERY) {
+            return;
+        }
+        self.stats_at = Instant::now();
+        if let Ok(st) = socket::read_stats(self.sock.fd) {
+            PortStats::add(&self.stats.missed, u64::from(st.tp_drops));
+            PortStats::add(&self.stats.ring_full, u64::from(st.tp_freeze_q_cnt));
+        }
+    }
+
+    /// Counts a frame that cannot be received, and says so at most once a second.
+    #[cold]
+    fn unfit(&mut self, why: &str, len: u32) {
+        PortStats::add(&self.stats.oversize, 1);
+        self.unfit.0 += 1;
+        if self.unfit.1.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
+            tracing::warn!(
+                port = self.port,
+                queue = self.queue,
+                frames = self.unfit.0,
+                "af_packet: a frame of {len} bytes could not be received ({why}); counted as rx_oversize"
+            );
+            self.unfit = (0, Some(Instant::now()));
+        }
+    }
+
+    /// Turns the frame at `at` into packets at the end of `out`.
+    fn take(&mut self, at: usize, h: &libc::tpacket3_hdr, cache: &mut PoolCache, out: &mut Burst) -> Taken {
+        if h.tp_snaplen < h.tp_len {
+            return Taken::Unfit("cut short by the ring: raise af_packet.block_size");
+        }
+        let Some((frame, v)) = self.frame(at, h) else { return Taken::Unfit("corrupt descriptor") };
+        let gso = v.gso_type & !vnet::GSO_ECN;
+        if gso != vnet::GSO_NONE {
+            return self.segment(frame.as_ptr(), frame.len(), h, v, cache, out);
+        }
+        let Some(mut p) = cache.alloc() else { return Taken::NoBuffer };
+        let Some(tagged) = copy_frame(&mut p, frame, h) else {
+            cache.free(p);
+            return Taken::Unfit("larger than a buffer: raise pool.data_room");
+        };
+        if v.flags & vnet::F_NEEDS_CSUM != 0 {
+            let shift = if tagged { 4 } else { 0 };
+            finish_checksum(p.data_mut(), usize::from(v.csum_start) + shift, usize::from(v.csum_offset));
+        }
+        let len = p.len() as u64;
+        p.meta_mut().set_input(self.port, self.queue);
+        out.push(p);
+        Taken::Packets(1, len)
+    }
+
+    /// A super-frame: cut into segments of the sender's size, each its own packet.
+    fn segment(
+        &mut self,
+        frame: *const u8,
+        len: usize,
+        h: &libc::tpacket3_hdr,
+        v: VnetHdr,
+        cache: &mut PoolCache,
+        out: &mut Burst,
+    ) -> Taken {
+        let gso = v.gso_type & !vnet::GSO_ECN;
+        if gso == vnet::GSO_UDP {
+            return Taken::Unfit("a UDP super-frame to be sent as IP fragments (UFO), which is not segmented");
+        }
+        if !matches!(gso, vnet::GSO_TCPV4 | vnet::GSO_TCPV6 | vnet::GSO_UDP_L4) {
+            return Taken::Unfit("a super-frame of an unknown kind");
+        }
+        // SAFETY: `frame..frame+len` is the frame in the block we hold (checked by `frame()`), and
+        // nothing writes the ring while we hold the block.
+        let bytes = unsafe { std::slice::from_raw_parts(frame, len) };
+        let mut whole = std::mem::take(&mut self.whole);
+        whole.clear();
+        put_tag_back(&mut whole, bytes, h);
+        let hd = wire::parse(&whole);
+        let hdrs = usize::from(hd.l2_len) + usize::from(hd.l3_len) + usize::from(hd.l4_len);
+        let mss = usize::from(v.gso_size);
+        let n = whole.len().saturating_sub(hdrs).div_ceil(mss.max(1)).max(1);
+        let room = cache.pool().config().data_room as usize;
+        let taken = if out.len() + n > MAX_BURST {
+            Taken::Later
+        } else if !cache.alloc_bulk(out, n) {
+            Taken::NoBuffer
+        } else {
+            self.fill_segments(&whole, &hd, mss, room, out, n, cache)
+        };
+        self.whole = whole;
+        taken
+    }
+
+    /// Fills the `n` fresh packets at the end of `out` with the segments of `whole`.
+    #[allow(clippy::too_many_arguments)]
+    fn fill_segments(
+        &mut self,
+        whole: &[u8],
+        hd: &wire::Headers,
+        mss: usize,
+        room: usize,
+        out: &mut Burst,
+        n: usize,
+        cache: &mut PoolCache,
+    ) -> Taken {
+        let first = out.len() - n;
+        let (port, queue) = (self.port, self.queue);
+        let mut bytes = 0;
+        let r = wire::segment(whole, hd, mss, room, &mut self.seg, |i, seg| {
+            let p = &mut out[first + i];
+            if p.copy_from(seg).is_ok() {
+                bytes += seg.len() as u64;
+            }
+            p.meta_mut().set_input(port, queue);
+        });
+        match r {
+            Ok(_) => Taken::Packets(n, bytes),
+            Err(_) => {
+                cache.free_from(out, first);
+                Taken::Unfit("a super-frame whose headers cannot be segmented")
+            }
+        }
+    }
+
+    /// Walks what is left in the ring, gives it back, and returns how many frames it held.
+    fn drain_ring(&mut self) -> u64 {
+        let mut n = u64::from(self.left);
+        if self.left > 0 {
+            self.release();
+        }
+        for _ in 0..self.block_count {
+            if self.status().load(Ordering::Acquire) & libc::TP_STATUS_USER == 0 {
+                break;
+            }
+            fence(Ordering::Acquire);
+            n += u64::from(self.u32_at(BLOCK_NUM_PKTS).unwrap_or(0));
+            self.release();
+        }
+        n
+    }
 }
 
 /// Copies `frame` into `p`, putting back the VLAN tag the kernel took out of it (when `h` says so).
-/// False when it does not fit the buffer.
-fn copy_frame(p: &mut Pkt, frame: &[u8], h: &libc::tpacket3_hdr) -> bool {
+/// Returns whether a tag was put back, or None when the frame does not fit the buffer.
+fn copy_frame(p: &mut Pkt, frame: &[u8], h: &libc::tpacket3_hdr) -> Option<bool> {
     if h.tp_status & libc::TP_STATUS_VLAN_VALID == 0 || frame.len() < 12 {
-        return p.copy_from(frame).is_ok();
+        return p.copy_from(frame).ok().map(|()| false);
     }
+    let d = p.room_mut(frame.len() + 4)?;
+    d[..12].copy_from_slice(&frame[..12]);
+    d[12..16].copy_from_slice(&tag(h));
+    d[16..].copy_from_slice(&frame[12..]);
+    p.set_data_len(frame.len() + 4).ok().map(|()| true)
+}
+
+/// `frame` into `out`, with its VLAN tag put back when `h` has one.
+fn put_tag_back(out: &mut Vec<u8>, frame: &[u8], h: &libc::tpacket3_hdr) {
+    if h.tp_status & libc::TP_STATUS_VLAN_VALID == 0 || frame.len() < 12 {
+        out.extend_from_slice(frame);
+        return;
+    }
+    out.extend_from_slice(&frame[..12]);
+    out.extend_from_slice(&tag(h));
+    out.extend_from_slice(&frame[12..]);
+}
+
+/// The 4 bytes of the tag the kernel reported in `h`.
+fn tag(h: &libc::tpacket3_hdr) -> [u8; 4] {
     let tci = h.hv1.tp_vlan_tci as u16;
     let tpid = if h.tp_status & libc::TP_STATUS_VLAN_TPID_VALID != 0 { h.hv1.tp_vlan_tpid } else { 0x8100 };
-    let Some(d) = p.room_mut(frame.len() + 4) else { return false };
-    d[..12].copy_from_slice(&frame[..12]);
-    d[12..14].copy_from_slice(&tpid.to_be_bytes());
-    d[14..16].copy_from_slice(&tci.to_be_bytes());
-    d[16..].copy_from_slice(&frame[12..]);
-    p.set_data_len(frame.len() + 4).is_ok()
+    let [a, b] = tpid.to_be_bytes();
+    let [c, d] = tci.to_be_bytes();
+    [a, b, c, d]
+}
+
+/// Finishes a partial checksum: TCP and UDP from their headers (so a VLAN tag put back cannot
+/// mislead it), anything else at the offsets the kernel gave.
+fn finish_checksum(frame: &mut [u8], start: usize, offset: usize) {
+    let h = wire::parse(frame);
+    if h.l4_whole && matches!(h.l4_proto, 6 | 17) && wire::fill_l4_cksum(frame, &h) {
+        return;
+    }
+    wire::complete_checksum(frame, start, offset);
 }
 
 impl RxQueue for AfRx {
     fn rx_burst(&mut self, cache: &mut PoolCache, out: &mut Burst, max: usize) -> Rx {
+        self.read_stats(false);
         let mut rx = Rx::default();
         while rx.packets < max {
             if self.left == 0 && !self.next_block() {
@@ -151,30 +385,28 @@ impl RxQueue for AfRx {
                 self.release();
                 continue;
             };
-            if self.frame(at, &h).is_none() {
-                self.release();
-                continue;
+            match self.take(at, &h, cache, out) {
+                Taken::Packets(n, bytes) => {
+                    rx.packets += n;
+                    rx.bytes += bytes;
+                }
+                Taken::NoBuffer => {
+                    rx.nombuf += 1;
+                    break;
+                }
+                Taken::Later => break,
+                Taken::Unfit(why) => self.unfit(why, h.tp_len),
             }
-            let Some(mut p) = cache.alloc() else {
-                rx.nombuf += 1;
-                break;
-            };
-            let ok = self.frame(at, &h).is_some_and(|f| copy_frame(&mut p, f, &h));
-            self.left -= 1;
-            self.off = at.saturating_add(h.tp_next_offset as usize);
-            if self.left == 0 {
-                self.release();
-            }
-            if !ok {
-                // Larger than a buffer: not receivable.
-                cache.free(p);
-                continue;
-            }
-            rx.bytes += p.len() as u64;
-            p.meta_mut().set_input(self.port, self.queue);
-            out.push(p);
-            rx.packets += 1;
+            self.advance(at, &h);
         }
         rx
+    }
+
+    /// At stop: the frames still in the ring (received by the kernel, never by us) are given back
+    /// and counted in flight; the socket's drop counters are read a last time.
+    fn drain(&mut self, _cache: &mut PoolCache) -> u64 {
+        let n = self.drain_ring();
+        self.read_stats(true);
+        n
     }
 }

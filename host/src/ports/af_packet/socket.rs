@@ -155,7 +155,35 @@ fn options(sock: &Sock, a: &AfPacketCfg) -> Result<()> {
             anyhow!("af_packet: PACKET_QDISC_BYPASS refused on `{iface}`: {e}; set qdisc_bypass: false")
         })?;
     }
+    // Each frame comes with a virtio-net header (checksum start/offset, GSO type and size), and each
+    // frame sent starts with one: how frames whose checksum or segmentation the sender's kernel left
+    // to the device are completed (see rx.rs). Must come before the ring.
+    setopt(fd, libc::SOL_PACKET, libc::PACKET_VNET_HDR, &one)
+        .map_err(|e| anyhow!("af_packet: PACKET_VNET_HDR refused on `{iface}`: {e}"))?;
     Ok(())
+}
+
+/// The socket's drop counters since the last read (reading resets them): frames the kernel could
+/// not put in the ring because it was full, and how many times the ring froze.
+pub(super) fn read_stats(fd: libc::c_int) -> io::Result<libc::tpacket_stats_v3> {
+    let mut st = libc::tpacket_stats_v3 { tp_packets: 0, tp_drops: 0, tp_freeze_q_cnt: 0 };
+    let mut len = std::mem::size_of::<libc::tpacket_stats_v3>() as libc::socklen_t;
+    // SAFETY: st is a writable tpacket_stats_v3 of `len` bytes, which is what the kernel writes for
+    // a TPACKET_V3 socket.
+    let r = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_STATISTICS,
+            (&mut st as *mut libc::tpacket_stats_v3).cast(),
+            &mut len,
+        )
+    };
+    if r == 0 {
+        Ok(st)
+    } else {
+        Err(io::Error::last_os_error())
+    }
 }
 
 fn map_rx_ring(sock: &mut Sock, a: &AfPacketCfg) -> Result<()> {

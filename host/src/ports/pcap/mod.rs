@@ -11,21 +11,24 @@
 //!   pcapng block (skipped by its length), or longer than the pool's `data_room` (checked at the
 //!   first burst, when the pool is known) are skipped, never truncated, and counted: one warning per
 //!   file (per queue for the data room) names the file, how many and which record numbers; the
-//!   number loaded and skipped is logged at open. pcapng section and interface headers whose options
-//!   pcap-file cannot parse are read without their options. Records captured with a snap length (caplen < original length) are replayed
-//!   with their captured bytes. Without `rx` the port receives nothing.
+//!   number loaded and skipped is logged at open. Parsing is pcap-parser's (`load.rs`): pcapng
+//!   options that do not parse (one running past its block) are dropped, a section or interface
+//!   header that does not parse is read without its options, and blocks other than headers and
+//!   packets are passed over by their length. Records captured with a snap length (caplen < original
+//!   length) are replayed with their captured bytes. Without `rx` the port receives nothing.
 //! - `repeat: N | forever` (default 1): passes over the capture; after the last one RX returns
 //!   nothing.
 //! - `rate_pps: N` (default 0: as fast as the stream polls): packets per second for the whole port
 //!   (each of n queues gets N/n). `timing: true` replays at the capture's own inter-packet gaps
 //!   (overrides `rate_pps`; a new pass starts one mean gap after the previous pass's last packet).
 //!   Pacing never sleeps: a burst returns the packets that are due, possibly none.
-//! - `tx: FILE`: every transmitted packet is written to a pcap file (header by pcap-file) (nanosecond timestamps taken
-//!   once per burst, Ethernet link type, snap length 262144), through a buffered writer, then its
-//!   buffer is freed. The header is written at open and only whole records are written, so the file
-//!   is valid at any stop; the writer is flushed when the queue is dropped (at stop). With more than
-//!   one queue, queue q writes to FILE with `-q<q>` before the extension (`out.pcap` ->
-//!   `out-q0.pcap`, `out-q1.pcap`, ...). Without `tx` TX frees the packets.
+//! - `tx: FILE`: every transmitted packet is written to a pcap file (little-endian, nanosecond
+//!   timestamps taken once per burst, Ethernet link type, snap length 65535), through a buffered
+//!   writer of our own (`tx.rs`), then its buffer is freed. The header is written at open and only
+//!   whole records are written, so the file is valid at any stop; the writer is flushed when the
+//!   queue is dropped (at stop). With more than one queue, queue q writes to FILE with `-q<q>` before
+//!   the extension (`out.pcap` -> `out-q0.pcap`, `out-q1.pcap`, ...). Without `tx` TX frees the
+//!   packets.
 //!
 //! Queues: with n queues, RX queue q replays records q, q+n, q+2n, ... of the capture (its own
 //! share, in order), so the port as a whole replays each record once per pass.
@@ -37,19 +40,17 @@
 //! `macsec_insert` is refused (no keys).
 
 pub(crate) mod load;
+mod rx;
+mod tx;
 
-use super::{DriverDesc, PortSetup, Queues, Rx, RxQueue, Shared, TxQueue};
-use crate::config::{Config, PcapCfg, PortCfg, Repeat};
-use crate::mbuf::{Burst, PoolCache};
+use super::{DriverDesc, PortSetup, Queues, RxQueue, Shared, TxQueue};
+use crate::config::{Config, PortCfg};
 use crate::stats::PortStats;
-use load::{Capture, Record};
-use pcap_file::pcap::PcapHeader;
-use pcap_file::{DataLink, TsResolution};
-use std::fs::File;
-use std::io::{BufWriter, Write};
+use load::Capture;
+use rx::{PcapRx, Silent};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime};
+use tx::{Discard, PcapTx};
 
 /// The driver entry.
 pub const DRIVER: DriverDesc = DriverDesc {
@@ -61,9 +62,6 @@ pub const DRIVER: DriverDesc = DriverDesc {
     preflight,
     open,
 };
-
-/// Snap length written in TX files' headers.
-const TX_SNAPLEN: u32 = 262_144;
 
 /// Largest packet a buffer can hold at all (its data length is 16 bits); the pool's data room is
 /// applied at the first burst.
@@ -186,263 +184,4 @@ fn queue_path(path: &Path, q: usize) -> PathBuf {
         None => format!("{stem}-q{q}"),
     };
     path.with_file_name(name)
-}
-
-/// When packets are due.
-enum Pacing {
-    /// Whenever polled.
-    None,
-    /// This many per second (this queue's share).
-    Rate(f64),
-    /// At the capture's timestamps; a pass lasts `span_ns`.
-    Timing { span_ns: u64 },
-}
-
-/// RX of a port with `rx`: replays this queue's share of the capture.
-struct PcapRx {
-    cap: Arc<Capture>,
-    path: PathBuf,
-    port: u16,
-    queue: u16,
-    /// Indexes into `cap.records` this queue replays (filtered by data room at the first burst).
-    mine: Vec<u32>,
-    checked_room: bool,
-    /// A copy failed (warned once).
-    copy_failed: bool,
-    /// Next entry of `mine`.
-    pos: usize,
-    /// Passes completed.
-    pass: u64,
-    repeat: Repeat,
-    pacing: Pacing,
-    start: Option<Instant>,
-    /// Packets delivered so far (for `rate_pps`).
-    sent: u64,
-    stats: Arc<PortStats>,
-}
-
-impl PcapRx {
-    fn new(
-        port: u16,
-        q: usize,
-        n: usize,
-        cap: Arc<Capture>,
-        c: &PcapCfg,
-        path: &Path,
-        stats: Arc<PortStats>,
-    ) -> PcapRx {
-        let mine = (q..cap.records.len()).step_by(n).map(|i| i as u32).collect();
-        let pacing = if c.timing && cap.records.len() > 1 {
-            let first = cap.records.first().map_or(0, |r| r.ts_ns);
-            let last = cap.records.iter().map(|r| r.ts_ns).max().unwrap_or(first);
-            let dur = last.saturating_sub(first);
-            Pacing::Timing { span_ns: dur + dur / (cap.records.len() as u64 - 1) }
-        } else if !c.timing && c.rate_pps.0 > 0 {
-            Pacing::Rate(c.rate_pps.0 as f64 / n as f64)
-        } else {
-            Pacing::None
-        };
-        PcapRx {
-            cap,
-            path: path.to_path_buf(),
-            port,
-            queue: q as u16,
-            mine,
-            checked_room: false,
-            copy_failed: false,
-            pos: 0,
-            pass: 0,
-            repeat: c.repeat,
-            pacing,
-            start: None,
-            sent: 0,
-            stats,
-        }
-    }
-
-    /// Drops (and reports) records that do not fit a buffer of the pool.
-    fn check_room(&mut self, data_room: usize) {
-        self.checked_room = true;
-        let cap = &self.cap;
-        let too_long: Vec<u64> = self
-            .mine
-            .iter()
-            .filter(|&&i| cap.records[i as usize].len as usize > data_room)
-            .map(|&i| cap.records[i as usize].num)
-            .collect();
-        if too_long.is_empty() {
-            return;
-        }
-        self.mine.retain(|&i| cap.records[i as usize].len as usize <= data_room);
-        PortStats::add(&self.stats.skipped_too_long, too_long.len() as u64);
-        tracing::warn!(
-            "pcap.rx: `{}` (queue {}): {} record(s) longer than the pool's data room ({data_room} bytes) skipped: \
-             record number(s) {}",
-            self.path.display(),
-            self.queue,
-            too_long.len(),
-            numbers(&too_long)
-        );
-    }
-
-    fn finished(&self) -> bool {
-        self.mine.is_empty() || matches!(self.repeat, Repeat::Times(t) if self.pass >= t)
-    }
-
-    /// How many of the next `max` packets are due now.
-    fn due(&mut self, max: usize) -> usize {
-        let start = *self.start.get_or_insert_with(Instant::now);
-        match self.pacing {
-            Pacing::None => max,
-            Pacing::Rate(pps) => {
-                let allowed = (start.elapsed().as_secs_f64() * pps) as u64 + 1;
-                (allowed.saturating_sub(self.sent) as usize).min(max)
-            }
-            Pacing::Timing { span_ns } => {
-                let now = start.elapsed().as_nanos() as u64;
-                let first = self.cap.records.first().map_or(0, |r| r.ts_ns);
-                let (mut pos, mut pass, mut n) = (self.pos, self.pass, 0);
-                while n < max {
-                    let r = &self.cap.records[self.mine[pos] as usize];
-                    let at = pass.saturating_mul(span_ns).saturating_add(r.ts_ns.saturating_sub(first));
-                    if at > now {
-                        break;
-                    }
-                    n += 1;
-                    pos += 1;
-                    if pos == self.mine.len() {
-                        pos = 0;
-                        pass += 1;
-                    }
-                }
-                n
-            }
-        }
-    }
-}
-
-impl RxQueue for PcapRx {
-    fn rx_burst(&mut self, cache: &mut PoolCache, out: &mut Burst, max: usize) -> Rx {
-        if !self.checked_room {
-            self.check_room(cache.pool().config().data_room as usize);
-        }
-        if self.finished() {
-            return Rx::default();
-        }
-        let want = self.due(max);
-        let (mut got, mut bytes) = (0, 0u64);
-        while got < want && !self.finished() {
-            let Some(mut p) = cache.alloc() else {
-                return Rx { packets: got, bytes, nombuf: want - got };
-            };
-            let r: Record = self.cap.records[self.mine[self.pos] as usize];
-            self.pos += 1;
-            if self.pos == self.mine.len() {
-                self.pos = 0;
-                self.pass += 1;
-            }
-            if p.copy_from(self.cap.bytes(&r)).is_err() {
-                // Not after check_room (every buffer has the pool's data room); skip it, said once.
-                cache.free(p);
-                PortStats::add(&self.stats.skipped_too_long, 1);
-                if !self.copy_failed {
-                    self.copy_failed = true;
-                    tracing::warn!(
-                        "pcap.rx: `{}`: a record of {} bytes did not fit a buffer; skipped",
-                        self.path.display(),
-                        r.len
-                    );
-                }
-                continue;
-            }
-            p.meta_mut().set_input(self.port, self.queue);
-            out.push(p);
-            got += 1;
-            bytes += r.len as u64;
-            self.sent += 1;
-        }
-        Rx { packets: got, bytes, nombuf: 0 }
-    }
-}
-
-/// RX of a port without `rx`.
-struct Silent;
-
-impl RxQueue for Silent {
-    fn rx_burst(&mut self, _: &mut PoolCache, _: &mut Burst, _: usize) -> Rx {
-        Rx::default()
-    }
-}
-
-/// TX of a port without `tx`: frees.
-struct Discard;
-
-impl TxQueue for Discard {
-    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst) -> usize {
-        let n = burst.len();
-        cache.free_burst(burst);
-        n
-    }
-}
-
-/// TX of a port with `tx`: writes each packet to the file, then frees it.
-struct PcapTx {
-    path: PathBuf,
-    w: BufWriter<File>,
-    failed: bool,
-}
-
-impl PcapTx {
-    fn create(path: PathBuf) -> anyhow::Result<PcapTx> {
-        let err = |e: &dyn std::fmt::Display| anyhow::anyhow!("pcap.tx: `{}`: {e}", path.display());
-        let f = File::create(&path).map_err(|e| err(&e))?;
-        let header = PcapHeader {
-            snaplen: TX_SNAPLEN,
-            datalink: DataLink::ETHERNET,
-            ts_resolution: TsResolution::NanoSecond,
-            endianness: pcap_file::Endianness::native(),
-            ..PcapHeader::default()
-        };
-        let mut w = BufWriter::with_capacity(1 << 16, f);
-        header.write_to(&mut w).map_err(|e| err(&e))?;
-        // The header reaches the file now: a port that never transmits still leaves a valid pcap.
-        w.flush().map_err(|e| err(&e))?;
-        Ok(PcapTx { path, w, failed: false })
-    }
-
-    /// Appends one record (header in native byte order, as the file header says, then the data).
-    fn write(&mut self, ts: Duration, data: &[u8]) -> std::io::Result<()> {
-        let mut h = [0u8; 16];
-        let fields = [ts.as_secs() as u32, ts.subsec_nanos(), data.len() as u32, data.len() as u32];
-        for (d, f) in h.chunks_exact_mut(4).zip(fields) {
-            d.copy_from_slice(&f.to_ne_bytes());
-        }
-        self.w.write_all(&h)?;
-        self.w.write_all(data)
-    }
-}
-
-impl TxQueue for PcapTx {
-    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst) -> usize {
-        let n = burst.len();
-        let ts = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or(Duration::ZERO);
-        for i in 0..n {
-            if let Err(e) = self.write(ts, burst[i].data()) {
-                if !self.failed {
-                    self.failed = true;
-                    tracing::warn!("pcap.tx: `{}`: write failed, packets are not recorded: {e}", self.path.display());
-                }
-            }
-        }
-        cache.free_burst(burst);
-        n
-    }
-}
-
-impl Drop for PcapTx {
-    fn drop(&mut self) {
-        if let Err(e) = self.w.flush() {
-            tracing::warn!("pcap.tx: `{}`: flush failed: {e}", self.path.display());
-        }
-    }
 }

@@ -1,0 +1,71 @@
+//! Why a plugin could not be loaded or instantiated: typed, so that callers can tell a file problem
+//! from a module the host refuses, and a plugin that refused its configuration from one that trapped.
+
+use std::path::PathBuf;
+
+/// A plugin file that cannot run here. Each message starts with `plugin <path>:`.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// The file could not be read: missing, not a regular file, over `limits.module_kib`.
+    #[error("plugin {}: {reason}", path.display())]
+    File {
+        /// The module file.
+        path: PathBuf,
+        /// What went wrong (with a hint where one helps).
+        reason: String,
+    },
+    /// The file is not a WebAssembly module.
+    #[error("plugin {}: not a WebAssembly module (no \\0asm header)", path.display())]
+    NotWasm {
+        /// The module file.
+        path: PathBuf,
+    },
+    /// The module is over a static limit, uses a feature the host does not allow, or is invalid.
+    #[error("plugin {}: {reason}", path.display())]
+    Module {
+        /// The module file.
+        path: PathBuf,
+        /// The limit or construct, named.
+        reason: String,
+    },
+    /// An import or export does not match the ABI.
+    #[error("plugin {}: {reason}", path.display())]
+    Abi {
+        /// The module file.
+        path: PathBuf,
+        /// The import or export, and what the ABI has.
+        reason: String,
+    },
+}
+
+/// An instance that could not be made.
+#[derive(Debug, thiserror::Error)]
+pub enum InstanceError {
+    /// The start function, `wasmdp_abi_version` or `wasmdp_init` trapped (the deadline included).
+    #[error("{during} trapped: {cause}")]
+    Trapped {
+        /// Which step.
+        during: &'static str,
+        /// The trap, with where it happened when known.
+        cause: String,
+    },
+    /// Built for another major version of the ABI.
+    #[error("built for ABI v{major}.{minor}; this host runs ABI v{host} (rebuild it with a matching wasmdp-sdk)")]
+    Version {
+        /// The module's major version.
+        major: u32,
+        /// Its minor version.
+        minor: u32,
+        /// The host's major version.
+        host: u32,
+    },
+    /// `wasmdp_init` returned nonzero: it refused its configuration.
+    #[error("init refused the configuration (code {code}; the plugin's log above says why)")]
+    Refused {
+        /// What it returned.
+        code: i32,
+    },
+    /// wasmtime could not set the instance up (an export of the wrong type, out of memory).
+    #[error("{0}")]
+    Setup(String),
+}
