@@ -4,8 +4,9 @@
 //! - `sse.rs`, `avx2.rs`, `avx512.rs`: MAC swap, after DPDK testpmd `macswap_sse.h` /
 //!   `macswap.h`: load the 16-byte headers, run `between`, `pshufb` with [`MACSWAP_MASK`], store.
 //! - `memcpy_small.rs`: copies of at most 32 bytes, shared by every variant.
-//! - `memcpy_sse.rs`, `memcpy_avx2.rs`, `memcpy_avx512.rs`: memcpy after DPDK `rte_memcpy` (x86),
-//!   with 16-, 32- and 64-byte vectors.
+//! - `memcpy_vec.rs`: the shape of memcpy after DPDK `rte_memcpy` (x86), written once as a macro;
+//!   `memcpy_sse.rs`, `memcpy_avx2.rs`, `memcpy_avx512.rs` instantiate it with 16-, 32- and 64-byte
+//!   vectors and their size classes.
 //!
 //! The functions that use the instructions are `#[target_feature] unsafe fn`s; the [`Kernel`]
 //! methods are thin `#[inline(always)]` forwarders, so a loop instantiated for one variant calls
@@ -17,6 +18,7 @@ mod memcpy_avx2;
 mod memcpy_avx512;
 mod memcpy_small;
 mod memcpy_sse;
+mod memcpy_vec;
 mod sse;
 
 use super::{Kernel, Variant};
