@@ -133,6 +133,38 @@ impl Burst {
     }
 }
 
+/// A set of indexes into a burst (packets to remove, requests of a plugin).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Marks([u64; MAX_BURST / 64]);
+
+impl Marks {
+    /// Whether `i` is in the set.
+    #[inline(always)]
+    pub fn has(&self, i: usize) -> bool {
+        self.0[i / 64] & (1 << (i % 64)) != 0
+    }
+
+    /// Adds `i`.
+    #[inline(always)]
+    pub fn set(&mut self, i: usize) {
+        self.0[i / 64] |= 1 << (i % 64);
+    }
+}
+
+impl Burst {
+    /// Removes the packets at the `marked` indexes, keeping the order of the others, and hands each
+    /// removed packet to `removed` (in order).
+    pub fn remove_marked(&mut self, marked: &Marks, removed: impl FnMut(Pkt)) {
+        let mut i = 0;
+        self.pkts
+            .extract_if(.., |_| {
+                i += 1;
+                marked.has(i - 1)
+            })
+            .for_each(removed);
+    }
+}
+
 impl std::ops::Deref for Burst {
     type Target = [Pkt];
     fn deref(&self) -> &[Pkt] {

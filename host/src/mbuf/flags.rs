@@ -12,6 +12,9 @@ pub const ATTACH_MASK: u64 = ATTACHED_INDIRECT | ATTACHED_EXTERNAL;
 
 /// RX: the packet carried a VLAN tag (informational).
 pub const RX_VLAN: u64 = 1 << 8;
+/// RX: a tunnel engine decapsulated the packet; its `FlowMeta` holds the outer lengths, the tunnel
+/// type and the VNI it had.
+pub const RX_TUNNEL: u64 = 1 << 9;
 
 /// TX: insert an 802.1Q tag with `vlan_tci`.
 pub const TX_VLAN: u64 = wasmdp_abi::flags::TX_VLAN;

@@ -42,6 +42,10 @@ pub struct Meta {
 }
 
 /// Second cache line: tunnel and flow metadata, touched only by engines and plugins that use it.
+///
+/// Not reset when a buffer is reused (that would touch the line for every packet): the tunnel fields
+/// are meaningful when `ol_flags` has `RX_TUNNEL` (a decapsulation recorded them) or, after an
+/// encapsulation, until the packet is transmitted.
 #[repr(C, align(64))]
 #[derive(Debug, Clone, Copy, Default)]
 pub struct FlowMeta {
@@ -49,8 +53,10 @@ pub struct FlowMeta {
     pub outer_l2_len: u16,
     /// Outer L3 length of a tunnelled packet.
     pub outer_l3_len: u16,
-    /// Tunnel type, 0 for none.
+    /// Tunnel type, 0 for none (`wire::tunnel::Kind::tunnel_type`: 1 VXLAN, 2 Geneve).
     pub tunnel_type: u32,
+    /// Tunnel network identifier (VNI).
+    pub tunnel_id: u32,
     /// Flow identifier assigned by a classifier.
     pub flow_id: u32,
     /// Mark set by a policy.

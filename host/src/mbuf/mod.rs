@@ -17,9 +17,9 @@ mod pkt;
 mod pool;
 mod region;
 
-pub use burst::{Burst, MAX_BURST};
+pub use burst::{Burst, Marks, MAX_BURST};
 pub use cache::PoolCache;
 pub use meta::{FlowMeta, Meta, META_SIZE};
-pub use pkt::{MetaMut, Pkt, RoomError};
+pub use pkt::{MetaMut, Pkt, RoomError, MIN_FRAME};
 pub use pool::{stride_for, Pool, PoolConfig, PoolInfo};
 pub use region::Backing;

@@ -41,8 +41,9 @@ impl Pkt {
     }
 
     /// First metadata cache line, writable. `data_off`, `data_len` and `buf_len` must be changed
-    /// through [`Pkt::set_data_len`], [`Pkt::prepend`] and [`Pkt::adj`], which keep the invariant;
-    /// this method gives access to the other fields through [`MetaMut`].
+    /// through [`Pkt::set_data_len`], [`Pkt::prepend`], [`Pkt::adj`], [`Pkt::append`] and
+    /// [`Pkt::trim`], which keep the invariant; this method gives access to the other fields through
+    /// [`MetaMut`].
     #[inline(always)]
     pub fn meta_mut(&mut self) -> MetaMut<'_> {
         // SAFETY: as in `meta`, and `&mut self` makes the access unique.
@@ -115,8 +116,9 @@ impl Pkt {
     #[inline(always)]
     pub fn set_data_len(&mut self, len: usize) -> Result<(), RoomError> {
         let m = self.meta();
-        if len > m.buf_len as usize - m.data_off as usize {
-            return Err(RoomError);
+        let room = m.buf_len as usize - m.data_off as usize;
+        if len > room {
+            return Err(RoomError::NoTailroom { need: len.saturating_sub(self.len()), have: room - self.len() });
         }
         // SAFETY: the header is valid and uniquely owned; the new length keeps the invariant.
         let m = unsafe { &mut self.0.as_mut().meta };
@@ -125,35 +127,84 @@ impl Pkt {
         Ok(())
     }
 
-    /// Grows the packet at the front by `n` bytes taken from the headroom and returns the whole data.
+    /// Grows the packet at the front by `n` bytes taken from the headroom and returns the whole data
+    /// (DPDK's `rte_pktmbuf_prepend`, XDP's `bpf_xdp_adjust_head` with a negative delta). The new
+    /// bytes hold whatever the headroom held: the caller writes them.
     #[inline]
     pub fn prepend(&mut self, n: usize) -> Result<&mut [u8], RoomError> {
         if n > self.headroom() {
-            return Err(RoomError);
+            return Err(RoomError::NoHeadroom { need: n, have: self.headroom() });
         }
-        {
-            // SAFETY: the header is valid and uniquely owned; moving data_off back by at most
-            // data_off and growing data_len by the same amount keeps the invariant.
-            let m = unsafe { &mut self.0.as_mut().meta };
-            m.data_off -= n as u16;
-            m.data_len += n as u16;
-            m.pkt_len += n as u32;
-        }
+        // SAFETY: data_off moves back by at most data_off and data_len grows by the same amount, so
+        // data_off + data_len is unchanged and the invariant holds; unique ownership via `&mut self`.
+        let m = unsafe { &mut self.0.as_mut().meta };
+        m.data_off -= n as u16;
+        m.data_len += n as u16;
+        m.pkt_len += n as u32;
         Ok(self.data_mut())
     }
 
-    /// Removes `n` bytes from the front of the packet.
+    /// Strips `n` bytes from the front of the packet; they become headroom (DPDK's
+    /// `rte_pktmbuf_adj`, XDP's `bpf_xdp_adjust_head` with a positive delta). Fails when fewer than
+    /// [`MIN_FRAME`] bytes would remain.
     #[inline]
     pub fn adj(&mut self, n: usize) -> Result<(), RoomError> {
-        if n > self.len() {
-            return Err(RoomError);
-        }
-        // SAFETY: the header is valid and uniquely owned; the invariant holds with the smaller length.
+        let left = self.remaining_after(n)?;
+        // SAFETY: n <= data_len (checked by `remaining_after`): data_off + data_len is unchanged;
+        // unique ownership via `&mut self`.
         let m = unsafe { &mut self.0.as_mut().meta };
         m.data_off += n as u16;
-        m.data_len -= n as u16;
-        m.pkt_len -= n as u32;
+        m.data_len = left as u16;
+        m.pkt_len = left as u32;
         Ok(())
+    }
+
+    /// Extends the packet at the tail by `n` bytes taken from the tailroom and returns them (DPDK's
+    /// `rte_pktmbuf_append`, XDP's `bpf_xdp_adjust_tail` with a positive delta). The new bytes hold
+    /// whatever the buffer held: the caller writes them.
+    #[inline]
+    pub fn append(&mut self, n: usize) -> Result<&mut [u8], RoomError> {
+        let old = self.len();
+        if n > self.tailroom() {
+            return Err(RoomError::NoTailroom { need: n, have: self.tailroom() });
+        }
+        self.set_data_len(old + n)?;
+        Ok(&mut self.data_mut()[old..])
+    }
+
+    /// Removes `n` bytes from the tail (DPDK's `rte_pktmbuf_trim`, XDP's `bpf_xdp_adjust_tail` with
+    /// a negative delta). Fails when fewer than [`MIN_FRAME`] bytes would remain.
+    #[inline]
+    pub fn trim(&mut self, n: usize) -> Result<(), RoomError> {
+        let left = self.remaining_after(n)?;
+        self.set_data_len(left)
+    }
+
+    /// Keeps only the bytes `start..start + len` of the data: [`Pkt::adj`] and [`Pkt::trim`] in one
+    /// step (a decapsulation: outer headers off the front, padding off the tail). Fails when the
+    /// range is not within the data or is shorter than [`MIN_FRAME`].
+    #[inline]
+    pub fn crop(&mut self, start: usize, len: usize) -> Result<(), RoomError> {
+        let end = start.checked_add(len).filter(|&e| e <= self.len());
+        if end.is_none() || len < MIN_FRAME {
+            return Err(RoomError::TooShort { remove: self.len().saturating_sub(len), len: self.len() });
+        }
+        // SAFETY: start + len <= data_len (checked): the kept bytes lie within the old data, so
+        // data_off + data_len only shrinks; unique ownership via `&mut self`.
+        let m = unsafe { &mut self.0.as_mut().meta };
+        m.data_off += start as u16;
+        m.data_len = len as u16;
+        m.pkt_len = len as u32;
+        Ok(())
+    }
+
+    /// The length left after removing `n` bytes, when that leaves a whole Ethernet header.
+    #[inline(always)]
+    fn remaining_after(&self, n: usize) -> Result<usize, RoomError> {
+        match self.len().checked_sub(n) {
+            Some(left) if left >= MIN_FRAME => Ok(left),
+            _ => Err(RoomError::TooShort { remove: n, len: self.len() }),
+        }
     }
 
     /// The first `n` bytes from the data start, data and tailroom together, for generators that
@@ -249,13 +300,48 @@ impl std::ops::Deref for MetaMut<'_> {
     }
 }
 
-/// The requested length does not fit the buffer's headroom or data room.
+/// Fewest bytes [`Pkt::adj`] and [`Pkt::trim`] leave: an Ethernet header.
+pub const MIN_FRAME: usize = 14;
+
+/// Why a length change was refused; the packet is unchanged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct RoomError;
+pub enum RoomError {
+    /// Growing at the front needs more headroom than the buffer has left.
+    NoHeadroom {
+        /// Bytes asked for.
+        need: usize,
+        /// Headroom left.
+        have: usize,
+    },
+    /// Growing at the tail needs more room than the buffer's data room has left.
+    NoTailroom {
+        /// Bytes asked for.
+        need: usize,
+        /// Tailroom left.
+        have: usize,
+    },
+    /// Removing the bytes would leave less than an Ethernet header ([`MIN_FRAME`]).
+    TooShort {
+        /// Bytes asked to remove.
+        remove: usize,
+        /// Packet length.
+        len: usize,
+    },
+}
 
 impl std::fmt::Display for RoomError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("packet does not fit the buffer")
+        match *self {
+            RoomError::NoHeadroom { need, have } => {
+                write!(f, "{need} bytes of headroom needed, {have} left (raise pool.headroom)")
+            }
+            RoomError::NoTailroom { need, have } => {
+                write!(f, "{need} bytes of tailroom needed, {have} left (raise pool.data_room)")
+            }
+            RoomError::TooShort { remove, len } => {
+                write!(f, "removing {remove} of {len} bytes would leave less than a {MIN_FRAME}-byte Ethernet header")
+            }
+        }
     }
 }
 
@@ -266,3 +352,6 @@ impl std::fmt::Debug for Pkt {
         f.debug_struct("Pkt").field("len", &self.len()).field("port", &self.meta().port).finish()
     }
 }
+
+#[cfg(test)]
+mod tests;
