@@ -55,6 +55,30 @@ pub fn wire(data: &[u8]) {
         };
         assert!(n.is_none_or(|n| n <= g.len()));
     }
+    tunnels(data);
+}
+
+/// The decapsulation checks on arbitrary frames: the fast path agrees with the full check, and an
+/// accepted inner frame lies within the frame.
+fn tunnels(data: &[u8]) {
+    use wire::tunnel::{check, Expect, Kind, Matcher};
+    let locals: [std::net::IpAddr; 2] = [[10, 0, 0, 1].into(), [0xfe80, 0, 0, 0, 0, 0, 0, 1].into()];
+    for kind in Kind::ALL {
+        for local in locals {
+            let e = Expect {
+                kind,
+                local,
+                dst_port: kind.default_port(),
+                vni: None,
+                zero_csum_v6: data.len().is_multiple_of(2),
+            };
+            let full = check(data, &e);
+            assert_eq!(Matcher::new(e).check(data), full, "fast path and full check disagree");
+            if let Ok(f) = full {
+                assert!(f.outer_len + f.inner_len <= data.len() && f.inner_len >= wire::ETH_HLEN, "{f:?}");
+            }
+        }
+    }
 }
 
 /// Bytes of one operation of the host-call interpreter: an opcode and five `i32` arguments.
@@ -145,6 +169,8 @@ impl Harness {
                 policy: Some(runner),
                 inject: Some(inject.clone()),
                 echo: Default::default(),
+                tunnels: Default::default(),
+                prefetch_flow: true,
             },
             counters,
         );

@@ -19,11 +19,24 @@ pub enum BenchPath {
     PluginSticky,
     /// The wasm-macswap plugin swaps inside WebAssembly (SIMD128).
     Wasm,
+    /// The `io` engine on the same ports and frames: what a tunnel engine costs over forwarding.
+    Io,
+    /// The engine from the config with `prefetch_flow_meta: false` (tunnel engines).
+    NoPrefetch,
 }
 
 impl BenchPath {
     /// Accepted names, for errors.
-    pub const NAMES: &'static str = "native, plugin, plugin-sticky, wasm";
+    pub const NAMES: &'static str = "native, plugin, plugin-sticky, wasm, io, no-prefetch";
+
+    const ALL: [BenchPath; 6] = [
+        BenchPath::Native,
+        BenchPath::Plugin,
+        BenchPath::PluginSticky,
+        BenchPath::Wasm,
+        BenchPath::Io,
+        BenchPath::NoPrefetch,
+    ];
 
     /// The name in the table and the JSON.
     pub fn name(self) -> &'static str {
@@ -32,19 +45,30 @@ impl BenchPath {
             BenchPath::Plugin => "plugin",
             BenchPath::PluginSticky => "plugin-sticky",
             BenchPath::Wasm => "wasm",
+            BenchPath::Io => "io",
+            BenchPath::NoPrefetch => "no-prefetch",
         }
     }
 
     /// Parses a name.
     pub fn from_name(s: &str) -> Option<BenchPath> {
-        [BenchPath::Native, BenchPath::Plugin, BenchPath::PluginSticky, BenchPath::Wasm]
-            .into_iter()
-            .find(|p| p.name() == s)
+        BenchPath::ALL.into_iter().find(|p| p.name() == s)
     }
 
-    /// Whether the path exists for this engine (the pure-WebAssembly path is a MAC swap).
+    /// Whether the path exists for this engine: the pure-WebAssembly path is a MAC swap, plugins
+    /// run the engines the ABI names, the io baseline and the prefetch switch are for the tunnel
+    /// engines.
     pub fn applies_to(self, engine: &str) -> bool {
-        self != BenchPath::Wasm || engine == "macswap"
+        let tunnel = config::engine_kind(engine).is_some();
+        match self {
+            BenchPath::Native => true,
+            BenchPath::Plugin | BenchPath::PluginSticky => {
+                let id = crate::engines::ENGINES.iter().position(|e| e.name == engine);
+                id.is_some_and(|i| (i as u32) < wasmdp_abi::engine::COUNT)
+            }
+            BenchPath::Wasm => engine == "macswap",
+            BenchPath::Io | BenchPath::NoPrefetch => tunnel,
+        }
     }
 
     fn policy(self, engine: &str, plugins: &std::path::Path) -> Option<String> {
@@ -52,7 +76,7 @@ impl BenchPath {
         // A generous deadline: a bench run must not trip over preemption on a shared machine.
         let tail = "on_failure: fail_closed, limits: {deadline_us: 1000000}";
         match self {
-            BenchPath::Native => None,
+            BenchPath::Native | BenchPath::Io | BenchPath::NoPrefetch => None,
             BenchPath::Plugin => {
                 Some(format!("{{plugin: {}, params: {{engine: {engine}}}, {tail}}}", plugin("static_policy")))
             }
@@ -120,11 +144,32 @@ pub struct Group<'a> {
     pub paths: &'a [BenchPath],
 }
 
-/// The YAML of one cell: two null ports, paired, one lcore, the path's policy on both.
+/// The YAML of one cell: two null ports, paired, one lcore, the path's policy on both. For a tunnel
+/// engine both ports have the tunnel (each the other's far end), and for a decapsulation their frames
+/// are the tunnel's: `size` is the inner frame's.
 pub fn yaml(g: &Group<'_>, path: BenchPath, plugins: &std::path::Path, lcore: usize) -> String {
     let policy = path.policy(g.engine, plugins).map(|p| format!(", policy: {p}")).unwrap_or_default();
-    let port = |name: &str| format!("  - {{name: {name}, driver: null, frame: {{size: {}}}{policy}}}\n", g.size);
-    format!("lcores: [{lcore}]\nburst: {}\nengine: {}\nports:\n{}{}", g.burst, g.engine, port("p0"), port("p1"))
+    let tunnel = config::engine_kind(g.engine);
+    let frame_tunnel = match tunnel {
+        Some((kind, false)) => format!(", tunnel: {}", kind.name()),
+        _ => String::new(),
+    };
+    let port = |name: &str, local: u8, remote: u8| {
+        let section = tunnel
+            .map(|(kind, _)| {
+                format!(", {}: {{vni: 42, local_ip: 192.0.2.{local}, remote_ip: 192.0.2.{remote}}}", kind.name())
+            })
+            .unwrap_or_default();
+        format!("  - {{name: {name}, driver: null, frame: {{size: {}{frame_tunnel}}}{section}{policy}}}\n", g.size)
+    };
+    let engine = if path == BenchPath::Io { "io" } else { g.engine };
+    let prefetch = if path == BenchPath::NoPrefetch { "prefetch_flow_meta: false\n" } else { "" };
+    format!(
+        "lcores: [{lcore}]\nburst: {}\nengine: {engine}\n{prefetch}ports:\n{}{}",
+        g.burst,
+        port("p0", 1, 2),
+        port("p1", 2, 1)
+    )
 }
 
 /// Runs the cells of a group, repetition by repetition in turn (native, plugin, ..., native,

@@ -56,8 +56,10 @@ pub struct MatrixArgs {
     /// Engines to measure, comma-separated.
     #[arg(long, value_delimiter = ',', default_value = "io,mac,macswap,5tswap,copy")]
     pub engines: Vec<String>,
-    /// Paths, comma-separated: native, plugin, plugin-sticky, wasm (wasm: macswap only).
-    #[arg(long, value_delimiter = ',', default_value = "native,plugin,plugin-sticky,wasm")]
+    /// Paths, comma-separated: native, plugin, plugin-sticky, wasm (macswap only), io and no-prefetch
+    /// (tunnel engines: the io engine on the same frames, and the engine without the metadata
+    /// prefetch). Each engine runs the paths that apply to it.
+    #[arg(long, value_delimiter = ',', default_value = "native,plugin,plugin-sticky,wasm,io,no-prefetch")]
     pub paths: Vec<String>,
     /// Kernel variants, comma-separated (default: every variant this CPU supports).
     #[arg(long, value_delimiter = ',')]

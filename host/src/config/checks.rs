@@ -25,6 +25,7 @@ pub fn validate(cfg: &Config) -> Result<(), String> {
     }
     check_streams(cfg)?;
     let pairs = super::pairs(cfg)?;
+    super::tunnel::check_streams(cfg, &pairs)?;
     let lcores = lcores(cfg)?;
     super::sizes::check(cfg, &pairs, lcores.len())
 }
@@ -63,20 +64,17 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
     let at = format!("ports[{i}] (`{}`)", p.name);
     let driver = crate::ports::lookup(&p.driver.0).ok_or_else(|| format!("{at}.driver: unknown"))?;
     (driver.check)(cfg, p).map_err(|e| format!("{at}.{e}"))?;
-    if p.frame.size.0 > cfg.pool.data_room.0 {
+    super::tunnel::check_port(&at, p)?;
+    let outer = p.frame.tunnel.and_then(|k| super::tunnel::section(p, k)).map_or(0, |t| t.outer_len());
+    if p.frame.size.get() + outer > cfg.pool.data_room.get() {
+        let what = if outer == 0 { String::new() } else { format!(" with {outer} bytes of outer headers") };
         return Err(format!(
-            "{at}.frame.size: {} does not fit pool.data_room {}; raise pool.data_room",
+            "{at}.frame.size: {}{what} does not fit pool.data_room {}; raise pool.data_room",
             p.frame.size.0, cfg.pool.data_room.0
         ));
     }
-    let tags = if p.tx_offloads.0 & flags::TX_QINQ != 0 {
-        8
-    } else if p.tx_offloads.0 & flags::TX_VLAN != 0 {
-        4
-    } else {
-        0
-    };
-    if tags > cfg.pool.headroom.0 {
+    let tags = tag_bytes(p);
+    if tags > cfg.pool.headroom.get() {
         return Err(format!(
             "{at}.tx_offloads: inserting tags needs {tags} bytes of pool.headroom, which is {}",
             cfg.pool.headroom.0
@@ -114,6 +112,17 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// Bytes of VLAN tags the port's TX offloads insert.
+pub(super) fn tag_bytes(p: &PortCfg) -> usize {
+    if p.tx_offloads.0 & flags::TX_QINQ != 0 {
+        8
+    } else if p.tx_offloads.0 & flags::TX_VLAN != 0 {
+        4
+    } else {
+        0
+    }
 }
 
 fn check_streams(cfg: &Config) -> Result<(), String> {

@@ -10,6 +10,7 @@ mod error;
 mod policy;
 mod sizes;
 mod topology;
+mod tunnel;
 mod values;
 mod yaml;
 
@@ -19,6 +20,7 @@ pub use error::ConfigError;
 pub use policy::{FailurePolicy, LimitsCfg, ParamValue, PolicyCfg};
 pub use sizes::{available_memory, footprint, Footprint, MAX_AF_PACKET_RING, MAX_RETRY_BUDGET_US};
 pub use topology::{pairs, Pair};
+pub use tunnel::{engine_kind, section as tunnel_section, TunnelCfg, TunnelOthers};
 pub use values::{Bounded, DriverName, EngineName, MacAddr, OffloadList};
 pub use yaml::{MAX_CONFIG_BYTES, MAX_DEPTH};
 
@@ -51,6 +53,10 @@ pub struct Config {
     /// How streams are derived from ports when `streams` is empty: paired, chained or loop.
     #[serde(default)]
     pub topology: Topology,
+    /// Whether engines that use the second metadata cache line (the tunnel engines) prefetch it for
+    /// the packets ahead, as Open vSwitch does; off only to measure what it is worth.
+    #[serde(default = "yes")]
+    pub prefetch_flow_meta: bool,
     /// Explicit streams; when given, `topology` is ignored.
     #[serde(default)]
     pub streams: Vec<StreamCfg>,
@@ -60,6 +66,10 @@ pub struct Config {
 
 fn default_burst() -> Bounded<1, 512> {
     Bounded(32)
+}
+
+fn yes() -> bool {
+    true
 }
 
 fn default_engine() -> EngineName {
@@ -185,6 +195,15 @@ pub struct PortCfg {
     /// Addresses the `icmpecho` engine answers for on this port, and what it does with the rest.
     #[serde(default)]
     pub icmpecho: Option<IcmpEchoCfg>,
+    /// VXLAN tunnel of this port (engines `vxlan_encap`, `vxlan_decap`).
+    #[serde(default)]
+    pub vxlan: Option<TunnelCfg>,
+    /// Geneve tunnel of this port (engines `geneve_encap`, `geneve_decap`).
+    #[serde(default)]
+    pub geneve: Option<TunnelCfg>,
+    /// What the decapsulation engines receiving on this port do with frames not of their tunnel.
+    #[serde(default)]
+    pub tunnel_others: TunnelOthers,
 }
 
 fn one() -> Bounded<1, 64> {
@@ -213,6 +232,10 @@ pub struct FrameCfg {
     pub flows: Bounded<1, 65536>,
     /// 802.1Q TCI to tag the frames with.
     pub vlan: Option<Bounded<0, 65535>>,
+    /// Send the frame encapsulated in this port's `vxlan:` or `geneve:` tunnel, as the far end
+    /// would send it to us: from `remote_ip` to `local_ip`, MACs `peer_mac` to `mac`. `size` is then
+    /// the inner frame's.
+    pub tunnel: Option<crate::wire::tunnel::Kind>,
 }
 
 impl Default for FrameCfg {
@@ -227,6 +250,7 @@ impl Default for FrameCfg {
             dst_port: Bounded(9),
             flows: Bounded(1),
             vlan: None,
+            tunnel: None,
         }
     }
 }

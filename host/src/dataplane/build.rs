@@ -201,6 +201,8 @@ fn make_stream(
             policy,
             inject,
             echo: Arc::new(echo_addrs(cfg, sp.rx, simd)?),
+            tunnels: Arc::new(engines::resolve_tunnels(&cfg.ports[sp.rx], &cfg.ports[sp.tx], (txp.mac, txp.peer_mac))?),
+            prefetch_flow: cfg.prefetch_flow_meta,
         },
         plugin_counters,
     ))

@@ -6,13 +6,19 @@
 
 mod copy;
 mod fivetswap;
+mod geneve_decap;
+mod geneve_encap;
 mod icmpecho;
 mod io;
 mod mac;
 mod macswap;
 pub(crate) use macswap::SWAP_ONLY as MACSWAP_ONLY;
 mod rxonly;
+mod tunnel;
+pub use tunnel::{resolve as resolve_tunnels, TunnelCounts, Tunnels};
 mod txonly;
+mod vxlan_decap;
+mod vxlan_encap;
 
 use crate::mbuf::{Burst, Pkt, PoolCache};
 use crate::offload::TxOffloads;
@@ -49,6 +55,12 @@ pub struct FwdCtx<'a> {
     pub echo: &'a EchoAddrs,
     /// A second burst for engines that split one (allocated once per stream).
     pub scratch: &'a mut Burst,
+    /// The stream's tunnels (the tunnel engines).
+    pub tunnels: &'a Tunnels,
+    /// Whether engines that write the second metadata line prefetch it (`prefetch_flow_meta`).
+    pub prefetch_flow: bool,
+    /// What the tunnel engines did in this call.
+    pub tunnel: TunnelCounts,
 }
 
 /// The addresses the `icmpecho` engine answers for, and the engine for everything else.
@@ -99,6 +111,10 @@ pub const ENGINES: &[&EngineDesc] = &[
     &rxonly::ENGINE,
     &txonly::ENGINE,
     &icmpecho::ENGINE,
+    &vxlan_encap::ENGINE,
+    &vxlan_decap::ENGINE,
+    &geneve_encap::ENGINE,
+    &geneve_decap::ENGINE,
 ];
 
 /// The engine named `name`.

@@ -52,6 +52,10 @@ pub struct StreamParts {
     pub inject: Option<Arc<crate::ports::Inject>>,
     /// What the `icmpecho` engine answers for (the RX port's `icmpecho:`).
     pub echo: Arc<crate::engines::EchoAddrs>,
+    /// The tunnels of the RX and TX ports (the tunnel engines).
+    pub tunnels: Arc<crate::engines::Tunnels>,
+    /// Whether engines prefetch the second metadata line (`prefetch_flow_meta`).
+    pub prefetch_flow: bool,
 }
 
 /// What one round counted, published to the shared counters once.
@@ -154,6 +158,9 @@ impl Stream {
             redirected_out: 0,
             echo: &self.p.echo,
             scratch: &mut self.scratch,
+            tunnels: &self.p.tunnels,
+            prefetch_flow: self.p.prefetch_flow,
+            tunnel: Default::default(),
         };
         match &mut self.p.policy {
             Some(policy) => policy.on_burst(&mut ctx, &mut self.burst, self.p.run),
@@ -163,6 +170,9 @@ impl Stream {
         round.flow.generated = ctx.generated;
         round.flow.rx_nombuf += ctx.alloc_failed;
         round.flow.redirected_out = ctx.redirected_out;
+        round.flow.encapsulated = ctx.tunnel.encapsulated;
+        round.flow.decapsulated = ctx.tunnel.decapsulated;
+        round.flow.tunnel_passed = ctx.tunnel.passed;
         round.flow.redirected_in = self.take_injected();
         let n = self.burst.len();
         self.send(cache, &mut round);

@@ -50,12 +50,18 @@ pub fn names(flags: u64) -> Vec<&'static str> {
 /// 14/20. Without offloads the header walk is skipped and the lengths are left at 0 (unknown).
 #[inline(always)]
 pub fn mark(p: &mut Pkt, tx: &TxOffloads) {
+    let h = if tx.flags == 0 { wire::Headers::default() } else { wire::parse(p.data()) };
+    mark_with(p, tx, &h);
+}
+
+/// [`mark`] with headers the caller knows (an engine that just wrote them), without parsing.
+#[inline(always)]
+pub fn mark_with(p: &mut Pkt, tx: &TxOffloads, h: &wire::Headers) {
     let keep = p.meta().ol_flags & flags::ATTACH_MASK;
     if tx.flags == 0 {
         p.meta_mut().set_ol_flags(keep).set_vlan(tx.vlan_tci, tx.vlan_tci_outer);
         return;
     }
-    let h = wire::parse(p.data());
     let l3_flag = match h.l3 {
         L3::Ipv4 => flags::TX_IPV4,
         L3::Ipv6 => flags::TX_IPV6,

@@ -34,22 +34,8 @@ pub(crate) struct Sticky {
     pub left: u64,
 }
 
-const WORDS: usize = MAX_BURST / 64;
-
 /// A set of plugin indexes.
-#[derive(Clone, Copy, Default)]
-pub(crate) struct Bits([u64; WORDS]);
-
-impl Bits {
-    #[inline(always)]
-    pub fn has(&self, i: usize) -> bool {
-        self.0[i / 64] & (1 << (i % 64)) != 0
-    }
-    #[inline(always)]
-    pub fn set(&mut self, i: usize) {
-        self.0[i / 64] |= 1 << (i % 64);
-    }
-}
+pub(crate) type Bits = crate::mbuf::Marks;
 
 /// The plugin's view of the burst during one call.
 pub(crate) struct View {

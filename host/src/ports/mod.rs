@@ -172,7 +172,8 @@ pub fn open_all(cfg: &Config) -> anyhow::Result<Vec<Port>> {
         let driver = lookup(&pc.driver.0).ok_or_else(|| anyhow::anyhow!("ports[{i}].driver: unknown driver"))?;
         let mac = pc.mac.map(|m| m.0).unwrap_or(default_mac(id));
         let peer_mac = pc.peer_mac.map(|m| m.0).unwrap_or(default_peer_mac(id));
-        let template = Arc::new(Template::from_config(&pc.frame, mac, peer_mac));
+        let template =
+            Arc::new(Template::from_config(pc, mac, peer_mac).map_err(|e| anyhow::anyhow!("port `{}`: {e}", pc.name))?);
         let stats = Arc::new(crate::stats::PortStats::default());
         let setup = PortSetup { id, cfg: pc, template: template.clone(), stats: stats.clone() };
         let q = (driver.open)(&setup, &mut shared).map_err(|e| anyhow::anyhow!("port `{}`: {e}", pc.name))?;

@@ -1,8 +1,9 @@
 //! The frame a port generates (null RX, tx_first seeding, the txonly engine), copied into buffers in
 //! whole 64-byte blocks so that the copy compiles to straight vector moves.
 
-use crate::config::FrameCfg;
+use crate::config::{FrameCfg, PortCfg};
 use crate::mbuf::Pkt;
+use crate::wire::tunnel::{self, Outer, OuterSpec};
 use crate::wire::{self, FrameSpec};
 
 const BLOCK: usize = 64;
@@ -16,22 +17,53 @@ pub struct Template {
     port_off: usize,
     base_port: u16,
     base_cksum: u16,
+    /// Offset of the outer UDP checksum of a tunnelled frame, when it is not 0: it covers the inner
+    /// frame, so it changes with the inner flow.
+    outer_cksum_at: Option<usize>,
 }
 
 impl Template {
     /// Builds the frame from a port's `frame:` section; MACs default to the port's own and its peer's.
-    pub fn from_config(f: &FrameCfg, port_mac: [u8; 6], peer_mac: [u8; 6]) -> Template {
-        let spec = FrameSpec {
-            size: f.size.get(),
-            dst_mac: f.dst_mac.map(|m| m.0).unwrap_or(peer_mac),
-            src_mac: f.src_mac.map(|m| m.0).unwrap_or(port_mac),
-            src_ip: f.src_ip.octets(),
-            dst_ip: f.dst_ip.octets(),
-            src_port: f.src_port.u16(),
-            dst_port: f.dst_port.u16(),
-            vlan: f.vlan.map(|v| v.u16()),
+    /// With `frame.tunnel`, the frame is encapsulated as the port's tunnel peer would send it.
+    pub fn from_config(pc: &PortCfg, port_mac: [u8; 6], peer_mac: [u8; 6]) -> Result<Template, String> {
+        let inner = Template::new(&spec_of(&pc.frame, port_mac, peer_mac), pc.frame.flows.0 as u32);
+        let Some(kind) = pc.frame.tunnel else { return Ok(inner) };
+        let t = crate::config::tunnel_section(pc, kind)
+            .ok_or_else(|| format!("frame.tunnel: no `{}:` section", kind.name()))?;
+        let (Some(vni), Some(remote)) = (t.vni, t.remote_ip) else {
+            return Err(format!("frame.tunnel: `{}:` needs vni and remote_ip", kind.name()));
         };
-        Template::new(&spec, f.flows.0 as u32)
+        // From the far end to us: the reverse of what this port's encapsulation would write.
+        let outer = Outer::new(&OuterSpec {
+            kind,
+            src_mac: peer_mac,
+            dst_mac: port_mac,
+            src_ip: remote,
+            dst_ip: t.local_ip,
+            dst_port: t.port(kind),
+            vni: vni.0 as u32,
+            ttl: t.ttl.0 as u8,
+            udp_checksum: t.checksums(),
+        })?;
+        Ok(inner.encapsulated(&outer))
+    }
+
+    /// This template inside `outer`'s headers; the outer UDP source port is the inner flow 0's.
+    fn encapsulated(self, outer: &Outer) -> Template {
+        let inner = self.bytes();
+        let mut frame = [outer.bytes(), inner].concat();
+        outer.write(&mut frame, tunnel::src_port(wire::flow_hash(inner)), false);
+        let at = outer.len() - tunnel::TUNNEL_HLEN - 2;
+        let outer_cksum_at = (frame[at..at + 2] != [0, 0]).then_some(at);
+        Template { port_off: self.port_off + outer.len(), outer_cksum_at, ..Template::from_frame(frame, &self) }
+    }
+
+    /// A template of `frame` with `like`'s flows.
+    fn from_frame(frame: Vec<u8>, like: &Template) -> Template {
+        let len = frame.len();
+        let mut padded = frame;
+        padded.resize(len.div_ceil(BLOCK) * BLOCK, 0);
+        Template { padded, len, ..like.clone() }
     }
 
     /// Builds the frame from a spec, with `flows` UDP source ports.
@@ -42,7 +74,15 @@ impl Template {
         let base_cksum = u16::from_be_bytes([frame[port_off + 6], frame[port_off + 7]]);
         let mut padded = frame;
         padded.resize(len.div_ceil(BLOCK) * BLOCK, 0);
-        Template { padded, len, flows: flows.max(1), port_off, base_port: spec.src_port, base_cksum }
+        Template {
+            padded,
+            len,
+            flows: flows.max(1),
+            port_off,
+            base_port: spec.src_port,
+            base_cksum,
+            outer_cksum_at: None,
+        }
     }
 
     /// Frame length in bytes.
@@ -87,19 +127,50 @@ impl Template {
         }
     }
 
-    /// Rewrites the UDP source port for flow `i`, updating the UDP checksum incrementally (RFC 1624).
+    /// Rewrites the UDP source port for flow `i`, updating the UDP checksum incrementally (RFC 1624),
+    /// and the outer UDP checksum of a tunnelled frame, which covers both words.
     #[inline(always)]
     fn set_flow(&self, frame: &mut [u8], i: u32) {
         let port = self.base_port.wrapping_add(i as u16);
         let Some(hdr) = frame.get_mut(self.port_off..self.port_off + 8) else { return };
         hdr[..2].copy_from_slice(&port.to_be_bytes());
-        if self.base_cksum == 0 {
-            return;
+        let mut delta = !self.base_port as u32 + port as u32;
+        if self.base_cksum != 0 {
+            let ck = updated(self.base_cksum, !self.base_port as u32 + port as u32);
+            hdr[6..8].copy_from_slice(&ck.to_be_bytes());
+            delta += !self.base_cksum as u32 + ck as u32;
         }
-        let sum = !self.base_cksum as u32 + !self.base_port as u32 + port as u32;
-        let sum = (sum & 0xffff) + (sum >> 16);
-        let sum = (sum & 0xffff) + (sum >> 16);
-        let ck = !(sum as u16);
-        hdr[6..8].copy_from_slice(&if ck == 0 { 0xffff_u16 } else { ck }.to_be_bytes());
+        if let Some(at) = self.outer_cksum_at {
+            let Some(c) = frame.get_mut(at..at + 2) else { return };
+            let ck = updated(u16::from_be_bytes([c[0], c[1]]), delta);
+            c.copy_from_slice(&ck.to_be_bytes());
+        }
+    }
+}
+
+/// The inner frame of a port's `frame:` section.
+fn spec_of(f: &FrameCfg, port_mac: [u8; 6], peer_mac: [u8; 6]) -> FrameSpec {
+    FrameSpec {
+        size: f.size.get(),
+        dst_mac: f.dst_mac.map(|m| m.0).unwrap_or(peer_mac),
+        src_mac: f.src_mac.map(|m| m.0).unwrap_or(port_mac),
+        src_ip: f.src_ip.octets(),
+        dst_ip: f.dst_ip.octets(),
+        src_port: f.src_port.u16(),
+        dst_port: f.dst_port.u16(),
+        vlan: f.vlan.map(|v| v.u16()),
+    }
+}
+
+/// A checksum `ck` after adding `delta` (sums of `!old + new` words) to what it covers; never 0,
+/// which means "no checksum" in UDP.
+#[inline(always)]
+fn updated(ck: u16, delta: u32) -> u16 {
+    let sum = !ck as u32 + delta;
+    let sum = (sum & 0xffff) + (sum >> 16);
+    let sum = (sum & 0xffff) + (sum >> 16);
+    match !(sum as u16) {
+        0 => 0xffff,
+        c => c,
     }
 }

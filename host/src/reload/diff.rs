@@ -32,13 +32,14 @@ pub fn restart_needed(old: &Config, new: &Config) -> Result<(), String> {
 }
 
 fn first_difference(a: &Config, b: &Config) -> String {
-    let top: [(&str, bool); 6] = [
+    let top: [(&str, bool); 7] = [
         ("lcores", a.lcores != b.lcores),
         ("simd", a.simd != b.simd),
         ("pool", a.pool != b.pool),
         ("tx_retry", a.tx_retry != b.tx_retry),
         ("topology", a.topology != b.topology),
         ("streams", a.streams != b.streams),
+        ("prefetch_flow_meta", a.prefetch_flow_meta != b.prefetch_flow_meta),
     ];
     if let Some((k, _)) = top.iter().find(|(_, d)| *d) {
         return k.to_string();
@@ -55,7 +56,7 @@ fn first_difference(a: &Config, b: &Config) -> String {
 }
 
 fn port_difference(p: &PortCfg, q: &PortCfg) -> Option<&'static str> {
-    let keys: [(&str, bool); 11] = [
+    let keys: [(&str, bool); 14] = [
         ("name", p.name != q.name),
         ("driver", p.driver != q.driver),
         ("queues", p.queues != q.queues),
@@ -67,6 +68,9 @@ fn port_difference(p: &PortCfg, q: &PortCfg) -> Option<&'static str> {
         ("pcap", p.pcap != q.pcap),
         ("af_packet", p.af_packet != q.af_packet),
         ("icmpecho", p.icmpecho != q.icmpecho),
+        ("vxlan", p.vxlan != q.vxlan),
+        ("geneve", p.geneve != q.geneve),
+        ("tunnel_others", p.tunnel_others != q.tunnel_others),
     ];
     keys.iter().find(|(_, d)| *d).map(|(k, _)| *k)
 }

@@ -52,13 +52,17 @@ counters!(
         offload,
         /// A failed plugin call under `fail_closed`.
         plugin,
+        /// A frame a decapsulation engine did not accept, under `tunnel_others: drop`.
+        tunnel,
+        /// No headroom left for the headers an engine prepends (an encapsulation's outer headers).
+        headroom,
     }
 );
 
 impl Drops {
     /// All reasons together.
     pub fn total(&self) -> u64 {
-        self.tx_full + self.nombuf + self.engine + self.offload + self.plugin
+        self.tx_full + self.nombuf + self.engine + self.offload + self.plugin + self.tunnel + self.headroom
     }
 }
 
@@ -81,6 +85,12 @@ counters!(
         redirected_out,
         /// Packets other streams' plugins sent to this stream's TX port, transmitted here.
         redirected_in,
+        /// Packets a tunnel engine encapsulated (transmitted or dropped later like any other).
+        encapsulated,
+        /// Packets a tunnel engine decapsulated.
+        decapsulated,
+        /// Frames a decapsulation engine passed on unchanged (`tunnel_others: pass`).
+        tunnel_passed,
     }
 );
 

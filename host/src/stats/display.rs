@@ -91,8 +91,15 @@ pub fn print_final(view: &StatsView, secs: f64) {
         if d.total() != 0 {
             let _ = writeln!(
                 out,
-                "  Dropped by reason: tx_full {}  nombuf {}  engine {}  offload {}  plugin {}",
-                d.tx_full, d.nombuf, d.engine, d.offload, d.plugin
+                "  Dropped by reason: tx_full {}  nombuf {}  engine {}  offload {}  plugin {}  tunnel {}  headroom {}",
+                d.tx_full, d.nombuf, d.engine, d.offload, d.plugin, d.tunnel, d.headroom
+            );
+        }
+        if p.encapsulated + p.decapsulated + p.tunnel_passed != 0 {
+            let _ = writeln!(
+                out,
+                "  Tunnel: encapsulated {}  decapsulated {}  passed unchanged {}",
+                p.encapsulated, p.decapsulated, p.tunnel_passed
             );
         }
         if let Some(pl) = &plugins[i] {

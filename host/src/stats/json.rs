@@ -25,7 +25,10 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
     let t = total(&snap);
     let plugins = view.plugins_per_port();
     let figures: Vec<super::PortFigures> = view.port_stats.iter().map(|s| s.snapshot()).collect();
-    let drops = |d: super::counters::Drops| json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload, "plugin": d.plugin});
+    let drops = |d: super::counters::Drops| {
+        json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload,
+            "plugin": d.plugin, "tunnel": d.tunnel, "headroom": d.headroom})
+    };
     let ports_json: Vec<Value> = ports
         .iter()
         .zip(&view.ports)
@@ -38,7 +41,8 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 "rx_bytes": p.rx_bytes, "tx_bytes": p.tx_bytes, "rx_nombuf": p.rx_nombuf,
                 "dropped": p.dropped(), "dropped_by_reason": drops(p.drops), "generated": p.generated,
                 "rx_skipped": f.skipped(), "rx_missed": f.missed, "rx_ring_full": f.ring_full,
-                "rx_oversize": f.oversize,
+                "rx_oversize": f.oversize, "encapsulated": p.encapsulated, "decapsulated": p.decapsulated,
+                "tunnel_passed": p.tunnel_passed,
                 "rx_skipped_by_reason": {"short": f.skipped_short, "too_long": f.skipped_too_long,
                     "corrupt": f.skipped_corrupt, "cut_short": f.skipped_cut_short},
             });
@@ -66,6 +70,7 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 "engine": s.engine, "lcore": s.lcore,
                 "rx_packets": c.rx_packets, "tx_packets": c.tx_packets, "generated": c.generated,
                 "redirected_in": c.redirected_in, "redirected_out": c.redirected_out,
+                "encapsulated": c.encapsulated, "decapsulated": c.decapsulated, "tunnel_passed": c.tunnel_passed,
                 "dropped": c.drops.total(), "dropped_by_reason": drops(c.drops),
             })
         })

@@ -87,6 +87,12 @@ pub struct PortCounts {
     pub drops: counters::Drops,
     /// Packets created by streams transmitting on this port (txonly, tx_first).
     pub generated: u64,
+    /// Packets encapsulated in this port's tunnel (by streams transmitting on it).
+    pub encapsulated: u64,
+    /// Packets of this port's tunnel decapsulated (by streams receiving on it).
+    pub decapsulated: u64,
+    /// Frames received on this port that a decapsulation passed on unchanged.
+    pub tunnel_passed: u64,
 }
 
 impl PortCounts {
@@ -133,11 +139,14 @@ impl StatsView {
             rx.rx_packets += c.rx_packets;
             rx.rx_bytes += c.rx_bytes;
             rx.rx_nombuf += c.rx_nombuf;
+            rx.decapsulated += c.decapsulated;
+            rx.tunnel_passed += c.tunnel_passed;
             let tx = &mut ports[info.tx_port as usize];
             tx.tx_packets += c.tx_packets;
             tx.tx_bytes += c.tx_bytes;
             tx.drops = tx.drops + c.drops;
             tx.generated += c.generated;
+            tx.encapsulated += c.encapsulated;
         }
         ports
     }

@@ -66,6 +66,8 @@ pub(super) mod ipv6 {
     pub(crate) const PAYLOAD_LEN: usize = 4;
     /// Next header.
     pub(crate) const NEXT_HEADER: usize = 6;
+    /// Hop limit.
+    pub(crate) const HOP_LIMIT: usize = 7;
     /// Source address, 16 bytes; the destination follows immediately.
     pub(crate) const SRC: usize = 8;
     /// Length of an address.

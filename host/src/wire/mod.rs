@@ -3,26 +3,31 @@
 //! [`parse`] walks Ethernet, up to two VLAN/QinQ tags and IPv4/IPv6 once and returns the header
 //! lengths as [`Headers`]; everything else works on the offsets that follow from them:
 //! [`swap_five_tuple`] (testpmd's 5tswap), the software checksum offloads [`fill_ipv4_cksum`] and
-//! [`fill_l4_cksum`], [`insert_tag`] for VLAN insertion, and [`build_udp`] for generated traffic.
+//! [`fill_l4_cksum`], [`insert_tag`] for VLAN insertion, [`build_udp`] for generated traffic,
+//! [`flow_hash`] for spreading flows, and [`tunnel`] for VXLAN and Geneve outer headers.
 //!
 //! All of it works on plain `&[u8]`/`&mut [u8]`, never panics on malformed or truncated frames, never
-//! changes a frame's length and (except [`build_udp`]) never allocates. Field offsets live in
-//! `field`; each header's length is checked once, then read through fixed-size arrays.
+//! changes a frame's length and (except [`build_udp`] and building a [`tunnel::Outer`]) never
+//! allocates. Field offsets live in `field`; each header's length is checked once, then read
+//! through fixed-size arrays.
 
 mod build;
 mod cksum;
 mod field;
 mod gso;
+mod hash;
 mod parse;
 mod reply;
 mod swap;
 mod tag;
 #[cfg(test)]
-mod testutil;
+pub(crate) mod testutil;
+pub mod tunnel;
 
 pub use build::build_udp;
 pub use cksum::{fill_ipv4_cksum, fill_l4_cksum};
 pub use gso::{complete_checksum, segment, GsoError};
+pub use hash::flow_hash;
 pub use parse::parse;
 pub use reply::{arp_reply, icmp4_echo_reply, icmp6_reply, NS_REPLY_LEN};
 pub use swap::swap_five_tuple;

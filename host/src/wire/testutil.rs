@@ -87,7 +87,7 @@ fn ip_step(vlans: usize, ip: IpHeaders) -> PacketBuilderStep<IpHeaders> {
 
 /// Checks with etherparse that the frame's IPv4 header checksum (if any) and TCP/UDP checksum are
 /// correct. Panics with a description otherwise.
-pub(super) fn assert_checksums(frame: &[u8]) {
+pub(crate) fn assert_checksums(frame: &[u8]) {
     let p = PacketHeaders::from_ethernet_slice(frame).expect("etherparse rejects the frame");
     let payload = p.payload.slice();
     let transport = p.transport.expect("no transport header");

@@ -27,6 +27,10 @@ struct Bench {
     flow: u32,
     echo: EchoAddrs,
     scratch: Burst,
+    tunnels: Tunnels,
+    /// What the tunnel engines counted in the last `run`.
+    tunnel: TunnelCounts,
+    prefetch_flow: bool,
 }
 
 impl Bench {
@@ -36,7 +40,16 @@ impl Bench {
     }
 
     fn with(cache: PoolCache, template: Template) -> Bench {
-        Bench { cache, template, flow: 0, echo: EchoAddrs::default(), scratch: Burst::new() }
+        Bench {
+            cache,
+            template,
+            flow: 0,
+            echo: EchoAddrs::default(),
+            scratch: Burst::new(),
+            tunnels: Tunnels::default(),
+            tunnel: TunnelCounts::default(),
+            prefetch_flow: true,
+        }
     }
 
     fn burst(&mut self, frames: &[Vec<u8>]) -> Burst {
@@ -65,8 +78,12 @@ impl Bench {
             redirected_out: 0,
             echo: &self.echo,
             scratch: &mut self.scratch,
+            tunnels: &self.tunnels,
+            prefetch_flow: self.prefetch_flow,
+            tunnel: Default::default(),
         };
         (engine.run.get(simd))(&mut ctx, burst);
+        self.tunnel = ctx.tunnel;
         (ctx.drops, ctx.generated)
     }
 
@@ -99,7 +116,9 @@ fn swapped(f: &[u8]) -> Vec<u8> {
 #[test]
 fn the_table_lists_every_engine_once_with_its_documented_name() {
     let names: Vec<_> = ENGINES.iter().map(|e| e.name).collect();
-    assert_eq!(names, ["io", "mac", "macswap", "5tswap", "copy", "rxonly", "txonly", "icmpecho"]);
+    let want = ["io", "mac", "macswap", "5tswap", "copy", "rxonly", "txonly", "icmpecho"];
+    let tunnels = ["vxlan_encap", "vxlan_decap", "geneve_encap", "geneve_decap"];
+    assert_eq!(names, [&want[..], &tunnels[..]].concat());
 }
 
 #[test]
@@ -326,3 +345,5 @@ mod icmpecho {
         assert!(out.contains(&udp) && out.contains(&ping4([1, 1, 1, 1])), "forwarded unchanged");
     }
 }
+
+mod tunnel;

@@ -1,0 +1,255 @@
+//! The burst loops of the four tunnel engines (`vxlan_encap`, `vxlan_decap`, `geneve_encap`,
+//! `geneve_decap`), which differ only in the tunnel they read from [`Tunnels`].
+//!
+//! Both loops write the second metadata cache line ([`crate::mbuf::FlowMeta`]) of every packet, so
+//! they prefetch it for the packet [`AHEAD`] of the one they work on, as the Open vSwitch datapath
+//! does, unless the config turned that off to measure it (`prefetch_flow_meta: false`).
+
+use super::FwdCtx;
+use crate::config::TunnelOthers;
+use crate::mbuf::{flags, Burst, Marks, Pkt, PoolCache};
+use crate::offload::{self, TxOffloads};
+use crate::wire::tunnel::{self, Expect, Found, Kind, Matcher, Outer, OuterSpec};
+use crate::wire::{self, Headers, L3};
+
+/// What a stream's tunnel engines work with: outer headers for its TX port's tunnels, what its RX
+/// port's tunnels accept, and what happens to the rest.
+#[derive(Debug, Default)]
+pub struct Tunnels {
+    /// Per kind ([`Kind::index`]): the outer headers encapsulation writes (TX port's section).
+    pub encap: [Option<Outer>; 2],
+    /// Per kind: what decapsulation accepts (RX port's section).
+    pub decap: [Option<Matcher>; 2],
+    /// Frames a decapsulation does not accept: dropped or passed (RX port's `tunnel_others`).
+    pub others: TunnelOthers,
+}
+
+/// Counts of one call of a tunnel engine.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct TunnelCounts {
+    /// Packets encapsulated.
+    pub encapsulated: u64,
+    /// Packets decapsulated.
+    pub decapsulated: u64,
+    /// Frames a decapsulation passed on unchanged (`tunnel_others: pass`).
+    pub passed: u64,
+}
+
+/// How many packets ahead the flow line is prefetched: far enough for the load to land while four
+/// packets are worked on, near enough to stay in L1.
+pub(super) const AHEAD: usize = 4;
+
+/// Encapsulates every packet of the burst in the TX port's `kind` tunnel.
+#[inline(always)]
+pub(super) fn encap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
+    let tunnels = ctx.tunnels;
+    let Some(outer) = tunnels.encap[kind.index()].as_ref() else {
+        // Only a plugin can get here (the config checks native streams): nothing to build from.
+        return drop_all(ctx, burst);
+    };
+    let mut job = Encap { outer, tx: ctx.tx, headers: outer_headers(outer) };
+    let n = burst.len() as u64;
+    let refused = if ctx.prefetch_flow {
+        each::<true, _>(ctx.cache, burst, &mut job)
+    } else {
+        each::<false, _>(ctx.cache, burst, &mut job)
+    };
+    ctx.drops.headroom += refused;
+    ctx.tunnel.encapsulated += n - refused;
+}
+
+/// Decapsulates the packets of the RX port's `kind` tunnel; the others follow `tunnel_others`.
+#[inline(always)]
+pub(super) fn decap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
+    let tunnels = ctx.tunnels;
+    let Some(matcher) = tunnels.decap[kind.index()].as_ref() else {
+        return drop_all(ctx, burst);
+    };
+    let mut job = Decap { matcher, tx: ctx.tx, pass: tunnels.others == TunnelOthers::Pass, passed: 0 };
+    let n = burst.len() as u64;
+    let refused = if ctx.prefetch_flow {
+        each::<true, _>(ctx.cache, burst, &mut job)
+    } else {
+        each::<false, _>(ctx.cache, burst, &mut job)
+    };
+    ctx.drops.tunnel += refused;
+    ctx.tunnel.passed += job.passed;
+    ctx.tunnel.decapsulated += n - refused - job.passed;
+}
+
+/// No section for the engine: every packet is a `tunnel` drop.
+fn drop_all(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
+    ctx.drops.tunnel += burst.len() as u64;
+    ctx.cache.free_burst(burst);
+}
+
+/// What a tunnel engine does to one packet.
+trait PerPacket {
+    /// Works on `p`; false when `p` is to be dropped.
+    fn one(&mut self, p: &mut Pkt) -> bool;
+}
+
+/// Runs `job` on every packet, the flow line of the packet `AHEAD` prefetched first (when `PF`);
+/// then removes and frees the packets it refused, keeping the order of the others. Returns how many
+/// it refused.
+#[inline(always)]
+fn each<const PF: bool, J: PerPacket>(cache: &mut PoolCache, burst: &mut Burst, job: &mut J) -> u64 {
+    let pkts: &mut [Pkt] = burst;
+    if PF {
+        (0..AHEAD).for_each(|i| prefetch_flow(pkts, i));
+    }
+    let mut refused = Marks::default();
+    let mut n = 0;
+    for i in 0..pkts.len() {
+        if PF {
+            prefetch_flow(pkts, i + AHEAD);
+        }
+        if !job.one(&mut pkts[i]) {
+            refused.set(i);
+            n += 1;
+        }
+    }
+    if n != 0 {
+        burst.remove_marked(&refused, |p| cache.free(p));
+    }
+    n
+}
+
+/// Prefetches the second metadata cache line of the packet at `i`, if there is one.
+#[inline(always)]
+fn prefetch_flow(pkts: &[Pkt], i: usize) {
+    if let Some(p) = pkts.get(i) {
+        crate::simd::prefetch(p.meta_ptr().wrapping_add(crate::mbuf::META_SIZE / 2));
+    }
+}
+
+/// One encapsulation's constants.
+struct Encap<'a> {
+    outer: &'a Outer,
+    tx: TxOffloads,
+    headers: Headers,
+}
+
+impl PerPacket for Encap<'_> {
+    /// Encapsulates `p`; false when its headroom is too small.
+    #[inline(always)]
+    fn one(&mut self, p: &mut Pkt) -> bool {
+        let hash = match p.meta().hash {
+            0 => wire::flow_hash(p.data()),
+            h => h,
+        };
+        let Ok(frame) = p.prepend(self.outer.len()) else { return false };
+        self.outer.write(frame, tunnel::src_port(hash), self.tx.flags & flags::TX_IP_CKSUM != 0);
+        let f = p.flow_mut();
+        (f.outer_l2_len, f.outer_l3_len) = (self.headers.l2_len, self.headers.l3_len);
+        (f.tunnel_type, f.tunnel_id) = (self.outer.kind().tunnel_type(), self.outer.vni());
+        offload::mark_with(p, &self.tx, &self.headers);
+        true
+    }
+}
+
+/// The outer headers as [`wire::parse`] would find them, for offload marking without a parse.
+fn outer_headers(o: &Outer) -> Headers {
+    Headers {
+        l2_len: wire::ETH_HLEN as u16,
+        vlans: 0,
+        l3: if o.is_v6() { L3::Ipv6 } else { L3::Ipv4 },
+        l3_len: o.l3_len() as u16,
+        l4_proto: 17,
+        l4_len: 8,
+        l4_whole: true,
+    }
+}
+
+/// One decapsulation's constants, and what it passed.
+struct Decap<'a> {
+    matcher: &'a Matcher,
+    tx: TxOffloads,
+    pass: bool,
+    passed: u64,
+}
+
+impl PerPacket for Decap<'_> {
+    /// Decapsulates `p`, or passes it on unchanged (`pass`, counted); false when it is to be
+    /// dropped.
+    #[inline(always)]
+    fn one(&mut self, p: &mut Pkt) -> bool {
+        // `check` puts the inner frame within the frame and makes it at least an Ethernet header,
+        // so `crop` cannot refuse it; if it somehow did, the frame is treated as not ours.
+        match self.matcher.fast(p.data()) {
+            Some(f) if p.crop(f.outer_len, f.inner_len).is_ok() => {
+                self.record(p, &f);
+                true
+            }
+            _ => self.slow(p),
+        }
+    }
+}
+
+impl Decap<'_> {
+    /// Packets the fast path did not take: the full check, then pass or drop.
+    #[cold]
+    #[inline(never)]
+    fn slow(&mut self, p: &mut Pkt) -> bool {
+        match self.matcher.check(p.data()) {
+            Ok(f) if p.crop(f.outer_len, f.inner_len).is_ok() => self.record(p, &f),
+            _ if self.pass => {
+                offload::mark(p, &self.tx);
+                self.passed += 1;
+            }
+            _ => return false,
+        }
+        true
+    }
+
+    /// Records the outer headers in the flow line and marks the packet decapsulated.
+    #[inline(always)]
+    fn record(&self, p: &mut Pkt, f: &Found) {
+        let flow = p.flow_mut();
+        (flow.outer_l2_len, flow.outer_l3_len) = (f.outer_l2, f.outer_l3);
+        (flow.tunnel_type, flow.tunnel_id) = (self.matcher.expect().kind.tunnel_type(), f.vni);
+        offload::mark(p, &self.tx);
+        let ol = p.meta().ol_flags | flags::RX_TUNNEL;
+        p.meta_mut().set_ol_flags(ol);
+    }
+}
+
+/// The [`Tunnels`] of a stream from its RX and TX ports' config; `tx_macs` are the TX port's MAC and
+/// peer MAC (the outer MACs).
+pub fn resolve(
+    rx: &crate::config::PortCfg,
+    tx: &crate::config::PortCfg,
+    tx_macs: ([u8; 6], [u8; 6]),
+) -> anyhow::Result<Tunnels> {
+    let mut t = Tunnels { others: rx.tunnel_others, ..Tunnels::default() };
+    for kind in Kind::ALL {
+        if let Some(c) = crate::config::tunnel_section(tx, kind) {
+            if let (Some(vni), Some(remote)) = (c.vni, c.remote_ip) {
+                let spec = OuterSpec {
+                    kind,
+                    src_mac: tx_macs.0,
+                    dst_mac: tx_macs.1,
+                    src_ip: c.local_ip,
+                    dst_ip: remote,
+                    dst_port: c.port(kind),
+                    vni: vni.0 as u32,
+                    ttl: c.ttl.0 as u8,
+                    udp_checksum: c.checksums(),
+                };
+                let outer =
+                    Outer::new(&spec).map_err(|e| anyhow::anyhow!("port `{}`.{}: {e}", tx.name, kind.name()))?;
+                t.encap[kind.index()] = Some(outer);
+            }
+        }
+        if let Some(c) = crate::config::tunnel_section(rx, kind) {
+            t.decap[kind.index()] = Some(Matcher::new(Expect {
+                kind,
+                local: c.local_ip,
+                dst_port: c.port(kind),
+                vni: c.vni.map(|v| v.0 as u32),
+                zero_csum_v6: !c.checksums(),
+            }));
+        }
+    }
+    Ok(t)
+}
