@@ -154,3 +154,65 @@ fn callers_can_tell_a_missing_file_from_a_wrong_one() {
     assert!(matches!(config::parse("burts: 1\nports: []\n", "x"), Err(ConfigError::Syntax { .. })));
     assert!(matches!(config::parse("ports: []\n", "x"), Err(ConfigError::Invalid { .. })));
 }
+
+#[test]
+fn tunnel_engines_need_the_section_of_the_port_they_read() {
+    let two =
+        |a: &str, b: &str| format!("ports:\n  - {{name: a, driver: null{a}}}\n  - {{name: b, driver: null{b}}}\n");
+    // A decapsulation reads the port it receives on.
+    assert_has(
+        &err(&format!("engine: vxlan_decap\n{}", two("", ", vxlan: {local_ip: 192.0.2.1}"))),
+        &["ports[0] (`a`).vxlan", "vxlan_decap", "a -> b", "`vxlan:` section of the port it receives on"],
+    );
+    // An encapsulation reads the port it transmits on, and needs the far end and the VNI there.
+    let t = ", geneve: {local_ip: 192.0.2.1, vni: 7}";
+    assert_has(
+        &err(&format!("engine: geneve_encap\n{}", two(t, t))),
+        &["ports[1] (`b`).geneve", "geneve_encap", "`remote_ip`"],
+    );
+    assert_has(
+        &err(&format!("engine: vxlan_encap\n{}", two("", ", vxlan: {local_ip: 192.0.2.1, remote_ip: 192.0.2.2}"))),
+        &["ports[1] (`b`).vxlan", "`vni`"],
+    );
+    // Decapsulating without a VNI accepts any: valid.
+    config::parse(
+        &format!("engine: vxlan_decap\n{}", two(", vxlan: {local_ip: 10.0.0.1}", ", vxlan: {local_ip: 10.0.0.2}")),
+        "ok",
+    )
+    .unwrap();
+}
+
+#[test]
+fn tunnel_values_are_checked_with_what_is_allowed() {
+    let port = |t: &str| format!("ports:\n  - {{name: a, driver: null, {t}}}\n");
+    assert_has(
+        &err(&port("vxlan: {local_ip: 192.0.2.1, remote_ip: '2001:db8::2'}")),
+        &["ports[0] (`a`).vxlan.remote_ip", "different families"],
+    );
+    assert_has(&err(&port("vxlan: {local_ip: 192.0.2.1, vni: 16777216}")), &["16777216", "0..=16777215", "line 2"]);
+    assert_has(&err(&port("vxlan: {local_ip: 0.0.0.0}")), &["local_ip", "not a unicast address"]);
+    assert_has(
+        &err(&port("vxlan: {local_ip: 192.0.2.1, dst_port: 0}")),
+        &["ports[0].vxlan", "invalid value 0", "1..=65535", "line 2"],
+    );
+    assert_has(&err(&port("tunnel_others: forward")), &["forward", "drop", "pass"]);
+    assert_has(&err(&port("frame: {tunnel: gre}")), &["`gre`", "vxlan, geneve"]);
+    assert_has(&err(&port("frame: {tunnel: vxlan}")), &["frame.tunnel", "`vxlan:` section"]);
+    assert_has(
+        &err(&port("frame: {tunnel: vxlan}, vxlan: {local_ip: 192.0.2.1, vni: 1}")),
+        &["frame.tunnel needs `remote_ip`"],
+    );
+    assert_has(
+        &err(&port("frame: {size: 2000, tunnel: vxlan}, vxlan: {local_ip: 192.0.2.1, remote_ip: 192.0.2.2, vni: 1}")),
+        &["frame.size", "50 bytes of outer headers", "pool.data_room 2048"],
+    );
+}
+
+#[test]
+fn encapsulation_needs_the_headroom_for_its_headers() {
+    let t = ", vxlan: {local_ip: '2001:db8::1', remote_ip: '2001:db8::2', vni: 5}";
+    let yaml = format!("engine: vxlan_encap\npool: {{headroom: 64}}\nports:\n  - {{name: a, driver: null{t}}}\n");
+    assert_has(&err(&yaml), &["pool.headroom", "64", "70 bytes", "`a`", "at least 70"]);
+    let tagged = yaml.replace("headroom: 64", "headroom: 72").replace("null,", "null, tx_offloads: [vlan_insert],");
+    assert_has(&err(&tagged), &["pool.headroom", "74 bytes", "tags"]);
+}

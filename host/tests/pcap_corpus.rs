@@ -140,6 +140,8 @@ fn every_corpus_file_through_every_engine_is_accounted_for() {
                     policy: None,
                     inject: None,
                     echo: Default::default(),
+                    tunnels: Default::default(),
+                    prefetch_flow: true,
                 },
                 Arc::new(PluginCounters::default()),
             );

@@ -8,7 +8,7 @@ use common::pcap::{self, Rec};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use wasmdp::dataplane::{self, Overrides, RunOptions};
 
 /// A fresh directory for one test.
@@ -52,29 +52,6 @@ fn frames(n: usize) -> Vec<(Vec<u8>, u32)> {
         .collect()
 }
 
-/// Runs `yaml` until the streams have received `rx` packets and transmitted or dropped them all (or
-/// 20 s passed); returns the stop report and how long it took.
-fn run_until(yaml: &str, rx: u64) -> (serde_json::Value, Duration) {
-    let cfg = wasmdp::config::parse(yaml, "test").unwrap_or_else(|e| panic!("{e:#}"));
-    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap_or_else(|e| panic!("{e:#}"));
-    let opts = RunOptions::default();
-    let t0 = Instant::now();
-    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
-    loop {
-        let c = running.view.streams.iter().map(|(_, c)| c.snapshot()).fold(Default::default(), |a, b| a + b);
-        let c: wasmdp::stats::Counts = c;
-        if c.rx_packets >= rx && c.tx_packets + c.drops.total() >= rx {
-            break;
-        }
-        assert!(t0.elapsed() < Duration::from_secs(20), "not done after 20 s: {c:?}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
-    let took = t0.elapsed();
-    let report = running.finish(&opts).unwrap();
-    assert_eq!(report.leaked, 0, "{}", report.json);
-    (report.json, took)
-}
-
 fn yaml_pair(rx: &Path, tx: &Path, rx_extra: &str, tx_extra: &str) -> String {
     format!(
         "pool: {{size: 1024, cache_size: 32}}\nstreams:\n  - {{rx: in, tx: out}}\nports:\n  - {{name: in, driver: pcap, pcap: {{rx: \"{}\"{rx_extra}}}}}\n  - {{name: out, driver: pcap, pcap: {{tx: \"{}\"{tx_extra}}}}}\n",
@@ -89,7 +66,7 @@ fn io_round_trip_is_byte_for_byte() {
     let (input, out) = (d.join("in.pcap"), d.join("out.pcap"));
     let f = frames(300);
     write_capture(&input, &f);
-    let (j, _) = run_until(&yaml_pair(&input, &out, "", ""), 300);
+    let (j, _) = common::run_until(&yaml_pair(&input, &out, "", ""), 300);
     assert_eq!(j["totals"]["tx_packets"], 300, "{j}");
     let (got, nano) = read_capture(&out);
     assert!(nano, "TX files have nanosecond timestamps");
@@ -117,7 +94,7 @@ fn a_tcpdump_capture_round_trips() {
     assert!(!want.is_empty());
     let d = dir("tcpdump");
     let out = d.join("out.pcap");
-    run_until(&yaml_pair(&input, &out, "", ""), want.len() as u64);
+    common::run_until(&yaml_pair(&input, &out, "", ""), want.len() as u64);
     let (got, _) = read_capture(&out);
     assert_eq!(got.len(), want.len());
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {
@@ -136,7 +113,7 @@ fn repeat_and_queues_split_the_capture() {
         input.display(),
         out.display()
     );
-    run_until(&yaml, 3 * 41);
+    common::run_until(&yaml, 3 * 41);
     assert!(!out.exists(), "with 2 queues the files are out-q0.pcap and out-q1.pcap");
     for q in 0..2 {
         let (got, _) = read_capture(&d.join(format!("out-q{q}.pcap")));
@@ -156,13 +133,13 @@ fn pacing_by_rate_and_by_capture_timing_spreads_the_replay() {
     write_capture(&input, &frames(30));
     // The spread is measured on the recorded timestamps (not on the wall clock around the run), and
     // bounded on both sides, with room for a loaded machine above.
-    let (_, took) = run_until(&yaml_pair(&input, &out, ", rate_pps: 100", ""), 30);
+    let (_, took) = common::run_until(&yaml_pair(&input, &out, ", rate_pps: 100", ""), 30);
     let gap = spread(&out);
     assert!(
         (Duration::from_millis(280)..Duration::from_millis(600)).contains(&gap),
         "30 packets at 100 pps spread over {gap:?} (run {took:?})"
     );
-    let (_, took) = run_until(&yaml_pair(&input, &out, ", timing: true, repeat: 4", ""), 120);
+    let (_, took) = common::run_until(&yaml_pair(&input, &out, ", timing: true, repeat: 4", ""), 120);
     // 4 passes of 30 ms (29 ms + one mean gap): the last packet 119 ms after the first.
     let gap = spread(&out);
     assert!(
@@ -219,7 +196,7 @@ fn engines_and_offloads_are_in_the_written_file() {
         let yaml = yaml_pair(&input, &out, "", "")
             .replace("\n  - {name: in, driver: pcap,", &format!("\n  - {{name: in, engine: {engine}, driver: pcap,"));
         let yaml = yaml.replace("{name: out, driver: pcap,", &format!("{{name: out, driver: pcap{tx_extra},"));
-        run_until(&yaml, sent.len() as u64);
+        common::run_until(&yaml, sent.len() as u64);
         (read_capture(&out).0.into_iter().map(|(d, _)| d).collect(), out)
     };
 
@@ -337,7 +314,7 @@ fn records_longer_than_the_data_room_are_skipped_not_truncated() {
     let fit: Vec<_> = f.iter().filter(|(d, _)| d.len() <= 1024).map(|(d, _)| d.clone()).collect();
     assert!(fit.len() < f.len() && !fit.is_empty());
     let yaml = yaml_pair(&input, &out, "", "").replace("pool: {size: 1024,", "pool: {size: 1024, data_room: 1024,");
-    let (j, _) = run_until(&yaml, fit.len() as u64);
+    let (j, _) = common::run_until(&yaml, fit.len() as u64);
     assert_eq!(j["totals"]["rx_packets"], fit.len() as u64, "{j}");
     let got: Vec<_> = read_capture(&out).0.into_iter().map(|(d, _)| d).collect();
     assert_eq!(got, fit);
@@ -357,7 +334,7 @@ fn records_skipped_at_load_are_counted_in_the_report_by_reason() {
     write_capture(&input, &f);
     let bytes = std::fs::read(&input).unwrap();
     std::fs::write(&input, &bytes[..bytes.len() - 50]).unwrap();
-    let (j, _) = run_until(&yaml_pair(&input, &out, "", ""), 4);
+    let (j, _) = common::run_until(&yaml_pair(&input, &out, "", ""), 4);
     let port = &j["ports"][0];
     assert_eq!(port["rx_packets"], 4, "{port}");
     assert_eq!(port["rx_skipped"], 2, "{port}");

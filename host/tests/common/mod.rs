@@ -2,6 +2,8 @@
 //! peer `b`. Frames are fed to `a` through `b`'s TX, one stream `a -> a` runs one round, and what `a`
 //! transmitted is read back at `b`'s RX as bytes.
 #![allow(dead_code)]
+#[cfg(target_os = "linux")]
+pub mod netns;
 pub mod pcap;
 
 use std::sync::Arc;
@@ -63,6 +65,8 @@ impl Wire {
                 policy,
                 inject: None,
                 echo: Default::default(),
+                tunnels: Default::default(),
+                prefetch_flow: true,
             },
             counters,
         );
@@ -195,6 +199,31 @@ pub fn run_yaml(yaml: &str, secs: f64) -> serde_json::Value {
         );
     }
     r.json
+}
+
+/// Runs `yaml` until the streams have received `rx` packets and transmitted or dropped them all (or
+/// 20 s passed); returns the stop report and how long it took.
+pub fn run_until(yaml: &str, rx: u64) -> (serde_json::Value, Duration) {
+    use std::time::Instant;
+    use wasmdp::dataplane::{self, Overrides, RunOptions};
+    let cfg = wasmdp::config::parse(yaml, "test").unwrap_or_else(|e| panic!("{e:#}"));
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap_or_else(|e| panic!("{e:#}"));
+    let opts = RunOptions::default();
+    let t0 = Instant::now();
+    let running = dataplane::start(dp, &opts, Arc::new(std::sync::atomic::AtomicBool::new(false))).unwrap();
+    loop {
+        let c = running.view.streams.iter().map(|(_, c)| c.snapshot()).fold(Default::default(), |a, b| a + b);
+        let c: wasmdp::stats::Counts = c;
+        if c.rx_packets >= rx && c.tx_packets + c.drops.total() >= rx {
+            break;
+        }
+        assert!(t0.elapsed() < Duration::from_secs(20), "not done after 20 s: {c:?}");
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let took = t0.elapsed();
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0, "{}", report.json);
+    (report.json, took)
 }
 
 /// The error `dataplane::build` gives for `yaml` (panics if it builds).

@@ -1,0 +1,186 @@
+//! Network namespaces joined by veth pairs to wasmdp ports in the root namespace, and wasmdp run as
+//! a child process on them: what the live-interface tests share. Needs root (CAP_NET_ADMIN,
+//! CAP_SYS_ADMIN for namespaces); without them a test skips with a printed reason, which under CI is
+//! a failure. Traffic stays inside the namespaces; everything is deleted when dropped.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn sh(args: &[&str]) -> std::process::Output {
+    Command::new(args[0]).args(&args[1..]).output().unwrap_or_else(|e| panic!("{}: {e}", args.join(" ")))
+}
+
+pub fn run_ok(args: &[&str]) -> Result<(), String> {
+    let o = sh(args);
+    if o.status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed: {}", args.join(" "), String::from_utf8_lossy(&o.stderr).trim()))
+    }
+}
+
+/// Namespaces and veth pairs of one test; Drop deletes them (a failing test cleans up too).
+pub struct Net {
+    pub tag: String,
+    pub subnet: u32,
+    pub namespaces: Vec<String>,
+    pub links: Vec<String>,
+}
+
+impl Drop for Net {
+    fn drop(&mut self) {
+        for l in &self.links {
+            let _ = Command::new("ip").args(["link", "del", l]).stderr(Stdio::null()).status();
+        }
+        for n in &self.namespaces {
+            let _ = Command::new("ip").args(["netns", "del", n]).stderr(Stdio::null()).status();
+        }
+    }
+}
+
+impl Net {
+    /// `t` tells tests apart (names `wdp<pid><t>..`, subnet 10.77.<x>.0/24).
+    pub fn new(t: u32) -> Net {
+        let pid = std::process::id();
+        Net { tag: format!("wdp{pid}{t}"), subnet: (pid % 60) * 4 + t, namespaces: vec![], links: vec![] }
+    }
+
+    pub fn ip(&self, host: u32) -> String {
+        format!("10.77.{}.{host}", self.subnet)
+    }
+
+    /// A namespace `<tag><side>` holding veth `<tag><side>n` with address 10.77.x.host, whose other
+    /// end `<tag><side>` stays up in the root namespace (no address). Returns (namespace, inside
+    /// veth, root veth).
+    pub fn side(&mut self, side: char, host: u32) -> Result<(String, String, String), String> {
+        let addr = format!("{}/24", self.ip(host));
+        self.side_with(side, &addr)
+    }
+
+    /// [`Net::side`] with the address (CIDR, IPv4 or IPv6) given.
+    pub fn side_with(&mut self, side: char, addr: &str) -> Result<(String, String, String), String> {
+        let ns = format!("{}{side}", self.tag);
+        let outer = format!("{}{side}", self.tag);
+        let inner = format!("{}{side}n", self.tag);
+        assert!(inner.len() <= 15, "{inner}: interface names are at most 15 characters");
+        run_ok(&["ip", "netns", "add", &ns])?;
+        self.namespaces.push(ns.clone());
+        run_ok(&["ip", "link", "add", &outer, "type", "veth", "peer", "name", &inner])?;
+        self.links.push(outer.clone());
+        run_ok(&["ip", "link", "set", &inner, "netns", &ns])?;
+        let v6 = addr.contains(':');
+        let dad: &[&str] = if v6 { &["nodad"] } else { &[] };
+        run_ok(&[&["ip", "-n", &ns, "addr", "add", addr, "dev", &inner][..], dad].concat())?;
+        run_ok(&["ip", "-n", &ns, "link", "set", &inner, "up"])?;
+        run_ok(&["ip", "-n", &ns, "link", "set", "lo", "up"])?;
+        // No IPv6 chatter from the root-side end.
+        let _ = sh(&["sysctl", "-q", "-w", &format!("net.ipv6.conf.{outer}.disable_ipv6=1")]);
+        run_ok(&["ip", "link", "set", &outer, "up"])?;
+        Ok((ns, inner, outer))
+    }
+}
+
+/// Creates what the test needs, or prints why the test is skipped and returns None.
+pub fn setup<T>(name: &str, f: impl FnOnce() -> Result<T, String>) -> Option<T> {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        super::skip(name, "needs root to create network namespaces and veth pairs", super::Skip::Required);
+        return None;
+    }
+    match f() {
+        Ok(v) => Some(v),
+        Err(e) => {
+            super::skip(name, &format!("cannot create namespaces / veth pairs: {e}"), super::Skip::Required);
+            None
+        }
+    }
+}
+
+/// wasmdp running as a child on a config; `stop` sends SIGINT and returns its --stats-json.
+pub struct Wasmdp {
+    pub child: Option<Child>,
+    pub dir: PathBuf,
+}
+
+impl Wasmdp {
+    pub fn start(name: &str, yaml: &str) -> Wasmdp {
+        let dir = std::env::temp_dir().join(format!("wasmdp-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = dir.join("config.yaml");
+        std::fs::write(&cfg, yaml).unwrap();
+        let child = Command::new(env!("CARGO_BIN_EXE_wasmdp"))
+            .args(["run", cfg.to_str().unwrap(), "--stats-period", "0", "--no-reload", "--stats-json"])
+            .arg(dir.join("stats.json"))
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(std::fs::File::create(dir.join("stderr")).unwrap())
+            .spawn()
+            .expect("spawning wasmdp");
+        let mut w = Wasmdp { child: Some(child), dir };
+        // Give it time to open the ports and start polling; fail early if it exits.
+        let until = Instant::now() + Duration::from_millis(1500);
+        while Instant::now() < until {
+            if let Some(st) = w.child.as_mut().unwrap().try_wait().unwrap() {
+                let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+                w.child = None;
+                panic!("wasmdp exited at start ({st}):\n{err}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        w
+    }
+
+    pub fn stop(mut self) -> serde_json::Value {
+        let mut child = self.child.take().unwrap();
+        // SAFETY: signalling our own child process by its id.
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+        let st = child.wait().unwrap();
+        let err = std::fs::read_to_string(self.dir.join("stderr")).unwrap_or_default();
+        assert!(st.success(), "wasmdp failed ({st}):\n{err}");
+        let text = std::fs::read_to_string(self.dir.join("stats.json")).unwrap();
+        serde_json::from_str(&text).unwrap()
+    }
+}
+
+impl Drop for Wasmdp {
+    fn drop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn port<'a>(j: &'a serde_json::Value, name: &str) -> &'a serde_json::Value {
+    j["ports"].as_array().unwrap().iter().find(|p| p["name"] == name).unwrap_or_else(|| panic!("port {name} in {j}"))
+}
+
+pub fn u(v: &serde_json::Value, k: &str) -> u64 {
+    v[k].as_u64().unwrap_or_else(|| panic!("{k} in {v}"))
+}
+
+pub fn ping(ns: &str, dst: &str) -> std::process::Output {
+    sh(&["ip", "netns", "exec", ns, "ping", "-c", "3", "-W", "1", "-w", "10", dst])
+}
+
+pub fn assert_ok(what: &str, o: &std::process::Output, wasmdp_err: &str) {
+    assert!(
+        o.status.success(),
+        "{what} failed:\n{}{}\nwasmdp:\n{wasmdp_err}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+pub fn check_accounting(j: &serde_json::Value) {
+    assert_eq!(j["leaked_buffers"], 0, "{j}");
+    for s in j["streams"].as_array().unwrap() {
+        assert_eq!(
+            u(s, "rx_packets") + u(s, "generated") + s["redirected_in"].as_u64().unwrap_or(0),
+            u(s, "tx_packets") + u(s, "dropped") + s["redirected_out"].as_u64().unwrap_or(0),
+            "stream {s}"
+        );
+    }
+}
