@@ -142,7 +142,8 @@ impl Harness {
         let inject = Arc::new(Inject::new(64));
         let injects: Arc<[Option<Arc<Inject>>]> = Arc::from(vec![Some(inject.clone()), Some(inject.clone())]);
         let counters = Arc::new(PluginCounters::default());
-        let mut runner = Runner::new(self.plugin.clone(), 0, 0, simd, injects, counters.clone()).ok()?;
+        let env = Arc::new(crate::plugin::StreamEnv::alone(injects));
+        let mut runner = Runner::new(self.plugin.clone(), env, simd, counters.clone()).ok()?;
         let mut program = ((ops.len() / OP) as u32).to_le_bytes().to_vec();
         program.extend_from_slice(&ops[..ops.len() / OP * OP]);
         runner.poke(0, &program);
@@ -327,7 +328,7 @@ mod tests {
             args.iter().for_each(|a| data.extend(a.to_le_bytes()));
         }
         let c = super::hostcalls(&data).unwrap();
-        assert_eq!((c.rx_packets, c.drops.engine, c.redirected_out, c.redirected_in), (2, 1, 1, 1), "{c:?}");
+        assert_eq!((c.rx_packets, c.drops.policy, c.redirected_out, c.redirected_in), (2, 1, 1, 1), "{c:?}");
         assert_eq!(c.tx_packets, 1, "the packet sent to its own port leaves with the next poll");
         super::hostcalls(&[]);
         super::hostcalls(&[200, 1, 2, 3]);

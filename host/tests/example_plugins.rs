@@ -86,7 +86,7 @@ fn acl_drops_what_its_rules_deny_and_counts_it() {
     let out = w.send(&frames);
     let ports: Vec<u16> = out.iter().map(|o| u16::from_be_bytes([o[36], o[37]])).collect();
     assert_eq!(ports, [9, 9, 80]);
-    assert_eq!(w.counts().drops.engine, 3);
+    assert_eq!(w.counts().drops.policy, 3, "the plugin's drops are counted as policy drops");
     assert_eq!(w.plugin().named(), [("denied".to_string(), 3)].into());
 }
 

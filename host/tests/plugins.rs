@@ -185,13 +185,14 @@ fn out_of_range_indexes_offsets_and_pointers_return_errors() {
 }
 
 #[test]
-fn drops_by_the_plugin_are_counted_as_engine_drops() {
+fn drops_by_the_plugin_are_counted_as_policy_drops() {
     let p = write_plugin("drop-first", &on_burst("(drop (call $drop (i32.const 0))) (i32.const 0)"));
     let j = run(&yaml(&p, "params: {}"), 0.1);
     let a = port_a(&j);
     let calls = a["plugin_calls"].as_u64().unwrap();
     // Drops are counted on the stream's TX port (b), as testpmd shows them.
-    assert_eq!(j["ports"][1]["dropped_by_reason"]["engine"].as_u64().unwrap(), calls);
+    assert_eq!(j["ports"][1]["dropped_by_reason"]["policy"].as_u64().unwrap(), calls);
+    assert_eq!(j["ports"][1]["dropped_by_reason"]["engine"], 0);
 }
 
 #[test]
@@ -370,7 +371,7 @@ fn every_error_code_of_the_abi_comes_from_the_real_host() {
         check("(call $len (i32.const -5))", -1, "unreachable"),                // BAD_INDEX
         check("(call $send (i32.const 0) (i32.const 99))", -5, "unreachable"), // BAD_PORT
         check(
-            "(call $sticky (i32.const 9) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 1))",
+            "(call $sticky (i32.const 99) (i64.const 0) (i32.const 0) (i32.const 0) (i32.const 1))",
             -4,
             "unreachable",
         ), // BAD_ENGINE
@@ -434,7 +435,7 @@ fn load_and_instance_errors_are_typed() {
     );
     let plugin = Plugin::load(&rt, &pol(&refuse)).unwrap();
     let simd = wasmdp::simd::Simd::detect();
-    let r =
-        Runner::new(plugin, 0, 0, simd, std::sync::Arc::from(vec![]), std::sync::Arc::new(PluginCounters::default()));
+    let env = std::sync::Arc::new(wasmdp::plugin::StreamEnv::alone(std::sync::Arc::from(vec![])));
+    let r = Runner::new(plugin, env, simd, std::sync::Arc::new(PluginCounters::default()));
     assert!(matches!(r, Err(InstanceError::Refused { code: 3 })));
 }

@@ -4,6 +4,7 @@ use core::ops::{Bound, RangeBounds};
 
 use wasmdp_abi::ALL_PACKETS;
 
+use crate::area::{Held, Window};
 use crate::{sys, Engine, Error, Offloads};
 
 /// The burst being decided on: packets `0..len()` of the port's current RX burst. The bytes stay in
@@ -16,23 +17,28 @@ use crate::{sys, Engine, Error, Offloads};
 ///
 /// Ranges are anything like `..`, `a..b`, `a..=b`, `a..` over packet indexes; one past the burst is
 /// [`Error::BadIndex`]. An empty range makes no host call.
+///
+/// With a burst area ([`Policy::AREA`](crate::Policy::AREA)), the burst also hands out the
+/// packets' [`Window`]s ([`Burst::windows`]) and takes burst-wide decisions without a host call
+/// ([`Burst::pass_with`], [`Burst::offload_all`]).
 #[derive(Debug)]
 pub struct Burst {
     len: u32,
+    area: Option<Held>,
 }
 
 impl Burst {
     /// The burst as `wasmdp_on_burst` was told (`burst_len`). Used by the generated export.
     #[doc(hidden)]
-    pub const fn __from_host(len: u32) -> Burst {
-        Burst { len }
+    pub fn __from_host(len: u32) -> Burst {
+        Burst { len, area: Held::take() }
     }
 
     /// The current burst, asking the host for its length ([`Error::NoBurst`] outside `on_burst`). For
     /// hand-written exports and tests; [`export_policy!`](crate::export_policy) hands it to
     /// [`Policy::on_burst`](crate::Policy::on_burst).
     pub fn current() -> Result<Burst, Error> {
-        sys::burst_len().map(|len| Burst { len })
+        sys::burst_len().map(|len| Burst { len, area: Held::take() })
     }
 
     /// Packets in the burst.
@@ -99,7 +105,7 @@ impl Burst {
         sys::set_offloads(ALL_PACKETS, offloads.flags, offloads.vlan_tci, offloads.vlan_tci_outer)
     }
 
-    /// Drops packet `idx` (`drop_pkt`; counted as an engine drop).
+    /// Drops packet `idx` (`drop_pkt`; counted as a `policy` drop).
     pub fn drop(&self, idx: u32) -> Result<(), Error> {
         sys::drop_pkt(idx)
     }
@@ -113,6 +119,65 @@ impl Burst {
     /// native memcpy).
     pub fn copy(&self, dst: u32, dst_off: u32, src: u32, src_off: u32, len: u32) -> Result<(), Error> {
         sys::pkt_copy(dst, dst_off, src, src_off, len).map(drop)
+    }
+}
+
+/// ABI 1.1: the burst area and length changes.
+impl Burst {
+    /// Each packet's [`Window`] (descriptor and first bytes), in order; [`Error::NotInit`] when the
+    /// policy asked for no windows ([`Policy::AREA`](crate::Policy::AREA)).
+    pub fn windows(&mut self) -> Result<impl Iterator<Item = Window<'_>> + '_, Error> {
+        let len = self.len as usize;
+        match &mut self.area {
+            Some(held) if held.has_windows() => Ok(held.view().into_iter().flat_map(move |a| a.into_windows(len))),
+            _ => Err(Error::NotInit),
+        }
+    }
+
+    /// Runs `engine` natively, after the call, on every packet whose verdict is still pass: written
+    /// into the area's header (no host call) when there is one, else `run_engine` on the whole burst
+    /// now.
+    pub fn pass_with(&mut self, engine: Engine) -> Result<(), Error> {
+        match self.area.as_mut().and_then(Held::view) {
+            Some(mut a) => {
+                a.set_engine(Some(engine));
+                Ok(())
+            }
+            None => self.run_engine(engine, ..),
+        }
+    }
+
+    /// Requests `offloads` for every packet transmitted: in the area's header (carried out after the
+    /// call, after the engines) when there is one, else `set_offloads` on the whole burst now.
+    pub fn offload_all(&mut self, offloads: Offloads) -> Result<(), Error> {
+        match self.area.as_mut().and_then(Held::view) {
+            Some(mut a) => {
+                a.set_offloads(offloads);
+                Ok(())
+            }
+            None => self.set_offloads(offloads),
+        }
+    }
+
+    /// The host's monotonic clock when the burst arrived (from the area's header, else `now_ns`).
+    pub fn now_ns(&mut self) -> u64 {
+        match self.area.as_mut().and_then(Held::view) {
+            Some(a) => a.now_ns(),
+            None => crate::now_ns(),
+        }
+    }
+
+    /// Changes packet `idx`'s length now (`pkt_adjust`): `head > 0` prepends that many bytes (their
+    /// content unspecified), `head < 0` strips; `tail` likewise at the end. Returns the new length;
+    /// [`Error::NoRoom`] (nothing changed) when it does not fit. For packets in windows, prefer
+    /// [`Window::prepend`] & co., carried out after the call with the window's bytes.
+    pub fn adjust(&self, idx: u32, head: i32, tail: i32) -> Result<u32, Error> {
+        sys::pkt_adjust(idx, head, tail)
+    }
+
+    /// `(headroom, tailroom)` of packet `idx` (`pkt_room`).
+    pub fn room(&self, idx: u32) -> Result<(u32, u32), Error> {
+        sys::pkt_room(idx)
     }
 }
 

@@ -45,6 +45,24 @@ impl Counter {
     }
 }
 
+/// A plugin gauge (ABI 1.1): a value set, not added to (a table's fill, a rate), shown in the
+/// host's stats next to the counters. Register it in [`Policy::init`](crate::Policy::init).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Gauge(u32);
+
+impl Gauge {
+    /// Registers a gauge called `name` (`gauge_register`).
+    pub fn register(name: &str) -> Result<Gauge, Error> {
+        sys::gauge_register(name).map(Gauge)
+    }
+
+    /// Sets it (`gauge_set`); a failure cannot happen for a registered gauge and is ignored.
+    #[inline]
+    pub fn set(self, value: i64) {
+        let _ = sys::gauge_set(self.0, value);
+    }
+}
+
 /// The host's monotonic clock in nanoseconds (`now_ns`).
 #[inline]
 pub fn now_ns() -> u64 {
@@ -68,6 +86,9 @@ mod tests {
         assert_eq!(mock::counter("a"), Some(3));
         assert_eq!(mock::counter("b"), Some(i64::MAX));
         assert_eq!(Counter(99).try_add(1), Err(Error::NotFound));
+        let g = Gauge::register("fill").unwrap();
+        g.set(-7);
+        assert_eq!(mock::gauge("fill"), Some(-7));
         mock::with(|h| h.now_ns = 42);
         assert_eq!(now_ns(), 42);
     }

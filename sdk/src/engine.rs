@@ -23,12 +23,30 @@ pub enum Engine {
     Copy,
     /// `drop` (the host's `rxonly`): drop, counted as engine drops.
     Drop,
+    /// VXLAN encapsulation with the port's `vxlan:` settings (ABI 1.1).
+    VxlanEncap,
+    /// VXLAN decapsulation (ABI 1.1).
+    VxlanDecap,
+    /// Geneve encapsulation with the port's `geneve:` settings (ABI 1.1).
+    GeneveEncap,
+    /// Geneve decapsulation (ABI 1.1).
+    GeneveDecap,
 }
 
 impl Engine {
     /// Every engine, in id order.
-    pub const ALL: [Engine; 6] =
-        [Engine::Io, Engine::Mac, Engine::Macswap, Engine::FiveTupleSwap, Engine::Copy, Engine::Drop];
+    pub const ALL: [Engine; 10] = [
+        Engine::Io,
+        Engine::Mac,
+        Engine::Macswap,
+        Engine::FiveTupleSwap,
+        Engine::Copy,
+        Engine::Drop,
+        Engine::VxlanEncap,
+        Engine::VxlanDecap,
+        Engine::GeneveEncap,
+        Engine::GeneveDecap,
+    ];
 
     /// The ABI id ([`wasmdp_abi::engine`]).
     pub const fn id(self) -> u32 {
@@ -39,6 +57,10 @@ impl Engine {
             Engine::FiveTupleSwap => engine::FIVETSWAP,
             Engine::Copy => engine::COPY,
             Engine::Drop => engine::RXONLY,
+            Engine::VxlanEncap => engine::VXLAN_ENCAP,
+            Engine::VxlanDecap => engine::VXLAN_DECAP,
+            Engine::GeneveEncap => engine::GENEVE_ENCAP,
+            Engine::GeneveDecap => engine::GENEVE_DECAP,
         }
     }
 
@@ -51,6 +73,10 @@ impl Engine {
             engine::FIVETSWAP => Engine::FiveTupleSwap,
             engine::COPY => Engine::Copy,
             engine::RXONLY => Engine::Drop,
+            engine::VXLAN_ENCAP => Engine::VxlanEncap,
+            engine::VXLAN_DECAP => Engine::VxlanDecap,
+            engine::GENEVE_ENCAP => Engine::GeneveEncap,
+            engine::GENEVE_DECAP => Engine::GeneveDecap,
             _ => return None,
         })
     }
@@ -64,6 +90,10 @@ impl Engine {
             Engine::FiveTupleSwap => "5tswap",
             Engine::Copy => "copy",
             Engine::Drop => "drop",
+            Engine::VxlanEncap => "vxlan_encap",
+            Engine::VxlanDecap => "vxlan_decap",
+            Engine::GeneveEncap => "geneve_encap",
+            Engine::GeneveDecap => "geneve_decap",
         }
     }
 
@@ -77,7 +107,7 @@ impl Engine {
     }
 
     /// The accepted names, for messages.
-    pub const NAMES: &'static str = "io|mac|macswap|5tswap|copy|drop";
+    pub const NAMES: &'static str = "io|mac|macswap|5tswap|copy|drop|vxlan_encap|vxlan_decap|geneve_encap|geneve_decap";
 }
 
 impl TryFrom<u32> for Engine {

@@ -30,7 +30,13 @@ pub enum Error {
     NoBurst,
     /// The packet was already dropped or sent this burst ([`err::GONE`]).
     Gone,
-    /// Any other code: one that ABI v1 does not define. `wasmdp_on_burst` returns it as it is (0 is
+    /// A map is full ([`err::FULL`], 1.1).
+    Full,
+    /// A length change that does not fit the packet's buffer ([`err::NO_ROOM`], 1.1).
+    NoRoom,
+    /// An init-only call after init ([`err::NOT_INIT`], 1.1).
+    NotInit,
+    /// Any other code: one that the ABI does not define. `wasmdp_on_burst` returns it as it is (0 is
     /// turned into -1, so that a failure is never reported as success).
     Other(i32),
 }
@@ -49,6 +55,9 @@ impl Error {
             Error::TooSmall => err::TOO_SMALL,
             Error::NoBurst => err::NO_BURST,
             Error::Gone => err::GONE,
+            Error::Full => err::FULL,
+            Error::NoRoom => err::NO_ROOM,
+            Error::NotInit => err::NOT_INIT,
             Error::Other(code) => code,
         }
     }
@@ -67,6 +76,9 @@ impl Error {
             err::TOO_SMALL => Error::TooSmall,
             err::NO_BURST => Error::NoBurst,
             err::GONE => Error::Gone,
+            err::FULL => Error::Full,
+            err::NO_ROOM => Error::NoRoom,
+            err::NOT_INIT => Error::NotInit,
             other => Error::Other(other),
         })
     }
@@ -93,6 +105,9 @@ impl Error {
             Error::TooSmall => "buffer too small",
             Error::NoBurst => "not inside a burst",
             Error::Gone => "packet already dropped or sent",
+            Error::Full => "map full",
+            Error::NoRoom => "no room in the packet's buffer",
+            Error::NotInit => "only allowed in init",
             Error::Other(_) => "unknown error",
         }
     }
@@ -128,12 +143,12 @@ mod tests {
 
     #[test]
     fn codes_round_trip() {
-        for code in -10..0 {
+        for code in -13..0 {
             let e = Error::try_from(code).unwrap();
             assert_eq!(e.code(), code);
             assert!(!matches!(e, Error::Other(_)), "{code}");
         }
-        assert_eq!(Error::try_from(-11), Ok(Error::Other(-11)));
+        assert_eq!(Error::try_from(-14), Ok(Error::Other(-14)));
         assert_eq!(Error::try_from(0), Err(0));
         assert_eq!(Error::try_from(7), Err(7));
         assert_eq!(Error::check(5), Ok(5));

@@ -121,11 +121,14 @@
 #[cfg(not(target_arch = "wasm32"))]
 extern crate std;
 
+pub mod area;
 mod burst;
+mod context;
 mod counter;
 mod engine;
 mod error;
 pub mod log;
+mod map;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod mock;
 mod offloads;
@@ -134,10 +137,13 @@ mod policy;
 pub mod sys;
 mod text;
 
+pub use area::{AreaSpec, Window};
 pub use burst::{Burst, Packet};
-pub use counter::{now_ns, Counter};
+pub use context::Context;
+pub use counter::{now_ns, Counter, Gauge};
 pub use engine::Engine;
 pub use error::Error;
+pub use map::{ArrayMap, Map, MapKind};
 pub use offloads::{Offloads, Sticky};
 pub use params::{parse_u64, Params};
 #[doc(hidden)]
@@ -146,6 +152,7 @@ pub use policy::{status, Policy, Refusal, REASON_CAP};
 pub use text::StackStr;
 /// The ABI crate: versions, import names, engine ids, flags, error codes.
 pub use wasmdp_abi as abi;
+pub use wasmdp_abi::hash::flow_hash;
 
 /// The ABI version this SDK implements ([`wasmdp_abi::ABI_VERSION`]).
 pub const ABI_VERSION: u32 = wasmdp_abi::ABI_VERSION;

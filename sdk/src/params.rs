@@ -142,7 +142,7 @@ mod tests {
         assert!(p.get_u64("neg").is_err());
         assert_eq!(p.get_u32("missing").unwrap(), None);
         assert_eq!(p.get_engine("e").unwrap(), Some(Engine::FiveTupleSwap));
-        assert_eq!(p.get_engine("n").unwrap_err().reason(), "param `n`: `256` is not io|mac|macswap|5tswap|copy|drop");
+        assert_eq!(p.get_engine("n").unwrap_err().reason(), std::format!("param `n`: `256` is not {}", Engine::NAMES));
         assert_eq!(p.get_bool("b").unwrap(), Some(true));
         assert_eq!(p.get_bool("long").unwrap_err().reason(), "param `long`: `(too long)` is not true or false");
     }

@@ -3,12 +3,17 @@
 
 use core::fmt;
 
-use crate::{Burst, Error, Params, StackStr};
+use crate::{AreaSpec, Burst, Error, Params, StackStr};
 
 /// A per-port policy. [`export_policy!`](crate::export_policy) turns a type implementing it into a
 /// plugin module: `init` runs in `wasmdp_init`, `on_burst` in `wasmdp_on_burst`, `tick` in
 /// `wasmdp_tick`.
 pub trait Policy: Sized + 'static {
+    /// The burst area the host fills before each `on_burst` (ABI 1.1): none (the default; packets
+    /// only through host calls, as in 1.0), the header alone, or windows of the packets' first bytes.
+    /// [`export_policy!`](crate::export_policy) reserves the memory and registers it before `init`.
+    const AREA: AreaSpec = AreaSpec::None;
+
     /// Reads the parameters and builds the policy for `port` (its index in the config's `ports:`).
     /// Register counters here. An `Err` refuses the configuration: its reason is logged at level error
     /// and the host does not start the port with this plugin.
@@ -128,6 +133,27 @@ pub mod __private {
     use super::status;
     use crate::{log, Burst, Params, Policy};
 
+    /// The memory of a burst area: a static of the plugin, aligned for the descriptors.
+    #[repr(C, align(64))]
+    pub struct AreaBuf<const N: usize>(UnsafeCell<[u8; N]>);
+
+    // SAFETY: as for `Slot`: one thread on wasm32; on native targets the buffer is never used (the
+    // mock host gives each test thread its own, see `Slot::init`).
+    unsafe impl<const N: usize> Sync for AreaBuf<N> {}
+
+    impl<const N: usize> AreaBuf<N> {
+        /// Zeroed.
+        #[allow(clippy::new_without_default)]
+        pub const fn new() -> Self {
+            AreaBuf(UnsafeCell::new([0; N]))
+        }
+
+        /// Its address and size.
+        pub fn raw(&self) -> (*mut u8, usize) {
+            (self.0.get().cast(), N)
+        }
+    }
+
     pub use wasmdp_abi::ABI_VERSION;
 
     /// The policy of this module instance: a static with interior mutability, and a flag that makes
@@ -183,9 +209,13 @@ pub mod __private {
         }
 
         /// `wasmdp_init(port, instance)`.
-        pub fn init(&self, port: i32, _instance: i32) -> i32 {
+        pub fn init(&self, port: i32, _instance: i32, area: (*mut u8, usize)) -> i32 {
             let r = self.enter(|slot| {
                 *slot = None;
+                if let Err(e) = Self::register_area(area) {
+                    log::error("the burst area was refused");
+                    return e.code();
+                }
                 match P::init(port as u32, &Params::host()) {
                     Ok(p) => {
                         *slot = Some(p);
@@ -201,6 +231,20 @@ pub mod __private {
         }
 
         /// `wasmdp_on_burst(port, burst_len)`.
+        /// Registers `P::AREA` in `area` (the export's static) on wasm32; on native targets (tests
+        /// through the exports) a buffer of the thread's own.
+        fn register_area(area: (*mut u8, usize)) -> Result<(), crate::Error> {
+            #[cfg(not(target_arch = "wasm32"))]
+            let area = {
+                let _ = area;
+                let buf = std::vec![0u8; P::AREA.bytes()].leak();
+                (buf.as_mut_ptr(), buf.len())
+            };
+            // SAFETY: `area` is the export's static, used for nothing else and alive for the program
+            // (wasm32), or a leaked buffer nothing else references (native).
+            unsafe { crate::area::register(area.0, area.1, P::AREA) }
+        }
+
         pub fn on_burst(&self, _port: i32, burst_len: i32) -> i32 {
             let r = self.enter(|slot| match slot {
                 None => status::NO_POLICY,
@@ -240,8 +284,9 @@ pub mod __private {
 /// wasmdp_sdk::export_policy!(MyPolicy);
 /// ```
 ///
+/// * A static for the burst area [`Policy::AREA`] asks for (none by default).
 /// * `wasmdp_abi_version()` returns [`wasmdp_abi::ABI_VERSION`].
-/// * `wasmdp_init(port, instance)` calls [`Policy::init`] and keeps the policy in a static; a
+/// * `wasmdp_init(port, instance)` registers the burst area, calls [`Policy::init`] and keeps the policy in a static; a
 ///   [`Refusal`] is logged at level error and returns [`status::REFUSED`].
 /// * `wasmdp_on_burst(port, n)` calls [`Policy::on_burst`] with a burst of `n` packets: 0 for `Ok`,
 ///   the error's (negative) code for `Err`, [`status::NO_POLICY`] without a policy.
@@ -254,6 +299,8 @@ macro_rules! export_policy {
     ($policy:ty) => {
         const _: () = {
             static WASMDP_POLICY: $crate::__private::Slot<$policy> = $crate::__private::Slot::new();
+            static WASMDP_AREA: $crate::__private::AreaBuf<{ <$policy as $crate::Policy>::AREA.bytes() }> =
+                $crate::__private::AreaBuf::new();
 
             #[unsafe(no_mangle)]
             pub extern "C" fn wasmdp_abi_version() -> i32 {
@@ -262,7 +309,7 @@ macro_rules! export_policy {
 
             #[unsafe(no_mangle)]
             pub extern "C" fn wasmdp_init(port: i32, instance: i32) -> i32 {
-                WASMDP_POLICY.init(port, instance)
+                WASMDP_POLICY.init(port, instance, WASMDP_AREA.raw())
             }
 
             #[unsafe(no_mangle)]
@@ -314,13 +361,13 @@ mod tests {
         mock::reset();
         let slot = __private::Slot::<Test>::new();
         assert_eq!(slot.on_burst(0, 1), status::NO_POLICY);
-        assert_eq!(slot.init(0, 0), status::REFUSED);
+        assert_eq!(slot.init(0, 0, (core::ptr::null_mut(), 0)), status::REFUSED);
         assert_eq!(mock::logs(), [(wasmdp_abi::level::ERROR, "param `engine` missing".to_string())]);
         mock::set_param("engine", "nope");
-        assert_eq!(slot.init(0, 0), status::REFUSED);
-        assert_eq!(mock::logs()[1].1, "param `engine`: `nope` is not io|mac|macswap|5tswap|copy|drop");
+        assert_eq!(slot.init(0, 0, (core::ptr::null_mut(), 0)), status::REFUSED);
+        assert_eq!(mock::logs()[1].1, std::format!("param `engine`: `nope` is not {}", Engine::NAMES));
         mock::set_param("engine", "drop");
-        assert_eq!(slot.init(3, 0), 0);
+        assert_eq!(slot.init(3, 0, (core::ptr::null_mut(), 0)), 0);
         mock::begin_burst(&[&[0; 60]]);
         assert_eq!(slot.on_burst(3, 1), 0);
         assert!(mock::end_burst()[0].dropped);
@@ -334,7 +381,7 @@ mod tests {
         assert_eq!(slot.enter(|p| p.as_ref().map(|p| p.ticks)), Some(Some(77)));
         // Re-entrance (or a call after a trap, which leaves the slot busy) is refused.
         assert_eq!(slot.enter(|_| slot.on_burst(3, 0)), Some(status::POISONED));
-        assert_eq!(slot.enter(|_| slot.init(3, 0)), Some(status::POISONED));
+        assert_eq!(slot.enter(|_| slot.init(3, 0, (core::ptr::null_mut(), 0))), Some(status::POISONED));
     }
 
     #[test]

@@ -83,6 +83,9 @@ pub struct LimitsCfg {
     pub table_elements: Bounded<0, 100_000>,
     /// Largest module file, KiB (compiling costs up to about 1.5 s per MiB of code).
     pub module_kib: Bounded<1, 65_536>,
+    /// Memory an instance's map declarations may allocate, KiB (a shared map counts once, against
+    /// the instance that declared it first; checked before anything is allocated).
+    pub map_kib: Bounded<0, 4_194_304>,
 }
 
 impl Default for LimitsCfg {
@@ -92,6 +95,7 @@ impl Default for LimitsCfg {
             memory_kib: Bounded(16 * 1024),
             table_elements: Bounded(10_000),
             module_kib: Bounded(4 * 1024),
+            map_kib: Bounded(64 * 1024),
         }
     }
 }

@@ -24,7 +24,7 @@ pub struct Footprint {
     pub rings: u64,
     /// Queues between ring ports and the plugins' inject queues.
     pub queues: u64,
-    /// The most the plugins' instances may grow their memories to.
+    /// The most the plugins' instances may grow their memories and maps to.
     pub plugins: u64,
 }
 
@@ -62,7 +62,7 @@ pub fn footprint(cfg: &Config, pairs: &[Pair]) -> Footprint {
         }
         if let Some(pol) = &port.policy {
             let instances = pairs.iter().filter(|s| s.rx == i).count() as u64;
-            f.plugins += instances * pol.limits.memory_kib.0 * 1024;
+            f.plugins += instances * (pol.limits.memory_kib.0 + pol.limits.map_kib.0) * 1024;
         }
     }
     f
@@ -101,9 +101,9 @@ pub fn check(cfg: &Config, pairs: &[Pair], lcores: usize) -> Result<(), String> 
         let max = (avail as f64 * MEMORY_SHARE) as u64;
         if f.total() > max {
             return Err(format!(
-                "the configuration needs up to {} (pool {}, af_packet rings {}, queues {}, plugin memories {}), \
+                "the configuration needs up to {} (pool {}, af_packet rings {}, queues {}, plugin memories and maps {}), \
                  more than {:.0}% of the {} this machine has available; lower pool.size, af_packet.block_count, \
-                 ring.size or the plugins' limits.memory_kib",
+                 ring.size or the plugins' limits.memory_kib / map_kib",
                 mib(f.total()),
                 mib(f.pool),
                 mib(f.rings),

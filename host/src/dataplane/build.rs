@@ -94,6 +94,8 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         plugins: Vec::new(),
         runtime: None,
         injects: injects.clone(),
+        ports: ports.iter().map(|p| crate::plugin::PortInfo { mac: p.mac, peer_mac: p.peer_mac }).collect(),
+        maps: cfg.ports.iter().map(|_| Arc::default()).collect(),
         simd,
         control: Arc::new(Control::default()),
         links: Vec::new(),
@@ -112,11 +114,19 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         port_stats: ports.iter().map(|p| p.stats.clone()).collect(),
         streams: Vec::new(),
         plugins: Vec::new(),
+        maps: plane.maps.clone(),
         reloads: Some(plane.stats.clone()),
     };
     for (i, sp) in pairs.into_iter().enumerate() {
         let lcore = sp.lcore.unwrap_or(lcores[i % lcores.len()]);
-        let spec = StreamSpec { rx: sp.rx, rxq: sp.rxq, tx: sp.tx, slot: Arc::default(), counters: Arc::default() };
+        let spec = StreamSpec {
+            rx: sp.rx,
+            rxq: sp.rxq,
+            tx: sp.tx,
+            lcore: Some(lcore),
+            slot: Arc::default(),
+            counters: Arc::default(),
+        };
         let policy = match &plane.plugins[sp.rx] {
             Some(l) => Some(plane.runner(&l.plugin, &spec)?),
             None => None,

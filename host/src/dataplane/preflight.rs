@@ -34,8 +34,10 @@ pub fn preflight(cfg: &Config, o: &Overrides) -> anyhow::Result<()> {
         let plugin = Plugin::load(&rt, pol).map_err(at)?;
         let queue = pairs.iter().find(|s| s.rx == i).map_or(0, |s| s.rxq);
         let counters = Arc::new(PluginCounters::default());
+        let env =
+            crate::plugin::StreamEnv { port: i as u16, queue, ..crate::plugin::StreamEnv::alone(injects.clone()) };
         plugin
-            .instantiate(i as u16, u32::from(queue), simd, &counters, &injects)
+            .instantiate(&Arc::new(env), simd, &counters)
             .map_err(|e| anyhow!("port `{}`: plugin {}: {e:#}", p.name, pol.plugin.display()))?;
     }
     Ok(())

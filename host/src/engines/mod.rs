@@ -117,6 +117,27 @@ pub const ENGINES: &[&EngineDesc] = &[
     &geneve_decap::ENGINE,
 ];
 
+/// The engines a plugin may name, by ABI id (`wasmdp_abi::engine`): their names are
+/// `wasmdp_abi::engine::NAMES` (a test checks).
+pub const ABI_ENGINES: [&EngineDesc; wasmdp_abi::engine::COUNT as usize] = [
+    &io::ENGINE,
+    &mac::ENGINE,
+    &macswap::ENGINE,
+    &fivetswap::ENGINE,
+    &copy::ENGINE,
+    &rxonly::ENGINE,
+    &vxlan_encap::ENGINE,
+    &vxlan_decap::ENGINE,
+    &geneve_encap::ENGINE,
+    &geneve_decap::ENGINE,
+];
+
+/// The engine a plugin names by ABI id, if the id exists.
+#[inline(always)]
+pub fn by_abi_id(id: u32) -> Option<&'static EngineDesc> {
+    ABI_ENGINES.get(id as usize).copied()
+}
+
 /// The engine named `name`.
 pub fn lookup(name: &str) -> Option<&'static EngineDesc> {
     ENGINES.iter().copied().find(|e| e.name == name)

@@ -95,6 +95,9 @@ pub fn spawn_all(
     Ok(handles)
 }
 
+// Never inlined: a profiler restricted to this function (callgrind's `--toggle-collect`) sees the
+// worker loop alone, which is how `wasmdp bench --instructions` counts instructions per packet.
+#[inline(never)]
 fn run(mut w: Worker, pool: &Arc<Pool>, stop: &AtomicBool, polling: &AtomicUsize) -> WorkerExit {
     let pinned = w.lcore.is_some_and(|id| core_affinity::set_for_current(core_affinity::CoreId { id }));
     if w.lcore.is_some() && !pinned {

@@ -3,7 +3,7 @@
 use super::Pkt;
 
 /// Largest burst the poll loop handles (testpmd's MAX_PKT_BURST).
-pub const MAX_BURST: usize = 512;
+pub const MAX_BURST: usize = wasmdp_abi::MAX_BURST as usize;
 
 /// Up to [`MAX_BURST`] packets. The storage is allocated once, when the stream is built; pushing
 /// within the capacity never allocates.

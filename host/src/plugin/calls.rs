@@ -133,7 +133,8 @@ fn time_calls(rt: &Arc<Runtime>, bytes: &[u8], n: i32, iters: u32, reps: usize) 
     };
     let plugin = Plugin::load(rt, &cfg)?;
     let counters = Arc::new(PluginCounters::default());
-    let mut live = plugin.instantiate(0, 0, Simd::detect(), &counters, &Arc::from(Vec::new()))?;
+    let env = Arc::new(super::StreamEnv::alone(Arc::from(Vec::new())));
+    let mut live = plugin.instantiate(&env, Simd::detect(), &counters)?;
     let mut times = Vec::with_capacity(reps);
     for _ in 0..reps {
         let t = Instant::now();

@@ -1,9 +1,10 @@
-//! Load-time checks with messages a user can act on: exports and imports against ABI v1.
+//! Load-time checks with messages a user can act on: exports and imports against ABI 1.1 (a
+//! superset of 1.0).
 
 use wasmdp_abi::{export, import, IMPORT_MODULE};
 use wasmtime::{ExternType, FuncType, Module, ValType};
 
-/// Host functions of ABI v1 with their parameter and result types.
+/// Host functions of ABI 1.1 (1.0's and the ones 1.1 added) with their parameter and result types.
 pub(crate) fn host_signature(name: &str) -> Option<(&'static [ValType], &'static [ValType])> {
     use ValType::{I32, I64};
     let sig: (&[ValType], &[ValType]) = match name {
@@ -23,6 +24,19 @@ pub(crate) fn host_signature(name: &str) -> Option<(&'static [ValType], &'static
         import::PARAM_GET => (&[I32, I32, I32, I32], &[I32]),
         import::NOW_NS => (&[], &[I64]),
         import::LOG => (&[I32, I32, I32], &[]),
+        // 1.1
+        import::BURST_AREA => (&[I32, I32, I32], &[I32]),
+        import::PKT_ADJUST => (&[I32, I32, I32], &[I32]),
+        import::PKT_ROOM => (&[I32], &[I64]),
+        import::CONTEXT => (&[I32, I32], &[I32]),
+        import::MAP_DECLARE => (&[I32, I32, I32, I32, I32, I32], &[I32]),
+        import::MAP_LOOKUP | import::MAP_UPDATE => (&[I32, I32, I32], &[I32]),
+        import::MAP_DELETE => (&[I32, I32], &[I32]),
+        import::MAP_ADD => (&[I32, I32, I32, I64], &[I32]),
+        import::MAP_LOOKUP_BATCH => (&[I32, I32, I32, I32, I32], &[I32]),
+        import::MAP_UPDATE_BATCH => (&[I32, I32, I32, I32], &[I32]),
+        import::GAUGE_REGISTER => (&[I32, I32], &[I32]),
+        import::GAUGE_SET => (&[I32, I64], &[I32]),
         _ => return None,
     };
     Some(sig)
@@ -51,7 +65,7 @@ pub(crate) fn module(m: &Module) -> Result<(), String> {
         }
         let Some((p, r)) = host_signature(name) else {
             return Err(format!(
-                "imports `{module}::{name}`, which the host does not provide (ABI v1; see docs/ABI.md)"
+                "imports `{module}::{name}`, which the host does not provide (ABI 1.1; see docs/ABI.md)"
             ));
         };
         match imp.ty() {

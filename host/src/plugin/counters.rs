@@ -1,4 +1,4 @@
-//! The plugins' counters (shown in the stats) and their clock.
+//! The plugins' counters and gauges (shown in the stats) and their clock.
 //!
 //! Each instance has its own named counters ([`InstanceCounters`], at most `MAX_COUNTERS`, registered
 //! in init): written only by the worker running the instance, with a plain load and store, no lock.
@@ -7,7 +7,7 @@
 //! instance is made or dropped, and by the display.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::Instant;
 use wasmdp_abi::MAX_COUNTERS;
@@ -47,6 +47,9 @@ pub struct PluginCounters {
     live: Mutex<Vec<Weak<InstanceCounters>>>,
     /// Totals of the instances that are gone, by name.
     retired: Mutex<BTreeMap<String, u64>>,
+    /// The gauges of the instance that ended last: shown while no instance is live (after the stop,
+    /// in the final report).
+    last_gauges: Mutex<BTreeMap<String, i64>>,
 }
 
 /// Adds to a counter only the calling worker writes: a load and a store, saturating.
@@ -59,9 +62,9 @@ impl PluginCounters {
     /// Counters for a new instance of the stream; they stay counted after the instance is gone.
     pub(crate) fn instance(self: &Arc<Self>) -> Arc<InstanceCounters> {
         let c = Arc::new(InstanceCounters {
-            names: OnceLock::new(),
-            pending: Mutex::default(),
+            names: Names::default(),
             values: Default::default(),
+            gauges: Gauges::default(),
             owner: Arc::downgrade(self),
         });
         self.live.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::downgrade(&c));
@@ -76,6 +79,8 @@ impl PluginCounters {
         for (name, v) in gone.values() {
             add_named(&mut retired, name, v);
         }
+        drop(retired);
+        *self.last_gauges.lock().unwrap_or_else(|e| e.into_inner()) = gone.gauges.values().into_iter().collect();
     }
 
     /// The plugins' own counters, by name, summed over the stream's instances past and present.
@@ -94,26 +99,43 @@ impl PluginCounters {
     }
 }
 
+impl PluginCounters {
+    /// The plugins' gauges, by name, summed over the stream's live instances (a gauge is a level:
+    /// an instance that is gone no longer has one); with none live, the last values of the instance
+    /// that ended last.
+    pub fn gauges(&self) -> BTreeMap<String, i64> {
+        let live: Vec<Arc<InstanceCounters>> =
+            self.live.lock().unwrap_or_else(|e| e.into_inner()).iter().filter_map(Weak::upgrade).collect();
+        if live.is_empty() {
+            return self.last_gauges.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        }
+        let mut out = BTreeMap::new();
+        for c in &live {
+            for (name, v) in c.gauges.values() {
+                let e: &mut i64 = out.entry(name).or_default();
+                *e = e.saturating_add(v);
+            }
+        }
+        drop(live);
+        out
+    }
+}
+
 fn add_named(map: &mut BTreeMap<String, u64>, name: String, v: u64) {
     let name = if map.contains_key(&name) || map.len() < MAX_NAMES { name } else { OTHER.to_string() };
     let e = map.entry(name).or_default();
     *e = e.saturating_add(v);
 }
 
-/// One instance's named counters.
-#[derive(Debug)]
-pub(crate) struct InstanceCounters {
-    /// Names, registered during init (before any `counter_add` on the worker).
-    names: OnceLock<Vec<String>>,
+/// Names registered during init (pending), then sealed: read without a lock on the hot path.
+#[derive(Debug, Default)]
+struct Names {
+    sealed: OnceLock<Vec<String>>,
     pending: Mutex<Vec<String>>,
-    values: [AtomicU64; MAX_COUNTERS as usize],
-    owner: Weak<PluginCounters>,
 }
 
-impl InstanceCounters {
-    /// Registers `name` during init; returns its id, or `TOO_SMALL` when the instance has
-    /// `MAX_COUNTERS` already.
-    pub(crate) fn register(&self, name: String) -> i32 {
+impl Names {
+    fn register(&self, name: String) -> i32 {
         let mut names = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(i) = names.iter().position(|n| *n == name) {
             return i as i32;
@@ -125,16 +147,81 @@ impl InstanceCounters {
         names.len() as i32 - 1
     }
 
+    fn seal(&self) {
+        let names = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
+        let _ = self.sealed.set(names);
+    }
+
+    fn sealed(&self) -> Option<&Vec<String>> {
+        self.sealed.get()
+    }
+}
+
+/// One instance's named counters.
+#[derive(Debug)]
+pub(crate) struct InstanceCounters {
+    /// Names, registered during init (before any `counter_add` on the worker).
+    names: Names,
+    values: [AtomicU64; MAX_COUNTERS as usize],
+    /// The instance's gauges.
+    pub gauges: Gauges,
+    owner: Weak<PluginCounters>,
+}
+
+/// One instance's gauges: named levels the plugin sets (at most `MAX_COUNTERS`, registered in init).
+#[derive(Debug, Default)]
+pub(crate) struct Gauges {
+    names: Names,
+    values: [AtomicI64; MAX_COUNTERS as usize],
+}
+
+impl Gauges {
+    /// Registers `name` during init; its id, or `TOO_SMALL` past `MAX_COUNTERS`.
+    pub(crate) fn register(&self, name: String) -> i32 {
+        self.names.register(name)
+    }
+
+    /// Ends registration.
+    pub(crate) fn seal(&self) {
+        self.names.seal();
+    }
+
+    /// Sets gauge `id`; `NOT_FOUND` for an id not registered.
+    #[inline]
+    pub(crate) fn set(&self, id: i32, v: i64) -> i32 {
+        let n = self.names.sealed().map_or(0, Vec::len);
+        match usize::try_from(id) {
+            Ok(i) if i < n => {
+                self.values[i].store(v, Relaxed);
+                0
+            }
+            _ => wasmdp_abi::err::NOT_FOUND,
+        }
+    }
+
+    fn values(&self) -> Vec<(String, i64)> {
+        let Some(names) = self.names.sealed() else { return Vec::new() };
+        names.iter().enumerate().map(|(i, n)| (n.clone(), self.values[i].load(Relaxed))).collect()
+    }
+}
+
+impl InstanceCounters {
+    /// Registers `name` during init; returns its id, or `TOO_SMALL` when the instance has
+    /// `MAX_COUNTERS` already.
+    pub(crate) fn register(&self, name: String) -> i32 {
+        self.names.register(name)
+    }
+
     /// Ends registration (after init): from now on only values change.
     pub(crate) fn seal(&self) {
-        let names = std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()));
-        let _ = self.names.set(names);
+        self.names.seal();
+        self.gauges.seal();
     }
 
     /// Adds `v` to counter `id` (saturating); `NOT_FOUND` for an id not registered.
     #[inline]
     pub(crate) fn add(&self, id: i32, v: u64) -> i32 {
-        let n = self.names.get().map_or(0, Vec::len);
+        let n = self.names.sealed().map_or(0, Vec::len);
         match usize::try_from(id) {
             Ok(i) if i < n => {
                 bump(&self.values[i], v);
@@ -145,7 +232,7 @@ impl InstanceCounters {
     }
 
     fn values(&self) -> Vec<(String, u64)> {
-        let Some(names) = self.names.get() else { return Vec::new() };
+        let Some(names) = self.names.sealed() else { return Vec::new() };
         names.iter().enumerate().map(|(i, n)| (n.clone(), self.values[i].load(Relaxed))).collect()
     }
 }
@@ -184,6 +271,26 @@ mod tests {
         drop(a);
         assert_eq!(stream.named()["hits"], 7, "a dropped instance's counts stay");
         assert!(stream.named().contains_key("other"));
+    }
+
+    #[test]
+    fn gauges_are_levels_of_the_live_instances() {
+        let stream = Arc::new(PluginCounters::default());
+        let a = stream.instance();
+        assert_eq!(a.gauges.register("flows".into()), 0);
+        a.seal();
+        a.gauges.set(0, 10);
+        a.gauges.set(0, 7);
+        let b = stream.instance();
+        b.gauges.register("flows".into());
+        b.seal();
+        b.gauges.set(0, -2);
+        assert_eq!(stream.gauges()["flows"], 5, "the last values, summed over instances");
+        assert_eq!(a.gauges.set(3, 1), wasmdp_abi::err::NOT_FOUND);
+        drop(a);
+        assert_eq!(stream.gauges()["flows"], -2, "a gone instance has no level");
+        drop(b);
+        assert_eq!(stream.gauges()["flows"], -2, "with none live, the last one's levels stay shown");
     }
 
     #[test]

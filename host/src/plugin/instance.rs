@@ -7,8 +7,8 @@ use super::error::{InstanceError, LoadError};
 use super::module::StaticLimits;
 use super::state::HostState;
 use super::Runtime;
+use super::StreamEnv;
 use crate::config::PolicyCfg;
-use crate::ports::Inject;
 use crate::simd::Simd;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -90,12 +90,11 @@ impl Plugin {
     /// A new instance for one stream: checks the ABI version, runs init with the parameters.
     pub(crate) fn instantiate(
         &self,
-        port: u16,
-        instance: u32,
+        env: &Arc<StreamEnv>,
         simd: Simd,
         counters: &Arc<PluginCounters>,
-        injects: &Arc<[Option<Arc<Inject>>]>,
     ) -> Result<Live, InstanceError> {
+        let (port, instance) = (env.port, u32::from(env.queue));
         let l = &self.cfg.limits;
         let limits = StoreLimitsBuilder::new()
             .memory_size(l.memory_kib.get() * 1024)
@@ -108,7 +107,8 @@ impl Plugin {
         let state = HostState::new(
             limits,
             Watch::new(INIT_BUDGET_NS),
-            injects.clone(),
+            env.clone(),
+            l.map_kib.0 * 1024,
             self.params.clone(),
             counters.instance(),
             simd,

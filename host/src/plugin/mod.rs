@@ -1,6 +1,6 @@
 //! WebAssembly policies: a port's plugin decides per burst which native engine runs and which
-//! offloads are set, and may inspect or change packets through host functions (ABI v1, `wasmdp-abi`,
-//! described in docs/ABI.md).
+//! offloads are set, and may inspect or change packets, through host functions or the burst area
+//! (ABI 1.1, `wasmdp-abi`, described in docs/ABI.md), and keep state in maps ([`maps`]).
 //!
 //! [`Runtime`] owns the one wasmtime `Engine`, the epoch ticker, the compile cache and a service
 //! thread. [`Plugin`] is a module read within its size limit, checked against the static limits
@@ -9,15 +9,18 @@
 //! workers never share a store), which applies the failure policy and sticky decisions around each
 //! call. Deadlines count the plugin's CPU time ([`deadline`]).
 
+mod area;
 mod cache;
 mod calls;
 mod check;
 mod counters;
 mod deadline;
+mod env;
 mod error;
 mod hostfns;
 mod instance;
 mod logs;
+pub mod maps;
 mod module;
 mod runner;
 mod runtime;
@@ -25,6 +28,7 @@ mod state;
 
 pub use calls::{measure as measure_calls, CallCosts};
 pub use counters::{now_ns, PluginCounters};
+pub use env::{PortInfo, StreamEnv};
 pub use error::{InstanceError, LoadError};
 pub use hostfns::MAX_PARAM_KEY;
 pub use instance::{digest, Plugin};

@@ -5,15 +5,15 @@
 //! be dropped, and under `reload` the new instance (whose init may take up to its budget) is made
 //! there too, while the worker keeps forwarding with the failure policy.
 
+use super::area::{self, Stamp};
 use super::counters::{bump, now_ns, PluginCounters};
 use super::instance::{trap_text, Live, Plugin};
 use super::logs::LogLimit;
 use super::state::{HostState, Sticky};
 use crate::config::FailurePolicy;
-use crate::engines::{EngineFn, FwdCtx, ENGINES};
+use crate::engines::{EngineFn, FwdCtx};
 use crate::mbuf::Burst;
 use crate::offload::{self, TxOffloads};
-use crate::ports::Inject;
 use crate::simd::Simd;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
@@ -29,9 +29,8 @@ pub struct Runner {
     plugin: Arc<Plugin>,
     live: Option<Live>,
     port: u16,
-    instance: u32,
+    env: Arc<super::StreamEnv>,
     simd: Simd,
-    injects: Arc<[Option<Arc<Inject>>]>,
     counters: Arc<PluginCounters>,
     /// When the traps still inside the failure window happened, oldest first.
     traps: VecDeque<Instant>,
@@ -65,28 +64,24 @@ enum Failure {
 }
 
 impl Runner {
-    /// Instantiates the plugin for the stream receiving on `port` queue `instance` (runs its init).
-    /// `injects` are the ports' inject queues, for `send_to`; `counters` are the stream's plugin
-    /// counters, kept across policy swaps.
+    /// Instantiates the plugin for the stream `env` describes (runs its init). `counters` are the
+    /// stream's plugin counters, kept across policy swaps.
     pub fn new(
         plugin: Arc<Plugin>,
-        port: u16,
-        instance: u32,
+        env: Arc<super::StreamEnv>,
         simd: Simd,
-        injects: Arc<[Option<Arc<Inject>>]>,
         counters: Arc<PluginCounters>,
     ) -> Result<Runner, super::InstanceError> {
-        let live = plugin.instantiate(port, instance, simd, &counters, &injects)?;
+        let live = plugin.instantiate(&env, simd, &counters)?;
         let next_tick = tick_period(&plugin).map(|p| Instant::now() + p);
         counters.attached.store(true, Relaxed);
         counters.disabled.store(false, Relaxed);
         Ok(Runner {
             plugin,
             live: Some(live),
-            port,
-            instance,
+            port: env.port,
+            env,
             simd,
-            injects,
             counters,
             traps: VecDeque::new(),
             disabled: false,
@@ -153,23 +148,27 @@ impl Runner {
     fn call(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst) -> Result<(), Failure> {
         let Some(live) = self.live.as_mut() else { return Err(Failure::Trap("no instance".into())) };
         bump(&self.counters.calls, 1);
-        let sticky_before = {
-            let st = live.store.data_mut();
-            st.begin_call(burst, ctx);
-            st.sticky
-        };
-        let res = live.on_burst.call(&mut live.store, (self.port as i32, burst.len() as i32));
         let st = live.store.data_mut();
-        st.end_call();
-        match res {
-            Ok(0) => {
-                apply_requests(ctx, burst, st);
-                Ok(())
+        st.begin_call(burst, ctx);
+        let (sticky_before, area, memory) = (st.sticky, st.area, st.memory);
+        if let (Some(a), Some(mem)) = (area, memory) {
+            let env = &self.env;
+            let stamp = Stamp { port: env.port, queue: env.queue, tx_port: env.tx_port, now_ns: now_ns() };
+            if !area::fill(&a, mem.data_mut(&mut live.store), burst, &stamp, self.simd) {
+                live.store.data_mut().end_call();
+                return Err(Failure::Error(wasmdp_abi::err::BAD_MEMORY));
             }
-            Ok(rc) => {
-                st.sticky = sticky_before;
-                Err(Failure::Error(rc))
-            }
+        }
+        let res = live.on_burst.call(&mut live.store, (self.port as i32, burst.len() as i32));
+        let outcome = match res {
+            Ok(0) => match (area, memory) {
+                (Some(a), Some(mem)) => {
+                    let (data, st) = mem.data_and_store_mut(&mut live.store);
+                    area::apply(&a, data, st).map_err(Failure::Error)
+                }
+                _ => Ok(()),
+            },
+            Ok(rc) => Err(Failure::Error(rc)),
             Err(e) if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) => {
                 bump(&self.counters.timeouts, 1);
                 Err(Failure::Trap(format!(
@@ -179,7 +178,15 @@ impl Runner {
                 )))
             }
             Err(e) => Err(Failure::Trap(format!("trapped: {}", trap_text(&e)))),
+        };
+        let st = live.store.data_mut();
+        st.end_call();
+        match outcome {
+            Ok(()) => apply_requests(ctx, burst, st),
+            Err(Failure::Error(_)) => st.sticky = sticky_before,
+            Err(_) => {}
         }
+        outcome
     }
 
     /// Counts and logs a failure. A trap drops the instance (its state cannot be trusted), disables
@@ -268,10 +275,9 @@ impl Runner {
         self.retry_at = None;
         let pending: Pending = Arc::default();
         let (plugin, slot) = (self.plugin.clone(), pending.clone());
-        let (port, instance, simd) = (self.port, self.instance, self.simd);
-        let (counters, injects) = (self.counters.clone(), self.injects.clone());
+        let (env, simd, counters) = (self.env.clone(), self.simd, self.counters.clone());
         let job = Box::new(move || {
-            let made = plugin.instantiate(port, instance, simd, &counters, &injects);
+            let made = plugin.instantiate(&env, simd, &counters);
             *slot.lock().unwrap_or_else(|e| e.into_inner()) = Some(made);
         });
         if self.plugin.runtime().submit(job) {
@@ -319,7 +325,9 @@ fn run_sticky(ctx: &mut FwdCtx<'_>, burst: &mut Burst, s: Sticky, simd: Simd) {
         ctx.drops.engine += burst.len() as u64;
         return ctx.cache.free_burst(burst);
     }
-    (ENGINES[s.engine as usize].run.get(simd))(ctx, burst);
+    if let Some(e) = crate::engines::by_abi_id(s.engine) {
+        (e.run.get(simd))(ctx, burst);
+    }
     if s.flags != 0 {
         let tx = TxOffloads { flags: s.flags, vlan_tci: s.vlan_tci, vlan_tci_outer: s.vlan_tci_outer };
         burst.iter_mut().for_each(|p| offload::request(p, &tx));
@@ -342,10 +350,17 @@ fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
     for (p, pkt) in burst.drain_from(0).enumerate() {
         let i = usize::from(index[p]);
         if view.drops.has(i) {
-            ctx.drop_pkt(pkt);
+            if view.engine_drops.has(i) {
+                ctx.drops.engine += 1;
+            } else if view.room_drops.has(i) {
+                ctx.drops.headroom += 1;
+            } else {
+                ctx.drops.policy += 1;
+            }
+            ctx.cache.free(pkt);
         } else if view.sent.has(i) {
             ctx.redirected_out += 1;
-            let q = st.injects[usize::from(view.targets[i])].as_ref();
+            let q = st.env.injects[usize::from(view.targets[i])].as_ref();
             if let Some(Err(pkt)) = q.map(|q| q.push(pkt)) {
                 ctx.redirected_out -= 1;
                 ctx.drops.tx_full += 1;

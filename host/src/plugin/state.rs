@@ -13,7 +13,6 @@ use super::deadline::Watch;
 use super::logs::LogLimit;
 use crate::engines::FwdCtx;
 use crate::mbuf::{Burst, MAX_BURST};
-use crate::ports::Inject;
 use std::collections::BTreeMap;
 use std::ptr::NonNull;
 use std::sync::Arc;
@@ -41,8 +40,12 @@ pub(crate) type Bits = crate::mbuf::Marks;
 pub(crate) struct View {
     /// Packets in the burst when the call began: plugin indexes are `0..len`.
     pub len: usize,
-    /// Requested drops.
+    /// Requested drops (a policy's, unless `engine_drops` or `room_drops` says otherwise).
     pub drops: Bits,
+    /// Drops by the `rxonly` engine run from the plugin (counted as `engine`).
+    pub engine_drops: Bits,
+    /// Packets whose length change did not fit (counted as `headroom`).
+    pub room_drops: Bits,
     /// Requested sends (`send_to`), with their target ports.
     pub sent: Bits,
     pub targets: [u16; MAX_BURST],
@@ -60,6 +63,8 @@ impl View {
         View {
             len: 0,
             drops: Bits::default(),
+            engine_drops: Bits::default(),
+            room_drops: Bits::default(),
             sent: Bits::default(),
             targets: [0; MAX_BURST],
             consumed: Bits::default(),
@@ -75,6 +80,8 @@ impl View {
         self.len = len;
         if self.dirty || self.shifted {
             self.drops = Bits::default();
+            self.engine_drops = Bits::default();
+            self.room_drops = Bits::default();
             self.sent = Bits::default();
             self.consumed = Bits::default();
             self.dirty = false;
@@ -109,6 +116,20 @@ impl View {
             }
         }
         self.dirty = true;
+    }
+
+    /// Records a drop by the `rxonly` engine.
+    #[inline]
+    pub fn request_engine_drop(&mut self, i: usize) {
+        self.engine_drops.set(i);
+        self.request(i, None);
+    }
+
+    /// Records the drop of a packet whose length change did not fit.
+    #[inline]
+    pub fn request_room_drop(&mut self, i: usize) {
+        self.room_drops.set(i);
+        self.request(i, None);
     }
 
     /// Where the packets of the indexes in `range` are: the first position and how many (the
@@ -187,8 +208,14 @@ pub(crate) struct HostState {
     pub watch: Watch,
     call: Call,
     pub view: View,
-    /// Inject queue per port (None: no stream transmits there, so `send_to` it is `BAD_PORT`).
-    pub injects: Arc<[Option<Arc<Inject>>]>,
+    /// The stream it serves (context, `send_to` targets, maps).
+    pub env: Arc<super::StreamEnv>,
+    /// The burst area, once registered (1.1).
+    pub area: Option<super::area::Area>,
+    /// Maps declared, by id.
+    pub maps: Vec<Arc<super::maps::Table>>,
+    /// Bytes of maps it may still declare (`limits.map_kib`).
+    pub map_budget: u64,
     /// Scratch burst for engines run on part of a burst (allocated once).
     pub scratch: Burst,
     pub sticky: Option<Sticky>,
@@ -202,10 +229,12 @@ pub(crate) struct HostState {
 
 impl HostState {
     /// State for a new instance.
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         limits: StoreLimits,
         watch: Watch,
-        injects: Arc<[Option<Arc<Inject>>]>,
+        env: Arc<super::StreamEnv>,
+        map_budget: u64,
         params: Arc<BTreeMap<String, String>>,
         counters: Arc<InstanceCounters>,
         simd: crate::simd::Simd,
@@ -217,7 +246,10 @@ impl HostState {
             watch,
             call: Call::default(),
             view: View::new(),
-            injects,
+            env,
+            area: None,
+            maps: Vec::new(),
+            map_budget,
             scratch: Burst::new(),
             sticky: None,
             params,

@@ -26,6 +26,8 @@ pub struct StreamSpec {
     pub rxq: u16,
     /// TX port index.
     pub tx: usize,
+    /// The worker core it runs on.
+    pub lcore: Option<usize>,
     /// Its mailbox.
     pub slot: Arc<Slot>,
     /// Its plugin counters, kept across swaps.
@@ -88,6 +90,11 @@ pub struct Plane {
     pub runtime: Option<Arc<Runtime>>,
     /// Inject queues of the ports.
     pub injects: Arc<[Option<Arc<Inject>>]>,
+    /// The ports as plugins see them (the `context` import).
+    pub ports: Arc<[crate::plugin::PortInfo]>,
+    /// Each port's plugin maps: kept for the life of the dataplane, so that a reloaded policy that
+    /// declares a map again finds its entries.
+    pub maps: Vec<Arc<crate::plugin::maps::Registry>>,
     /// Kernel variant.
     pub simd: Simd,
     /// The generation word.
@@ -121,15 +128,17 @@ impl Plane {
 
     /// A new instance of `plugin` for stream `spec` (runs its init).
     pub fn runner(&self, plugin: &Arc<Plugin>, spec: &StreamSpec) -> anyhow::Result<Runner> {
-        Runner::new(
-            plugin.clone(),
-            spec.rx as u16,
-            spec.rxq as u32,
-            self.simd,
-            self.injects.clone(),
-            spec.counters.clone(),
-        )
-        .map_err(|e| anyhow!("port `{}`: plugin {}: {e:#}", self.cfg.ports[spec.rx].name, plugin.path.display()))
+        let env = crate::plugin::StreamEnv {
+            port: spec.rx as u16,
+            queue: spec.rxq,
+            tx_port: spec.tx as u16,
+            lcore: spec.lcore,
+            ports: self.ports.clone(),
+            injects: self.injects.clone(),
+            maps: self.maps[spec.rx].clone(),
+        };
+        Runner::new(plugin.clone(), Arc::new(env), self.simd, spec.counters.clone())
+            .map_err(|e| anyhow!("port `{}`: plugin {}: {e:#}", self.cfg.ports[spec.rx].name, plugin.path.display()))
     }
 
     /// Reloads from `new` (already parsed and validated): prepares everything, then publishes and

@@ -52,6 +52,8 @@ counters!(
         offload,
         /// A failed plugin call under `fail_closed`.
         plugin,
+        /// A policy's decision: `drop_pkt`, or a `DROP` verdict in the burst area.
+        policy,
         /// A frame a decapsulation engine did not accept, under `tunnel_others: drop`.
         tunnel,
         /// No headroom left for the headers an engine prepends (an encapsulation's outer headers).
@@ -62,7 +64,14 @@ counters!(
 impl Drops {
     /// All reasons together.
     pub fn total(&self) -> u64 {
-        self.tx_full + self.nombuf + self.engine + self.offload + self.plugin + self.tunnel + self.headroom
+        self.tx_full
+            + self.nombuf
+            + self.engine
+            + self.offload
+            + self.plugin
+            + self.policy
+            + self.tunnel
+            + self.headroom
     }
 }
 

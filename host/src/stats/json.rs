@@ -27,7 +27,7 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
     let figures: Vec<super::PortFigures> = view.port_stats.iter().map(|s| s.snapshot()).collect();
     let drops = |d: super::counters::Drops| {
         json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload,
-            "plugin": d.plugin, "tunnel": d.tunnel, "headroom": d.headroom})
+            "plugin": d.plugin, "policy": d.policy, "tunnel": d.tunnel, "headroom": d.headroom})
     };
     let ports_json: Vec<Value> = ports
         .iter()
@@ -55,6 +55,8 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 port["plugin_ticks"] = json!(pl.ticks);
                 port["plugin_disabled"] = json!(pl.disabled);
                 port["plugin_counters"] = json!(pl.counters);
+                port["plugin_gauges"] = json!(pl.gauges);
+                port["plugin_maps"] = json!(view.maps.get(i).map(|m| m.snapshot()).unwrap_or_default());
             }
             port
         })

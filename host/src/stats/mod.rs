@@ -45,6 +45,8 @@ pub struct StatsView {
     pub streams: Vec<(StreamInfo, Arc<StreamCounters>)>,
     /// Each stream's plugin counters (same order); shown for ports whose streams have, or had, a policy.
     pub plugins: Vec<Arc<crate::plugin::PluginCounters>>,
+    /// Each port's plugin maps (empty for ports whose policies declare none).
+    pub maps: Vec<Arc<crate::plugin::maps::Registry>>,
     /// Live reload figures.
     pub reloads: Option<Arc<crate::reload::ReloadStats>>,
 }
@@ -68,6 +70,8 @@ pub struct PluginTotals {
     pub disabled: u64,
     /// The plugin's own counters.
     pub counters: std::collections::BTreeMap<String, u64>,
+    /// The plugin's gauges (summed over the port's live instances).
+    pub gauges: std::collections::BTreeMap<String, i64>,
 }
 
 /// One port's figures.
@@ -126,6 +130,9 @@ impl StatsView {
             t.disabled += u64::from(pc.disabled.load(Relaxed));
             for (name, v) in pc.named() {
                 *t.counters.entry(name).or_default() += v;
+            }
+            for (name, v) in pc.gauges() {
+                *t.gauges.entry(name).or_default() += v;
             }
         }
         out

@@ -11,7 +11,7 @@ use std::time::Duration;
 use wasmdp::engines;
 use wasmdp::lcore::{Retry, Stream, StreamParts};
 use wasmdp::mbuf::{Burst, Pool, PoolCache, PoolConfig};
-use wasmdp::plugin::{Plugin, PluginCounters, Runner, Runtime};
+use wasmdp::plugin::{Plugin, PluginCounters, Runner, Runtime, StreamEnv};
 use wasmdp::ports::{open_all, RxQueue, TxQueue};
 use wasmdp::simd::Simd;
 use wasmdp::stats::{Counts, StreamInfo};
@@ -39,7 +39,7 @@ impl Wire {
         let counters = Arc::new(PluginCounters::default());
         let policy = cfg.ports[0].policy.as_ref().map(|pc| {
             let plugin = Plugin::load(&Runtime::new().unwrap(), pc).unwrap_or_else(|e| panic!("{e:#}"));
-            Runner::new(plugin, 0, 0, simd, Arc::from(vec![None, None]), counters.clone())
+            Runner::new(plugin, Arc::new(StreamEnv::alone(Arc::from(vec![None, None]))), simd, counters.clone())
                 .unwrap_or_else(|e| panic!("{e:#}"))
         });
         let engine = engines::lookup(&cfg.ports[0].engine.as_ref().unwrap_or(&cfg.engine).0).unwrap();

@@ -4,17 +4,20 @@
 //!
 //! | key | default | meaning |
 //! |---|---|---|
-//! | `engine` | `macswap` | `io`, `mac`, `macswap`, `5tswap`, `copy`, `drop` |
+//! | `engine` | `macswap` | `io`, `mac`, `macswap`, `5tswap`, `copy`, `drop`, `vxlan_encap`, `vxlan_decap`, `geneve_encap`, `geneve_decap` |
 //! | `offloads` | none | comma list of `vlan_insert`, `qinq_insert`, `macsec_insert`, `ipv4_cksum`, `udp_cksum`, `tcp_cksum` |
 //! | `vlan` | 0 | TCI of the (inner) VLAN tag |
 //! | `vlan_outer` | 0 | TCI of the outer QinQ tag |
 //! | `sticky` | `false` | `true`: after deciding the first burst, hand the port to the host (`set_sticky(engine, offloads, -1)`) |
 //!
-//! Per burst: `run_engine(engine, 0, n)`, then `set_offloads(ALL, offloads)` when any offload is asked
-//! for. With `sticky`, the first burst is decided as usual and `set_sticky` is called once, at its end.
+//! Per burst, with no host call: the engine and the offloads are written into the burst area's header
+//! (ABI 1.1, [`AreaSpec::Header`]), and the host runs the engine on the whole burst and then requests
+//! the offloads after the call returns (on a host without an area: `run_engine(engine, 0, n)` and
+//! `set_offloads(ALL, offloads)`). With `sticky`, the first burst is decided as usual and `set_sticky`
+//! is called once, at its end.
 #![cfg_attr(not(test), no_std)]
 
-use wasmdp_sdk::{log, Burst, Engine, Error, Offloads, Params, Policy, Refusal, StackStr, Sticky};
+use wasmdp_sdk::{log, AreaSpec, Burst, Engine, Error, Offloads, Params, Policy, Refusal, StackStr, Sticky};
 
 /// The policy: what every burst gets.
 pub struct StaticPolicy {
@@ -48,11 +51,13 @@ impl Policy for StaticPolicy {
         Ok(StaticPolicy { engine, offloads, sticky, sticky_set: false })
     }
 
+    const AREA: AreaSpec = AreaSpec::Header;
+
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
-        burst.run_engine(self.engine, ..)?;
+        burst.pass_with(self.engine)?;
         if !self.offloads.is_empty() {
-            // After the engine, which marks packets with the TX port's own offloads.
-            burst.set_offloads(self.offloads)?;
+            // Carried out after the engine, which marks packets with the TX port's own offloads.
+            burst.offload_all(self.offloads)?;
         }
         if self.sticky && !self.sticky_set {
             // This burst is decided above; from the next one on the host runs the engine natively.
@@ -88,6 +93,7 @@ mod tests {
 
     fn init(params: &[(&str, &str)]) -> Result<StaticPolicy, Refusal> {
         mock::reset();
+        mock::set_area(StaticPolicy::AREA);
         for (k, v) in params {
             mock::set_param(k, v);
         }
@@ -158,7 +164,7 @@ mod tests {
         );
         assert_eq!(
             r(&[("engine", "txonly")]).unwrap(),
-            "param `engine`: `txonly` is not io|mac|macswap|5tswap|copy|drop"
+            std::format!("param `engine`: `txonly` is not {}", Engine::NAMES)
         );
         assert_eq!(r(&[("vlan", "65536")]).unwrap(), "param `vlan`: `65536` is not a number 0..=65535");
         assert_eq!(r(&[("sticky", "maybe")]).unwrap(), "param `sticky`: `maybe` is not true or false");

@@ -1,12 +1,14 @@
 //! `wasm-macswap`: the MAC swap done in WebAssembly, the baseline against the host's native engines.
 //!
-//! No params. Per packet: `pkt_read` of its first 16 bytes into guest memory, the swap of the two
-//! 6-byte MAC addresses with one SIMD128 shuffle (`i8x16.swizzle`), `pkt_write` of the 12 swapped
-//! bytes. No host engine runs, so the packets carry no offload marking from the plugin. Packets shorter
-//! than 16 bytes are swapped with scalar code (12..=15 bytes) or left alone (under 12).
+//! No params. ABI 1.1 burst area with 16-byte windows: the host places each packet's first 16 bytes
+//! in the plugin's memory before the call; per packet the plugin swaps the two 6-byte MAC addresses
+//! with one SIMD128 shuffle (`i8x16.swizzle`) in place, and the host copies the changed windows back
+//! after the call: no host call per packet (1.0's version did a `pkt_read` and a `pkt_write` each).
+//! No host engine runs, so the packets carry no offload marking from the plugin. Packets shorter than
+//! 16 bytes are swapped with scalar code (12..=15 bytes) or left alone (under 12).
 #![cfg_attr(not(test), no_std)]
 
-use wasmdp_sdk::{Burst, Error, Params, Policy, Refusal};
+use wasmdp_sdk::{AreaSpec, Burst, Error, Params, Policy, Refusal};
 
 /// The policy (stateless).
 pub struct WasmMacswap;
@@ -16,20 +18,16 @@ impl Policy for WasmMacswap {
         Ok(WasmMacswap)
     }
 
+    const AREA: AreaSpec = AreaSpec::Windows(16);
+
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
-        let mut head = [0u8; 16];
-        for p in burst.packets() {
-            if p.read(0, &mut head).is_ok() {
-                swap16(&mut head);
-            } else {
-                // Shorter than 16 bytes (rare: below the Ethernet minimum).
-                let n = p.read_prefix(&mut head)?;
-                if n < 12 {
-                    continue;
-                }
-                swap_scalar(&mut head);
+        for mut w in burst.windows()? {
+            let head = w.bytes_mut();
+            if let Some(h) = head.first_chunk_mut::<16>() {
+                swap16(h);
+            } else if head.len() >= 12 {
+                swap_scalar(head);
             }
-            p.write(0, &head[..12])?;
         }
         Ok(())
     }
@@ -61,7 +59,7 @@ fn swap16(head: &mut [u8; 16]) {
 }
 
 /// Swaps the MACs of a frame head of at least 12 bytes in scalar code.
-fn swap_scalar(head: &mut [u8; 16]) {
+fn swap_scalar(head: &mut [u8]) {
     let (dst, rest) = head.split_at_mut(6);
     dst.swap_with_slice(&mut rest[..6]);
 }
@@ -83,6 +81,7 @@ mod tests {
         assert_eq!(h, want[..16]);
 
         mock::reset();
+        mock::set_area(WasmMacswap::AREA);
         let mut p = WasmMacswap::init(0, &Params::host()).unwrap();
         mock::begin_burst(&[&f, &f[..13], &f[..11]]);
         p.on_burst(&mut Burst::current().unwrap()).unwrap();

@@ -1,12 +1,13 @@
-//! The wasmdp plugin ABI, version 1: what a policy module exports, what it may import, and the
+//! The wasmdp plugin ABI, version 1.1: what a policy module exports, what it may import, and the
 //! numbers that cross the boundary. Shared by the host (`wasmdp`) and the SDK (`wasmdp-sdk`) so the
 //! two cannot disagree. The prose description is `docs/ABI.md`.
 #![no_std]
 
 /// ABI major version: a module of another major version is refused.
 pub const ABI_MAJOR: u32 = 1;
-/// ABI minor version: additions that old plugins do not need.
-pub const ABI_MINOR: u32 = 0;
+/// ABI minor version: additions that old plugins do not need. 1.1 added the burst area
+/// ([`area`]), length changes, maps, the context, gauges and the tunnel engine ids.
+pub const ABI_MINOR: u32 = 1;
 /// The value `wasmdp_abi_version` returns: `major << 16 | minor`.
 pub const ABI_VERSION: u32 = ABI_MAJOR << 16 | ABI_MINOR;
 
@@ -73,9 +74,50 @@ pub mod import {
     /// `(level, ptr, len: i32)`: logs a UTF-8 message through the host's tracing, tagged with the
     /// plugin and port.
     pub const LOG: &str = "log";
+
+    // ---- 1.1 ----
+    /// `(ptr, max_pkts, window: i32) -> i32` (init only): registers the [burst area](crate::area)
+    /// at `ptr`: a header, `max_pkts` descriptors and `max_pkts` windows of `window` bytes, filled
+    /// before each `wasmdp_on_burst` and read back after it. Returns 0.
+    pub const BURST_AREA: &str = "burst_area";
+    /// `(idx, head, tail: i32) -> i32`: changes the length of packet `idx` now: `head > 0` prepends
+    /// that many bytes (from the headroom; their content is unspecified until written), `head < 0`
+    /// strips from the front, `tail > 0` appends (from the tailroom), `tail < 0` trims. Returns the
+    /// new length; on `NO_ROOM` nothing changed.
+    pub const PKT_ADJUST: &str = "pkt_adjust";
+    /// `(idx: i32) -> i64`: `headroom << 32 | tailroom` of packet `idx` (or a negative error code).
+    pub const PKT_ROOM: &str = "pkt_room";
+    /// `(ptr, cap: i32) -> i32`: copies the [context](crate::context) to `ptr`; returns its size
+    /// (`TOO_SMALL` and nothing written when `cap` is smaller).
+    pub const CONTEXT: &str = "context";
+    /// `(name_ptr, name_len, kind, key_size, value_size, capacity: i32) -> i32` (init only): declares
+    /// a map ([`map`](crate::map)); returns its id.
+    pub const MAP_DECLARE: &str = "map_declare";
+    /// `(id, key_ptr, value_ptr: i32) -> i32`: copies the value of the key to `value_ptr`; 0 or
+    /// `NOT_FOUND`.
+    pub const MAP_LOOKUP: &str = "map_lookup";
+    /// `(id, key_ptr, value_ptr: i32) -> i32`: inserts or replaces; 0 or `FULL`.
+    pub const MAP_UPDATE: &str = "map_update";
+    /// `(id, key_ptr: i32) -> i32`: removes the key (an array entry is zeroed); 0 or `NOT_FOUND`.
+    pub const MAP_DELETE: &str = "map_delete";
+    /// `(id, key_ptr, word: i32, delta: i64) -> i32`: atomically adds `delta` to the `u64` at word
+    /// `word` (bytes `8*word..8*word+8`) of the key's value, inserting a zeroed value first when the
+    /// key is absent; 0 or `FULL`.
+    pub const MAP_ADD: &str = "map_add";
+    /// `(id, keys_ptr, n, values_ptr, found_ptr: i32) -> i32`: looks up `n` keys laid end to end;
+    /// writes each value (where found) and a byte 1/0 per key at `found_ptr`; returns how many were
+    /// found.
+    pub const MAP_LOOKUP_BATCH: &str = "map_lookup_batch";
+    /// `(id, keys_ptr, values_ptr, n: i32) -> i32`: inserts or replaces `n` entries; returns how many
+    /// were written before the map was full (`n` when all).
+    pub const MAP_UPDATE_BATCH: &str = "map_update_batch";
+    /// `(name_ptr, name_len: i32) -> i32` (init only): registers a gauge; returns its id.
+    pub const GAUGE_REGISTER: &str = "gauge_register";
+    /// `(id: i32, value: i64) -> i32`: sets a gauge (a level, shown in the stats; not summed over time).
+    pub const GAUGE_SET: &str = "gauge_set";
 }
 
-/// Engine ids for `run_engine` and `set_sticky`: the order of the host's engine table.
+/// Engine ids for `run_engine`, `set_sticky` and the burst area's `engine` and `ENGINE` verdicts.
 pub mod engine {
     /// Forward unchanged.
     pub const IO: u32 = 0;
@@ -89,8 +131,29 @@ pub mod engine {
     pub const COPY: u32 = 4;
     /// Drop (counted as engine drops).
     pub const RXONLY: u32 = 5;
-    /// Number of engine ids a plugin may name (txonly is not for received bursts).
-    pub const COUNT: u32 = 6;
+    /// Encapsulate in the TX port's VXLAN tunnel (1.1).
+    pub const VXLAN_ENCAP: u32 = 6;
+    /// Decapsulate the RX port's VXLAN tunnel (1.1).
+    pub const VXLAN_DECAP: u32 = 7;
+    /// Encapsulate in the TX port's Geneve tunnel (1.1).
+    pub const GENEVE_ENCAP: u32 = 8;
+    /// Decapsulate the RX port's Geneve tunnel (1.1).
+    pub const GENEVE_DECAP: u32 = 9;
+    /// Number of engine ids a plugin may name (txonly and icmpecho are not for plugins).
+    pub const COUNT: u32 = 10;
+    /// Engine names by id, as the host's configuration spells them.
+    pub const NAMES: [&str; COUNT as usize] = [
+        "io",
+        "mac",
+        "macswap",
+        "5tswap",
+        "copy",
+        "rxonly",
+        "vxlan_encap",
+        "vxlan_decap",
+        "geneve_encap",
+        "geneve_decap",
+    ];
 }
 
 /// `ol_flags` bits a plugin may request (same bits as the host's `mbuf::flags`).
@@ -133,6 +196,13 @@ pub mod err {
     pub const NO_BURST: i32 = -9;
     /// The packet was already dropped or sent this burst.
     pub const GONE: i32 = -10;
+    /// A map is full (1.1).
+    pub const FULL: i32 = -11;
+    /// A length change that does not fit the packet's buffer (1.1).
+    pub const NO_ROOM: i32 = -12;
+    /// A 1.1 import that may only be called from `wasmdp_init` was called later
+    /// (`counter_register` keeps answering `NO_BURST`, as in 1.0).
+    pub const NOT_INIT: i32 = -13;
 }
 
 /// Log levels for `log`.
@@ -147,8 +217,166 @@ pub mod level {
     pub const DEBUG: u32 = 4;
 }
 
+/// Most packets in a burst.
+pub const MAX_BURST: u32 = 512;
+
 /// Index meaning "every packet of the burst" for `set_offloads`.
 pub const ALL_PACKETS: i32 = -1;
 
 /// Most plugin counters a module may register.
 pub const MAX_COUNTERS: u32 = 16;
+
+/// The burst area (1.1): a region of the plugin's memory, registered once with `burst_area`, that the
+/// host fills before each `wasmdp_on_burst` and reads after it, so a plugin works on a whole burst
+/// with plain loads and stores instead of one host call per packet.
+///
+/// Layout at the registered address (all fields little-endian): the [header](area::hdr)
+/// ([`HEADER`](area::HEADER) bytes), then `max_pkts` [descriptors](area::desc) of
+/// [`DESC`](area::DESC) bytes, then `max_pkts` windows of `window` bytes. Descriptor and window `i`
+/// belong to packet `i` of the burst; packets past `max_pkts` get neither (they pass, with the
+/// header's engine). Window `i` holds the first `min(len, window)` bytes of packet `i`.
+///
+/// "in" fields are written by the host before the call; "out" fields are reset by the host before
+/// the call and read after it. The host checks everything it reads: a bad value fails the call (the
+/// port's failure policy applies), and nothing the plugin writes can make the host touch memory
+/// outside the burst's buffers and the area.
+pub mod area {
+    /// Bytes of the header.
+    pub const HEADER: usize = 64;
+    /// Bytes of one descriptor.
+    pub const DESC: usize = 32;
+    /// Largest window (bytes per packet).
+    pub const MAX_WINDOW: usize = 1024;
+
+    /// Header field offsets.
+    pub mod hdr {
+        /// `u32` in: packets in the burst.
+        pub const LEN: usize = 0;
+        /// `u16` in: the RX port (index in `ports:`).
+        pub const PORT: usize = 4;
+        /// `u16` in: the RX queue.
+        pub const QUEUE: usize = 6;
+        /// `u16` in: the stream's TX port.
+        pub const TX_PORT: usize = 8;
+        /// `u16` in: bytes per window.
+        pub const WINDOW: usize = 10;
+        /// `i32` out: engine id run natively on every packet whose verdict is `PASS` (-1: none).
+        pub const ENGINE: usize = 12;
+        /// `u32` out: nonzero when the plugin wrote any descriptor's out fields; 0 lets the host skip
+        /// reading them (all `PASS`, nothing to write back).
+        pub const CHANGED: usize = 16;
+        /// `u64` out: TX offload flags (`flags::ALLOWED`) for every packet that is transmitted.
+        pub const OFFLOADS: usize = 24;
+        /// `u16` out: inner VLAN TCI for `TX_VLAN`/`TX_QINQ`.
+        pub const VLAN_TCI: usize = 32;
+        /// `u16` out: outer VLAN TCI for `TX_QINQ`.
+        pub const VLAN_OUTER: usize = 34;
+        /// `u64` in: the host's monotonic clock (nanoseconds) when the burst was received.
+        pub const NOW_NS: usize = 40;
+    }
+
+    /// Descriptor field offsets.
+    pub mod desc {
+        /// `u32` in: packet length.
+        pub const LEN: usize = 0;
+        /// `u16` in: bytes of the window that hold packet bytes (`min(len, window)`).
+        pub const WIN: usize = 4;
+        /// `u16` in: input port.
+        pub const PORT: usize = 6;
+        /// `u32` in: flow hash from the RX port (0: none; `hash::flow_hash` computes the host's).
+        pub const HASH: usize = 8;
+        /// `u32` in: RX flags (`rx::VLAN`, `rx::TUNNEL`).
+        pub const RX_FLAGS: usize = 12;
+        /// `u8` out: the [verdict](super::verdict).
+        pub const VERDICT: usize = 16;
+        /// `u16` out: the verdict's argument: the port for `SEND`, the engine id for `ENGINE`.
+        pub const ARG: usize = 18;
+        /// `i16` out: length change at the front: `n > 0` prepends `n` bytes, `n < 0` strips `-n`.
+        pub const HEAD: usize = 20;
+        /// `i16` out: length change at the tail: `n > 0` appends `n` bytes, `n < 0` trims `-n`.
+        pub const TAIL: usize = 22;
+        /// `u16` out: window bytes `0..dirty` to copy into the packet, after the `HEAD` and `TAIL`
+        /// changes: window byte 0 is then the new first byte.
+        pub const DIRTY: usize = 24;
+        /// `u16` in: bytes that can be prepended (`HEAD` at most this).
+        pub const HEADROOM: usize = 26;
+        /// `u16` in: bytes that can be appended (`TAIL` at most this).
+        pub const TAILROOM: usize = 28;
+    }
+
+    /// Verdicts.
+    pub mod verdict {
+        /// Transmit on the stream's TX port (after the header's engine, if any).
+        pub const PASS: u8 = 0;
+        /// Drop (counted as a `policy` drop).
+        pub const DROP: u8 = 1;
+        /// Transmit on the port in `ARG`.
+        pub const SEND: u8 = 2;
+        /// Run the engine in `ARG` on it, then transmit on the stream's TX port.
+        pub const ENGINE: u8 = 3;
+    }
+
+    /// RX flags in a descriptor.
+    pub mod rx {
+        /// The packet carried a VLAN tag on the wire.
+        pub const VLAN: u32 = 1 << 8;
+        /// A tunnel engine decapsulated the packet.
+        pub const TUNNEL: u32 = 1 << 9;
+    }
+
+    /// Bytes of an area for `max_pkts` packets and `window` bytes each.
+    pub const fn size(max_pkts: usize, window: usize) -> usize {
+        HEADER + max_pkts * (DESC + window)
+    }
+}
+
+/// The context (1.1), as `context` copies it: a [header](context::HEADER) then one
+/// [entry](context::PORT) per port. Little-endian.
+pub mod context {
+    /// Bytes before the port entries.
+    pub const HEADER: usize = 16;
+    /// Bytes of one port entry.
+    pub const PORT: usize = 16;
+    /// `u16`: the RX port.
+    pub const RX_PORT: usize = 0;
+    /// `u16`: the RX queue (the instance).
+    pub const QUEUE: usize = 2;
+    /// `u16`: the stream's TX port.
+    pub const TX_PORT: usize = 4;
+    /// `u16`: number of ports.
+    pub const PORTS: usize = 6;
+    /// `u16`: the worker core (0xFFFF: not pinned).
+    pub const LCORE: usize = 8;
+    /// In a port entry: its MAC, 6 bytes.
+    pub const MAC: usize = 0;
+    /// In a port entry: its peer MAC, 6 bytes.
+    pub const PEER_MAC: usize = 6;
+    /// In a port entry: `u16` flags ([`SENDABLE`]).
+    pub const FLAGS: usize = 12;
+    /// Port flag: this stream may `send_to` the port.
+    pub const SENDABLE: u16 = 1;
+}
+
+/// Maps (1.1): fixed-size keys and values, declared at init with `map_declare`.
+pub mod map {
+    /// A hash map shared by every instance of the port's policy (all its queues), kept across a
+    /// reload that declares it again identically.
+    pub const HASH: u32 = 0;
+    /// An array (keys: `u32` index, little-endian, 4 bytes), shared likewise.
+    pub const ARRAY: u32 = 1;
+    /// A hash map of the instance's own (per queue, like BPF's per-CPU maps; the stats and dumps
+    /// show the values summed over instances).
+    pub const PERCPU_HASH: u32 = 2;
+    /// An array of the instance's own.
+    pub const PERCPU_ARRAY: u32 = 3;
+    /// Longest key.
+    pub const MAX_KEY: u32 = 64;
+    /// Longest value.
+    pub const MAX_VALUE: u32 = 1024;
+    /// Most entries.
+    pub const MAX_CAPACITY: u32 = 1 << 24;
+    /// Longest name.
+    pub const MAX_NAME: u32 = 64;
+}
+
+pub mod hash;

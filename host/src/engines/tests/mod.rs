@@ -119,6 +119,8 @@ fn the_table_lists_every_engine_once_with_its_documented_name() {
     let want = ["io", "mac", "macswap", "5tswap", "copy", "rxonly", "txonly", "icmpecho"];
     let tunnels = ["vxlan_encap", "vxlan_decap", "geneve_encap", "geneve_decap"];
     assert_eq!(names, [&want[..], &tunnels[..]].concat());
+    let abi: Vec<_> = ABI_ENGINES.iter().map(|e| e.name).collect();
+    assert_eq!(abi, wasmdp_abi::engine::NAMES, "ABI ids name the engines the ABI crate says");
 }
 
 #[test]

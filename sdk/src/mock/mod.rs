@@ -22,6 +22,13 @@ use std::vec::Vec;
 
 use wasmdp_abi::{engine, err, flags, ALL_PACKETS, MAX_COUNTERS};
 
+mod v1_1;
+pub(crate) use v1_1::{
+    burst_area, context, gauge_register, gauge_set, map_add, map_declare, map_delete, map_lookup, map_lookup_batch,
+    map_update, map_update_batch, pkt_adjust, pkt_room,
+};
+pub use v1_1::{gauge, set_area, MockArea, MockContext, MockMap};
+
 /// One packet of the fake burst, with what the plugin did to it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct MockPacket {
@@ -39,12 +46,20 @@ pub struct MockPacket {
     pub sent_to: Option<u32>,
     /// Ids of the engines run on this packet, in order.
     pub engines: Vec<u32>,
+    /// Bytes that can be prepended (128 by default, as the host's buffers).
+    pub headroom: usize,
+    /// Bytes that can be appended (to 2048 bytes of buffer by default).
+    pub tailroom: usize,
+    /// Dropped because a length change did not fit (the host counts it as `headroom`).
+    pub no_room: bool,
 }
 
 impl MockPacket {
-    /// A packet with these bytes and nothing done to it.
+    /// A packet with these bytes and nothing done to it, in a 2048-byte buffer after 128 bytes of
+    /// headroom.
     pub fn new(data: &[u8]) -> Self {
-        MockPacket { data: data.to_vec(), ..Default::default() }
+        let tailroom = (2048 - 128usize).saturating_sub(data.len());
+        MockPacket { data: data.to_vec(), headroom: 128, tailroom, ..Default::default() }
     }
 }
 
@@ -112,6 +127,15 @@ pub struct MockHost {
     pub now_ns: i64,
     /// Range calls made, in order.
     pub calls: Vec<Call>,
+    /// The burst area registered (`burst_area`), filled by [`begin_burst`] and carried out by
+    /// [`end_burst`].
+    pub area: Option<v1_1::MockArea>,
+    /// Maps declared, by id.
+    pub maps: Vec<v1_1::MockMap>,
+    /// Gauges and their values, by id.
+    pub gauges: Vec<(String, i64)>,
+    /// What `context` reports.
+    pub context: v1_1::MockContext,
 }
 
 impl Default for MockHost {
@@ -126,6 +150,10 @@ impl Default for MockHost {
             sticky: None,
             now_ns: 0,
             calls: Vec::new(),
+            area: None,
+            maps: Vec::new(),
+            gauges: Vec::new(),
+            context: v1_1::MockContext::default(),
         }
     }
 }
@@ -152,18 +180,22 @@ pub fn set_param(key: &str, value: &str) {
     });
 }
 
-/// Starts a burst of these frames (and clears the recorded calls).
+/// Starts a burst of these frames (and clears the recorded calls); with a burst area registered,
+/// fills it as the host does.
 pub fn begin_burst(frames: &[&[u8]]) {
     with(|h| {
         h.packets = frames.iter().map(|f| MockPacket::new(f)).collect();
         h.in_burst = true;
         h.calls.clear();
+        v1_1::fill_area(h);
     });
 }
 
-/// Ends the burst and returns its packets with what was done to them.
+/// Ends the burst and returns its packets with what was done to them: with a burst area, its
+/// decisions are carried out first, as the host does after `on_burst` returns.
 pub fn end_burst() -> Vec<MockPacket> {
     with(|h| {
+        v1_1::apply_area(h);
         h.in_burst = false;
         core::mem::take(&mut h.packets)
     })
@@ -229,6 +261,16 @@ fn swap_macs(data: &mut [u8]) {
     }
 }
 
+/// An engine's emulated effect on one packet (`macswap` swaps, `rxonly` drops; the rest recorded).
+fn run_on(p: &mut MockPacket, eng: u32) {
+    p.engines.push(eng);
+    match eng {
+        engine::MACSWAP => swap_macs(&mut p.data),
+        engine::RXONLY => p.dropped = true,
+        _ => {}
+    }
+}
+
 pub(crate) fn burst_len() -> i32 {
     with(|h| rc(h.burst().map(|b| b.len() as i32)))
 }
@@ -283,12 +325,7 @@ pub(crate) fn run_engine(eng: i32, start: i32, count: i32) -> i32 {
                 if p.dropped || p.sent_to.is_some() {
                     continue;
                 }
-                p.engines.push(eng);
-                match eng {
-                    engine::MACSWAP => swap_macs(&mut p.data),
-                    engine::RXONLY => p.dropped = true,
-                    _ => {}
-                }
+                run_on(p, eng);
             }
             Ok(count)
         })())

@@ -1,4 +1,4 @@
-//! Every host import of ABI v1 (module [`wasmdp_abi::IMPORT_MODULE`], `"wasmdp"`), each declared next to
+//! Every host import of the ABI (module [`wasmdp_abi::IMPORT_MODULE`], `"wasmdp"`), each declared next to
 //! its safe wrapper.
 //!
 //! The wrappers take slices instead of pointer/length pairs, check that every number fits the `i32`
@@ -17,6 +17,9 @@ use crate::Error;
 
 #[cfg(not(target_arch = "wasm32"))]
 use crate::mock;
+
+mod v1_1;
+pub use v1_1::*;
 
 /// `v` as the `i32` of the ABI, or `e` when it does not fit.
 #[inline(always)]

@@ -1,0 +1,43 @@
+//! [`StreamEnv`]: where a plugin instance runs. What the `context` import reports, which ports
+//! `send_to` reaches, and where the port's maps live (kept across reloads by the dataplane).
+
+use super::maps::Registry;
+use crate::ports::Inject;
+use std::sync::Arc;
+
+/// One port as a plugin sees it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PortInfo {
+    /// The port's MAC.
+    pub mac: [u8; 6],
+    /// Its peer MAC.
+    pub peer_mac: [u8; 6],
+}
+
+/// The stream an instance serves and what it may reach.
+#[derive(Clone)]
+pub struct StreamEnv {
+    /// RX port (index in `ports:`).
+    pub port: u16,
+    /// RX queue (the instance number).
+    pub queue: u16,
+    /// The stream's TX port.
+    pub tx_port: u16,
+    /// The worker core, when pinned.
+    pub lcore: Option<usize>,
+    /// Every port.
+    pub ports: Arc<[PortInfo]>,
+    /// Inject queue per port (None: no stream transmits there, so `send_to` it is `BAD_PORT`).
+    pub injects: Arc<[Option<Arc<Inject>>]>,
+    /// The RX port's maps.
+    pub maps: Arc<Registry>,
+}
+
+impl StreamEnv {
+    /// A stream of port 0, queue 0, transmitting on port 0, that may `send_to` the ports of `injects`
+    /// (tests and measurements).
+    pub fn alone(injects: Arc<[Option<Arc<Inject>>]>) -> StreamEnv {
+        let ports = vec![PortInfo::default(); injects.len().max(1)].into();
+        StreamEnv { port: 0, queue: 0, tx_port: 0, lcore: None, ports, injects, maps: Arc::default() }
+    }
+}

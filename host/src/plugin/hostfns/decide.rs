@@ -1,0 +1,154 @@
+//! Decisions: `run_engine`, `macswap`, `set_offloads`, `drop_pkt`, `send_to`, `set_sticky`,
+//! `clear_sticky`.
+
+use super::{live, span, C};
+use crate::offload::{self, TxOffloads};
+use crate::plugin::state::{HostState, Sticky};
+use wasmdp_abi::{engine, err, flags, import, ALL_PACKETS};
+use wasmtime::Linker;
+
+pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()> {
+    linker.func_wrap(m, import::RUN_ENGINE, |mut c: C<'_>, e: i32, start: i32, n: i32| {
+        run_engine(c.data_mut(), e, start, n)
+    })?;
+    linker.func_wrap(m, import::MACSWAP, macswap)?;
+    linker.func_wrap(m, import::SET_OFFLOADS, set_offloads)?;
+    linker.func_wrap(m, import::DROP_PKT, |mut c: C<'_>, i: i32| request(c.data_mut(), i, None))?;
+    linker.func_wrap(m, import::SEND_TO, send_to)?;
+    linker.func_wrap(m, import::SET_STICKY, set_sticky)?;
+    linker.func_wrap(m, import::CLEAR_STICKY, |mut c: C<'_>| {
+        c.data_mut().sticky = None;
+        0
+    })?;
+    Ok(())
+}
+
+/// An index range of the call's burst.
+fn index_range(st: &mut HostState, start: i32, n: i32) -> Result<std::ops::Range<usize>, i32> {
+    st.burst().ok_or(err::NO_BURST)?;
+    span(start, n, st.view.len).ok_or(err::BAD_INDEX)
+}
+
+pub(crate) fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 {
+    let simd = st.simd;
+    let Some(desc) = u32::try_from(e).ok().and_then(crate::engines::by_abi_id) else { return err::BAD_ENGINE };
+    let range = match index_range(st, start, n) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    if e as u32 == engine::RXONLY {
+        for i in range {
+            if !st.view.gone(i) {
+                st.view.request_engine_drop(i);
+            }
+        }
+        return n;
+    }
+    let run = desc.run.get(simd);
+    st.with_call(|burst, ctx, scratch, view| {
+        let (first, count) = view.present(range.clone());
+        if count == 0 {
+            return;
+        }
+        if desc.keeps_packets && first == 0 && count == burst.len() {
+            return run(ctx, burst);
+        }
+        scratch.extend_from(burst.drain_range(first..first + count));
+        if desc.keeps_packets {
+            run(ctx, scratch);
+            return burst.splice_in(first, scratch);
+        }
+        // The engine may free or replace packets: tag each with its index, and settle after.
+        let live = range.clone().filter(|&i| !(view.dirty && view.consumed.has(i)));
+        for (p, i) in scratch.iter_mut().zip(live) {
+            p.meta_mut().set_slot(i as u16);
+        }
+        run(ctx, scratch);
+        view.settle(burst, range, first, scratch);
+    })
+    .map_or(err::NO_BURST, |()| n)
+}
+
+fn macswap(mut c: C<'_>, start: i32, n: i32) -> i32 {
+    let st = c.data_mut();
+    let swap = crate::engines::MACSWAP_ONLY.get(st.simd);
+    let range = match index_range(st, start, n) {
+        Ok(r) => r,
+        Err(e) => return e,
+    };
+    let (first, count) = st.view.present(range);
+    let Some(b) = st.burst() else { return err::NO_BURST };
+    swap(&mut b[first..first + count]);
+    n
+}
+
+pub(crate) fn tx_of(f: i64, tci: i32, outer: i32) -> Result<TxOffloads, i32> {
+    let f = u64::try_from(f).ok().filter(|f| f & !flags::ALLOWED == 0).ok_or(err::BAD_FLAGS)?;
+    let (tci, outer) = match (u16::try_from(tci), u16::try_from(outer)) {
+        (Ok(t), Ok(o)) => (t, o),
+        _ => return Err(err::BAD_RANGE),
+    };
+    Ok(TxOffloads { flags: f, vlan_tci: tci, vlan_tci_outer: outer })
+}
+
+fn set_offloads(mut c: C<'_>, i: i32, f: i64, tci: i32, outer: i32) -> i32 {
+    let tx = match tx_of(f, tci, outer) {
+        Ok(tx) => tx,
+        Err(e) => return e,
+    };
+    let st = c.data_mut();
+    if i == ALL_PACKETS {
+        return st
+            .with_call(|burst, _, _, view| {
+                for i in (0..view.len).filter(|&i| !view.gone(i)) {
+                    offload::request(&mut burst[view.position(i)], &tx);
+                }
+            })
+            .map_or(err::NO_BURST, |()| 0);
+    }
+    match live(st, i) {
+        Ok(p) => st.burst().map_or(err::NO_BURST, |b| {
+            offload::request(&mut b[p], &tx);
+            0
+        }),
+        Err(e) => e,
+    }
+}
+
+/// `drop_pkt` (`send: None`) and `send_to`: recorded now, carried out when the call returns.
+pub(crate) fn request(st: &mut HostState, i: i32, send: Option<u16>) -> i32 {
+    match live(st, i) {
+        Ok(_) => {
+            st.view.request(i as usize, send);
+            0
+        }
+        Err(e) => e,
+    }
+}
+
+fn send_to(mut c: C<'_>, i: i32, port: i32) -> i32 {
+    let st = c.data_mut();
+    if let Err(e) = live(st, i) {
+        return e;
+    }
+    match usize::try_from(port).ok().filter(|&p| st.env.injects.get(p).is_some_and(Option::is_some)) {
+        Some(port) => request(st, i, Some(port as u16)),
+        None => err::BAD_PORT,
+    }
+}
+
+fn set_sticky(mut c: C<'_>, e: i32, f: i64, tci: i32, outer: i32, bursts: i32) -> i32 {
+    let Some(engine) = u32::try_from(e).ok().filter(|&e| e < engine::COUNT) else { return err::BAD_ENGINE };
+    let tx = match tx_of(f, tci, outer) {
+        Ok(tx) => tx,
+        Err(e) => return e,
+    };
+    let left = match bursts {
+        -1 => u64::MAX,
+        1.. => bursts as u64,
+        _ => return err::BAD_RANGE,
+    };
+    c.data_mut().sticky =
+        Some(Sticky { engine, flags: tx.flags, vlan_tci: tx.vlan_tci, vlan_tci_outer: tx.vlan_tci_outer, left });
+    0
+}

@@ -1,0 +1,123 @@
+//! Packet access: `burst_len`, `pkt_len`, `pkt_read`, `pkt_write`, `pkt_copy`, and the 1.1 length
+//! changes `pkt_adjust`, `pkt_room`.
+
+use super::{guest_span, live, span, C};
+use crate::mbuf::{Burst, Pkt, RoomError};
+use crate::simd;
+use wasmdp_abi::{err, import};
+use wasmtime::Linker;
+
+pub(super) fn link(linker: &mut Linker<super::HostState>, m: &str) -> anyhow::Result<()> {
+    linker.func_wrap(m, import::BURST_LEN, |mut c: C<'_>| {
+        let st = c.data_mut();
+        if st.burst().is_none() {
+            return err::NO_BURST;
+        }
+        st.view.len as i32
+    })?;
+    linker.func_wrap(m, import::PKT_LEN, |mut c: C<'_>, i: i32| with_pkt(&mut c, i, |p| p.len() as i32))?;
+    linker.func_wrap(m, import::PKT_READ, |mut c: C<'_>, i: i32, off: i32, ptr: i32, len: i32| {
+        guest_io(&mut c, i, off, ptr, len, false)
+    })?;
+    linker.func_wrap(m, import::PKT_WRITE, |mut c: C<'_>, i: i32, off: i32, ptr: i32, len: i32| {
+        guest_io(&mut c, i, off, ptr, len, true)
+    })?;
+    linker.func_wrap(m, import::PKT_COPY, pkt_copy)?;
+    linker.func_wrap(m, import::PKT_ADJUST, |mut c: C<'_>, i: i32, head: i32, tail: i32| {
+        with_pkt(&mut c, i, |p| adjust(p, head, tail).map_or_else(|e| e, |n| n as i32))
+    })?;
+    linker.func_wrap(m, import::PKT_ROOM, |mut c: C<'_>, i: i32| {
+        let st = c.data_mut();
+        match live(st, i) {
+            Ok(pos) => st.burst().map_or(i64::from(err::NO_BURST), |b| {
+                let p = &b[pos];
+                (p.headroom() as i64) << 32 | p.tailroom() as i64
+            }),
+            Err(e) => i64::from(e),
+        }
+    })?;
+    Ok(())
+}
+
+/// A length change: `head` bytes at the front (`> 0` prepends, `< 0` strips), then `tail` at the end
+/// (`> 0` appends, `< 0` trims). Both are checked before either is made: on `NO_ROOM` the packet is
+/// as it was. Returns the new length.
+pub(crate) fn adjust(p: &mut Pkt, head: i32, tail: i32) -> Result<usize, i32> {
+    let (h, t) = (head.unsigned_abs() as usize, tail.unsigned_abs() as usize);
+    let after_head = if head >= 0 { p.len().checked_add(h) } else { p.len().checked_sub(h) };
+    let fits_head = if head >= 0 { h <= p.headroom() } else { after_head.is_some_and(|n| n >= crate::mbuf::MIN_FRAME) };
+    let after = after_head.and_then(|n| if tail >= 0 { n.checked_add(t) } else { n.checked_sub(t) });
+    let fits_tail = if tail >= 0 { t <= p.tailroom() } else { after.is_some_and(|n| n >= crate::mbuf::MIN_FRAME) };
+    if !fits_head || !fits_tail {
+        return Err(err::NO_ROOM);
+    }
+    let room = |r: Result<(), RoomError>| r.map_err(|_| err::NO_ROOM);
+    match head {
+        1.. => room(p.prepend(h).map(|_| ()))?,
+        ..0 => room(p.adj(h))?,
+        0 => {}
+    }
+    match tail {
+        1.. => room(p.append(t).map(|_| ()))?,
+        ..0 => room(p.trim(t))?,
+        0 => {}
+    }
+    Ok(p.len())
+}
+
+fn with_pkt(c: &mut C<'_>, i: i32, f: impl FnOnce(&mut Pkt) -> i32) -> i32 {
+    let st = c.data_mut();
+    match live(st, i) {
+        Ok(p) => st.burst().map_or(err::NO_BURST, |b| f(&mut b[p])),
+        Err(e) => e,
+    }
+}
+
+fn guest_io(c: &mut C<'_>, i: i32, off: i32, ptr: i32, len: i32, write: bool) -> i32 {
+    let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
+    let (guest, st) = mem.data_and_store_mut(c);
+    let simd = st.simd;
+    let p = match live(st, i) {
+        Ok(p) => p,
+        Err(e) => return e,
+    };
+    let Some(b) = st.burst() else { return err::NO_BURST };
+    let pkt = &mut b[p];
+    let Some(pr) = span(off, len, pkt.len()) else { return err::BAD_RANGE };
+    let Some(gr) = guest_span(ptr, len, guest.len()) else { return err::BAD_MEMORY };
+    if write {
+        simd::copy_dyn(simd, &mut pkt.data_mut()[pr], &guest[gr]);
+    } else {
+        simd::copy_dyn(simd, &mut guest[gr], &pkt.data()[pr]);
+    }
+    len
+}
+
+fn pkt_copy(mut c: C<'_>, di: i32, doff: i32, si: i32, soff: i32, len: i32) -> i32 {
+    let st = c.data_mut();
+    let simd = st.simd;
+    let (d, s) = match (live(st, di), live(st, si)) {
+        (Ok(d), Ok(s)) => (d, s),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let Some(b) = st.burst() else { return err::NO_BURST };
+    let Some(sr) = span(soff, len, b[s].len()) else { return err::BAD_RANGE };
+    let Some(dr) = span(doff, len, b[d].len()) else { return err::BAD_RANGE };
+    if d == s {
+        b[d].data_mut().copy_within(sr, dr.start);
+    } else {
+        let (dp, sp) = two(b, d, s);
+        simd::copy_dyn(simd, &mut dp.data_mut()[dr], &sp.data()[sr]);
+    }
+    len
+}
+
+fn two(b: &mut Burst, d: usize, s: usize) -> (&mut Pkt, &Pkt) {
+    if d < s {
+        let (l, r) = b.split_at_mut(s);
+        (&mut l[d], &r[0])
+    } else {
+        let (l, r) = b.split_at_mut(d);
+        (&mut r[0], &l[s])
+    }
+}

@@ -1,0 +1,97 @@
+//! Plugin maps (ABI 1.1): named tables with fixed key and value sizes and a capacity, declared by a
+//! policy in `wasmdp_init`.
+//!
+//! - [`Table`]: one table. Lookups never lock (a sequence number per slot, re-read after the copy);
+//!   rewriting an existing entry and atomic adds never lock either; only inserting a new key or
+//!   deleting one serialises on the table's mutex (once per new flow, not per packet).
+//! - [`Registry`]: a port's tables by name, kept for the life of the dataplane, so a reloaded policy
+//!   that declares a map identically (name, kind, sizes, capacity) finds the old entries, as a
+//!   pinned BPF map survives a program replace.
+//!
+//! Shared kinds are one table for every instance of the port's policy; per-instance kinds are one per
+//! queue, shown and dumped summed (each value read as little-endian `u64` words and added).
+
+mod registry;
+mod table;
+
+pub use registry::{Entries, MapInfo, Registry};
+pub use table::{MapError, Table};
+use wasmdp_abi::map;
+
+/// Which instances share a table, and how keys find entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapKind {
+    /// Hash map shared by the port's instances.
+    Hash,
+    /// Array (4-byte little-endian index keys) shared by the port's instances.
+    Array,
+    /// Hash map of each instance's own.
+    PerInstanceHash,
+    /// Array of each instance's own.
+    PerInstanceArray,
+}
+
+impl MapKind {
+    /// The name in the stats JSON and in docs/ABI.md.
+    pub fn name(self) -> &'static str {
+        match self {
+            MapKind::Hash => "hash",
+            MapKind::Array => "array",
+            MapKind::PerInstanceHash => "percpu_hash",
+            MapKind::PerInstanceArray => "percpu_array",
+        }
+    }
+
+    /// One table per instance?
+    pub fn per_instance(self) -> bool {
+        matches!(self, MapKind::PerInstanceHash | MapKind::PerInstanceArray)
+    }
+
+    /// Indexed by a `u32` rather than hashed?
+    pub fn is_array(self) -> bool {
+        matches!(self, MapKind::Array | MapKind::PerInstanceArray)
+    }
+}
+
+/// What a policy declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MapSpec {
+    /// Name, unique within the port.
+    pub name: String,
+    /// Kind.
+    pub kind: MapKind,
+    /// Key bytes (arrays: 4).
+    pub key_size: u32,
+    /// Value bytes.
+    pub value_size: u32,
+    /// Most entries (arrays: exactly this many).
+    pub capacity: u32,
+}
+
+impl MapSpec {
+    /// Sizes within the ABI's bounds, or what is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        let name = &self.name;
+        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.') {
+            return Err(format!("map name {name:?}: use 1-64 characters of [A-Za-z0-9_.-]"));
+        }
+        if self.kind.is_array() && self.key_size != 4 {
+            return Err(format!("map {name:?}: an array's key_size is 4 (a u32 index), not {}", self.key_size));
+        }
+        if !(1..=map::MAX_KEY).contains(&self.key_size) {
+            return Err(format!("map {name:?}: key_size {} is outside 1..={}", self.key_size, map::MAX_KEY));
+        }
+        if !(1..=map::MAX_VALUE).contains(&self.value_size) {
+            return Err(format!("map {name:?}: value_size {} is outside 1..={}", self.value_size, map::MAX_VALUE));
+        }
+        if !(1..=map::MAX_CAPACITY).contains(&self.capacity) {
+            return Err(format!("map {name:?}: capacity {} is outside 1..={}", self.capacity, map::MAX_CAPACITY));
+        }
+        Ok(())
+    }
+
+    /// Bytes a table of this spec allocates (counted against `limits.map_kib` before allocating).
+    pub fn bytes(&self) -> u64 {
+        table::Layout::of(self).bytes()
+    }
+}

@@ -1,0 +1,342 @@
+//! ABI 1.1 end to end, in WAT so each test shows the exact bytes a plugin writes: the burst area
+//! (verdicts, windows written back, length changes, header engine), what the host refuses in it,
+//! maps shared by a port's instances and kept across a reload, the context, gauges, and 1.0 modules
+//! built against the released SDK running unchanged.
+
+mod common;
+
+use common::{plugin_path, run_yaml, write_wat, Wire};
+use wasmdp::wire::{build_udp, FrameSpec};
+
+/// Imports of 1.1 and memory; the area sits at 1024: header 64 bytes, 32 descriptors of 32 bytes
+/// (from 1088), 32 windows of 64 bytes (from 2112).
+const HEAD: &str = r#"
+  (import "wasmdp" "burst_area" (func $area (param i32 i32 i32) (result i32)))
+  (import "wasmdp" "map_declare" (func $declare (param i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "wasmdp" "map_add" (func $madd (param i32 i32 i32 i64) (result i32)))
+  (import "wasmdp" "map_lookup" (func $lookup (param i32 i32 i32) (result i32)))
+  (import "wasmdp" "gauge_register" (func $greg (param i32 i32) (result i32)))
+  (import "wasmdp" "gauge_set" (func $gset (param i32 i64) (result i32)))
+  (import "wasmdp" "context" (func $ctx (param i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "wasmdp_abi_version") (result i32) (i32.const 65537))
+"#;
+
+/// A module whose init registers the area (and runs `init`), and whose on_burst runs `burst`.
+fn area_module(init: &str, burst: &str) -> String {
+    format!(
+        "(module {HEAD}
+           (func (export \"wasmdp_init\") (param i32 i32) (result i32)
+             (if (i32.ne (call $area (i32.const 1024) (i32.const 32) (i32.const 64)) (i32.const 0))
+               (then (return (i32.const 1))))
+             {init} (i32.const 0))
+           (func (export \"wasmdp_on_burst\") (param i32 i32) (result i32) {burst} (i32.const 0)))"
+    )
+}
+
+/// Descriptor field `at` of packet `i`, and byte `at` of its window.
+fn desc(i: u32, at: u32) -> u32 {
+    1088 + i * 32 + at
+}
+fn win(i: u32, at: u32) -> u32 {
+    2112 + i * 64 + at
+}
+
+fn frame(tag: u16) -> Vec<u8> {
+    build_udp(&FrameSpec {
+        size: 64,
+        dst_mac: [0xd0; 6],
+        src_mac: [0x5a; 6],
+        src_ip: [10, 0, 0, 1],
+        dst_ip: [10, 0, 0, 2],
+        src_port: 1000,
+        dst_port: tag,
+        vlan: None,
+    })
+}
+
+fn policy(path: &std::path::Path) -> String {
+    format!("policy: {{plugin: {}, limits: {{deadline_us: 500000}}}}", path.display())
+}
+
+#[test]
+fn verdicts_windows_and_length_changes_reach_the_wire() {
+    let burst = format!(
+        "(i32.store (i32.const 1040) (i32.const 1))
+         (i32.store8 (i32.const {d0}) (i32.const 1))
+         (i32.store8 (i32.const {w1}) (i32.const 0xEE)) (i32.store16 (i32.const {dirty1}) (i32.const 1))
+         (i32.store16 (i32.const {head2}) (i32.const 4)) (i32.store (i32.const {w2}) (i32.const 0xAAAAAAAA))
+         (i32.store16 (i32.const {dirty2}) (i32.const 4))
+         (i32.store16 (i32.const {tail3}) (i32.const -10))
+         (i32.store16 (i32.const {head4}) (i32.const -14))
+         (i32.store8 (i32.const {v5}) (i32.const 3)) (i32.store16 (i32.const {a5}) (i32.const 2))
+         (i32.store16 (i32.const {head6}) (i32.const 1000))",
+        d0 = desc(0, 16),
+        w1 = win(1, 0),
+        dirty1 = desc(1, 24),
+        head2 = desc(2, 20),
+        w2 = win(2, 0),
+        dirty2 = desc(2, 24),
+        tail3 = desc(3, 22),
+        head4 = desc(4, 20),
+        v5 = desc(5, 16),
+        a5 = desc(5, 18),
+        head6 = desc(6, 20),
+    );
+    let p = write_wat("area-verdicts", &area_module("", &burst));
+    let mut w = Wire::new(&policy(&p));
+    let frames: Vec<Vec<u8>> = (0..8).map(frame).collect();
+    let out = w.send(&frames);
+    let f = &frames;
+    let mut one = f[1].clone();
+    one[0] = 0xEE;
+    let mut two = vec![0xAA; 4];
+    two.extend(&f[2]);
+    let five = common::swapped(&f[5]);
+    let want: Vec<Vec<u8>> = vec![one, two, f[3][..54].to_vec(), f[4][14..].to_vec(), five, f[7].clone()];
+    assert_eq!(out, want);
+    let c = w.counts();
+    assert_eq!((c.drops.policy, c.drops.headroom, c.drops.total()), (1, 1, 2), "{c:?}");
+}
+
+#[test]
+fn the_header_engine_runs_on_passing_packets_only() {
+    // Header engine macswap (2); packet 1 dropped: the others swapped, in one engine run each side.
+    let burst = format!(
+        "(i32.store (i32.const 1036) (i32.const 2)) (i32.store (i32.const 1040) (i32.const 1))
+         (i32.store8 (i32.const {d1}) (i32.const 1))",
+        d1 = desc(1, 16)
+    );
+    let p = write_wat("area-engine", &area_module("", &burst));
+    let mut w = Wire::new(&policy(&p));
+    let frames: Vec<Vec<u8>> = (0..4).map(frame).collect();
+    let out = w.send(&frames);
+    let want: Vec<Vec<u8>> = [0, 2, 3].iter().map(|&i| common::swapped(&frames[i])).collect();
+    assert_eq!(out, want);
+}
+
+#[test]
+fn what_the_plugin_writes_in_the_area_is_checked_before_anything_is_done() {
+    // Each: a burst that writes one bad value; the call fails (counted as a plugin error), and under
+    // fail_open the burst leaves unchanged: nothing of the bad area was carried out.
+    let bad = [
+        ("verdict", format!("(i32.store8 (i32.const {}) (i32.const 9))", desc(0, 16))),
+        (
+            "engine",
+            format!(
+                "(i32.store8 (i32.const {}) (i32.const 3)) (i32.store16 (i32.const {}) (i32.const 99))",
+                desc(0, 16),
+                desc(0, 18)
+            ),
+        ),
+        (
+            "port",
+            format!(
+                "(i32.store8 (i32.const {}) (i32.const 2)) (i32.store16 (i32.const {}) (i32.const 7))",
+                desc(0, 16),
+                desc(0, 18)
+            ),
+        ),
+        (
+            "dirty",
+            format!(
+                "(i32.store16 (i32.const {}) (i32.const 65)) (i32.store8 (i32.const {}) (i32.const 1))",
+                desc(0, 24),
+                desc(1, 16)
+            ),
+        ),
+        ("header-engine", "(i32.store (i32.const 1036) (i32.const 1234))".to_string()),
+        ("flags", "(i64.store (i32.const 1048) (i64.const 1))".to_string()),
+    ];
+    for (what, code) in bad {
+        let burst = format!("(i32.store (i32.const 1040) (i32.const 1)) {code}");
+        let p = write_wat(&format!("area-bad-{what}"), &area_module("", &burst));
+        let mut w = Wire::new(&format!(
+            "policy: {{plugin: {}, on_failure: fail_open, max_failures: 10000, limits: {{deadline_us: 500000}}}}",
+            p.display()
+        ));
+        let frames: Vec<Vec<u8>> = (0..3).map(frame).collect();
+        let out = w.send(&frames);
+        assert_eq!(out, frames, "{what}: the burst left as it came");
+        let pc = w.plugin();
+        assert_eq!(pc.errors.load(std::sync::atomic::Ordering::Relaxed), 1, "{what}: counted as a plugin error");
+    }
+}
+
+#[test]
+fn an_area_outside_the_memory_or_outside_init_is_refused() {
+    // Init checks the codes itself: the port starts only if the host answered as documented.
+    let init = "
+      (if (i32.ne (call $area (i32.const 65000) (i32.const 32) (i32.const 64)) (i32.const -3)) (then (return (i32.const 2))))
+      (if (i32.ne (call $area (i32.const 0) (i32.const 513) (i32.const 64)) (i32.const -2)) (then (return (i32.const 3))))
+      (if (i32.ne (call $area (i32.const 0) (i32.const 32) (i32.const 1025)) (i32.const -2)) (then (return (i32.const 4))))";
+    let burst =
+        "(if (i32.ne (call $area (i32.const 1024) (i32.const 32) (i32.const 64)) (i32.const -13)) (then unreachable))";
+    let p = write_wat("area-refusals", &area_module(init, burst));
+    let j = run_yaml(
+        &format!("engine: io\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n", policy(&p)),
+        0.1,
+    );
+    let a = &j["ports"][0];
+    assert!(a["plugin_calls"].as_u64().unwrap() > 0, "{a}");
+    assert_eq!((a["plugin_traps"].as_u64(), a["plugin_errors"].as_u64()), (Some(0), Some(0)), "{a}");
+}
+
+#[test]
+fn send_verdicts_leave_on_the_port_given() {
+    // Every packet of a (queue 0) to port b; b's traffic goes back out of b.
+    let burst = "(local $i i32) (i32.store (i32.const 1040) (i32.const 1))
+      (block $d (loop $l (br_if $d (i32.ge_u (local.get $i) (local.get 1)))
+        (i32.store8 (i32.add (i32.const 1104) (i32.mul (local.get $i) (i32.const 32))) (i32.const 2))
+        (i32.store16 (i32.add (i32.const 1106) (i32.mul (local.get $i) (i32.const 32))) (i32.const 1))
+        (local.set $i (i32.add (local.get $i) (i32.const 1))) (br $l)))";
+    let p = write_wat("area-send", &area_module("", burst));
+    let yaml = format!(
+        "engine: io\ntopology: loop\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n",
+        policy(&p)
+    );
+    let j = run_yaml(&yaml, 0.2);
+    let (a, b) = (&j["ports"][0], &j["ports"][1]);
+    let rx_a = a["rx_packets"].as_u64().unwrap();
+    assert!(rx_a > 1000, "{a}");
+    assert_eq!(a["tx_packets"], 0, "nothing left on a's own TX: {a}");
+    assert_eq!(a["dropped"], 0, "{a}");
+    assert!(b["tx_packets"].as_u64().unwrap() >= rx_a, "a's packets left on b: {b}");
+}
+
+/// A module declaring a shared hash map `hits` (4-byte key, 8-byte value) and adding 1 per packet
+/// under key 0, and a gauge `calls` set to the map's value after each burst.
+fn counting_module(capacity: u32) -> String {
+    let init = format!("(i32.store (i32.const 900) (i32.const 0))
+      (if (i32.ne (call $declare (i32.const 800) (i32.const 4) (i32.const 0) (i32.const 4) (i32.const 8) (i32.const {capacity})) (i32.const 0))
+        (then (return (i32.const 5))))
+      (if (i32.ne (call $greg (i32.const 820) (i32.const 5)) (i32.const 0)) (then (return (i32.const 6))))");
+    let burst = "(drop (call $madd (i32.const 0) (i32.const 900) (i32.const 0) (i64.extend_i32_u (local.get 1))))
+      (drop (call $lookup (i32.const 0) (i32.const 900) (i32.const 908)))
+      (drop (call $gset (i32.const 0) (i64.load (i32.const 908))))";
+    area_module(&init, burst).replace(
+        "(memory (export \"memory\") 1)",
+        "(memory (export \"memory\") 1) (data (i32.const 800) \"hits\") (data (i32.const 820) \"calls\")",
+    )
+}
+
+#[test]
+fn a_shared_map_counts_every_queue_and_shows_in_the_stats() {
+    let p = write_wat("map-count", &counting_module(16));
+    let yaml = format!(
+        "engine: io\nports:\n  - {{name: a, driver: null, queues: 2, {}}}\n  - {{name: b, driver: null, queues: 2}}\n",
+        policy(&p)
+    );
+    let j = run_yaml(&yaml, 0.2);
+    let a = &j["ports"][0];
+    let maps = a["plugin_maps"].as_array().unwrap();
+    assert_eq!(maps.len(), 1, "{a}");
+    assert_eq!(
+        (maps[0]["name"].as_str(), maps[0]["kind"].as_str(), maps[0]["entries"].as_u64()),
+        (Some("hits"), Some("hash"), Some(1))
+    );
+    assert_eq!((maps[0]["capacity"].as_u64(), maps[0]["tables"].as_u64()), (Some(16), Some(1)));
+    // One table for both queues: each queue's gauge (the last value it saw) is close to all the
+    // port's packets, and the port shows the two summed (separate tables would sum to rx exactly).
+    let gauge = a["plugin_gauges"]["calls"].as_i64().unwrap_or_else(|| panic!("{a}")) as u64;
+    let rx = a["rx_packets"].as_u64().unwrap();
+    assert!(gauge > rx * 3 / 2 && gauge <= rx * 2, "gauge {gauge} of {rx} packets on two queues: {a}");
+}
+
+#[test]
+fn the_context_reports_ports_macs_and_queue() {
+    // Init copies the context to 3000 and refuses (returning a code) unless it holds what the config says.
+    let init = "
+      (if (i32.ne (call $ctx (i32.const 3000) (i32.const 16)) (i32.const -8)) (then (return (i32.const 2))))
+      (if (i32.ne (call $ctx (i32.const 3000) (i32.const 256)) (i32.const 48)) (then (return (i32.const 3))))
+      (if (i32.ne (i32.load16_u (i32.const 3004)) (i32.const 1)) (then (return (i32.const 4))))
+      (if (i32.ne (i32.load16_u (i32.const 3006)) (i32.const 2)) (then (return (i32.const 5))))
+      (if (i32.ne (i32.load8_u (i32.const 3021)) (i32.const 0x22)) (then (return (i32.const 6))))
+      (if (i32.ne (i32.load8_u (i32.const 3037)) (i32.const 0x11)) (then (return (i32.const 7))))";
+    let p = write_wat("context", &area_module(init, ""));
+    let yaml = format!(
+        "engine: io\nports:\n  - {{name: a, driver: null, mac: '02:00:00:00:00:22', peer_mac: '02:00:00:00:00:33', {}}}\n  - {{name: b, driver: null, mac: '02:00:00:00:00:11'}}\n",
+        policy(&p)
+    );
+    let j = run_yaml(&yaml, 0.05);
+    assert!(j["ports"][0]["plugin_calls"].as_u64().unwrap() > 0, "init accepted the context: {}", j["ports"][0]);
+}
+
+#[test]
+fn plugins_built_against_the_1_0_sdk_run_unchanged() {
+    // Modules built by the released 1.0 SDK (host/tests/data/abi-1.0/README.md): same bytes on the wire.
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/abi-1.0");
+    let f: Vec<Vec<u8>> = [9, 53, 9].iter().map(|&p| frame(p)).collect();
+    let old = |name: &str, params: &str| {
+        format!(
+            "policy: {{plugin: {}, params: {{{params}}}, limits: {{deadline_us: 500000}}}}",
+            data.join(name).display()
+        )
+    };
+    let mut w = Wire::new(&old("wasm_macswap.wasm", ""));
+    assert_eq!(w.send(&f), f.iter().map(|x| common::swapped(x)).collect::<Vec<_>>());
+    let mut w = Wire::new(&old("static_policy.wasm", "engine: macswap"));
+    assert_eq!(w.send(&f), f.iter().map(|x| common::swapped(x)).collect::<Vec<_>>());
+    let mut w = Wire::new(&old("acl.wasm", "deny_udp_dst_port: 53"));
+    assert_eq!(w.send(&f), vec![f[0].clone(), f[2].clone()]);
+    assert_eq!(w.counts().drops.policy, 1);
+    // And the 1.1 builds of the same plugins agree.
+    let mut w = Wire::new(&format!(
+        "policy: {{plugin: {}, limits: {{deadline_us: 500000}}}}",
+        plugin_path("wasm_macswap").display()
+    ));
+    assert_eq!(w.send(&f), f.iter().map(|x| common::swapped(x)).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_map_survives_a_reload_that_declares_it_alike_and_not_one_that_changes_it() {
+    use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+    use wasmdp::dataplane::{self, Overrides, RunOptions};
+    let dir = std::env::temp_dir().join(format!("wasmdp-map-reload-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.yaml");
+    let (same, other) = (write_wat("map-16", &counting_module(16)), write_wat("map-32", &counting_module(32)));
+    let config = |p: &std::path::Path, x: u32| {
+        format!(
+            "engine: io\nports:\n  - {{name: a, driver: null, policy: {{plugin: {}, params: {{x: {x}}}, limits: {{deadline_us: 500000}}}}}}\n  - {{name: b, driver: null}}\n",
+            p.display()
+        )
+    };
+    let save = |text: &str| {
+        std::fs::write(dir.join("tmp"), text).unwrap();
+        std::fs::rename(dir.join("tmp"), &path).unwrap();
+    };
+    save(&config(&same, 1));
+    let cfg = wasmdp::config::load(&path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let opts = RunOptions { watch: Some(path.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    let (r, view) = (running.reloads.clone(), running.view.clone());
+    let rx = || view.per_port(&view.snapshot())[0].rx_packets;
+    let gauge =
+        || view.plugins_per_port()[0].as_ref().map_or(0, |p| p.gauges.get("calls").copied().unwrap_or(0)) as u64;
+    let wait = |what: &str, done: &dyn Fn() -> bool| {
+        let t = Instant::now();
+        while !done() {
+            assert!(t.elapsed() < Duration::from_secs(10), "timed out: {what}");
+            std::thread::sleep(Duration::from_millis(2));
+        }
+    };
+    wait("traffic", &|| rx() > 50_000);
+    save(&config(&same, 2)); // new params: new instances, the same map declared
+    wait("the first reload", &|| r.generation.load(Relaxed) == 1);
+    let before = rx();
+    wait("more traffic", &|| rx() > before + 50_000);
+    assert!(gauge() > before, "the new instance counts on from the old one's {before} packets: {}", gauge());
+    save(&config(&other, 3)); // capacity 32: another map
+    wait("the second reload", &|| r.generation.load(Relaxed) == 2);
+    let before = rx();
+    wait("more traffic", &|| rx() > before + 50_000);
+    let g = gauge();
+    assert!(g < rx() - before + 10_000, "a map of another shape starts empty: {g} after {before}");
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -1,0 +1,200 @@
+//! [`flow_hash`]: the hash of a frame's flow that the host uses (tunnel source ports) and plugins can
+//! compute on a window, so both agree on which packets belong together.
+//!
+//! What is hashed: the IPv4 or IPv6 addresses, the protocol and, for TCP and UDP packets that are not
+//! fragments, the two ports; frames that are not IP hash their MACs and EtherType. Up to two VLAN tags
+//! (0x8100, 0x88A8, 0x9100) are skipped; IPv6 extension headers (hop-by-hop, routing, destination
+//! options, fragment; at most 8) are walked. All packets of one flow hash alike, the fragments of a
+//! flow with each other (their ports are not in every fragment, so never in the hash). Never panics.
+
+/// Ethernet header length.
+const ETH: usize = 14;
+const IPV4: u16 = 0x0800;
+const IPV6: u16 = 0x86DD;
+const TCP: u8 = 6;
+const UDP: u8 = 17;
+
+/// The flow hash of the frame starting with `frame` (a whole frame or its first bytes).
+#[inline]
+pub fn flow_hash(frame: &[u8]) -> u32 {
+    // The common case straight: untagged IPv4 without options, not a fragment, with its ports.
+    if let Some(f) = frame.first_chunk::<{ ETH + 24 }>() {
+        let plain = f[12..14] == [0x08, 0x00] && f[ETH] == 0x45 && f[ETH + 6] & 0x3F == 0 && f[ETH + 7] == 0;
+        if plain {
+            let proto = f[ETH + 9];
+            let addrs = u64_at(f, ETH + 12);
+            let ports = if matches!(proto, TCP | UDP) { u32_at(f, ETH + 20) } else { 0 };
+            return mix(addrs, u64::from(ports) << 8 | u64::from(proto));
+        }
+    }
+    slow(frame)
+}
+
+/// Tags, options, IPv6, fragments, non-IP.
+#[cold]
+fn slow(frame: &[u8]) -> u32 {
+    let (l3, etype) = l2(frame);
+    let ip = frame.get(l3..).unwrap_or_default();
+    let found = match etype {
+        IPV4 => ipv4(ip),
+        IPV6 => ipv6(ip),
+        _ => None,
+    };
+    match found {
+        Some((addrs, proto, l4)) => {
+            let ports = l4.map_or(0, |at| u32_at(ip, at));
+            mix(addrs, u64::from(ports) << 8 | u64::from(proto))
+        }
+        None => mix(u64_at(frame, 0) ^ u64_at(frame, 6).rotate_left(16), u64::from(etype)),
+    }
+}
+
+/// The L3 offset and EtherType after at most two tags (0 when the frame is shorter than a header).
+fn l2(frame: &[u8]) -> (usize, u16) {
+    let mut at = 12;
+    let mut etype = u16_at(frame, at);
+    for _ in 0..2 {
+        if !matches!(etype, 0x8100 | 0x88A8 | 0x9100) || frame.len() < at + 6 {
+            break;
+        }
+        at += 4;
+        etype = u16_at(frame, at);
+    }
+    (at + 2, etype)
+}
+
+/// An IPv4 header's folded addresses, protocol and (TCP/UDP, not a fragment) the ports' offset.
+fn ipv4(ip: &[u8]) -> Option<(u64, u8, Option<usize>)> {
+    let h = ip.first_chunk::<20>()?;
+    let ihl = usize::from(h[0] & 0x0F) * 4;
+    if h[0] >> 4 != 4 || ihl < 20 || ip.len() < ihl {
+        return None;
+    }
+    let fragment = h[6] & 0x3F != 0 || h[7] != 0;
+    let ports = (!fragment && matches!(h[9], TCP | UDP) && ip.len() >= ihl + 4).then_some(ihl);
+    Some((u64_at(ip, 12), h[9], ports))
+}
+
+/// An IPv6 header's folded addresses, the upper-layer protocol after the extension headers and (TCP
+/// /UDP, not a fragment) the ports' offset.
+fn ipv6(ip: &[u8]) -> Option<(u64, u8, Option<usize>)> {
+    let h = ip.first_chunk::<40>()?;
+    if h[0] >> 4 != 6 {
+        return None;
+    }
+    let addrs = (0..4).fold(0u64, |acc, i| acc.rotate_left(17) ^ u64_at(ip, 8 + 8 * i));
+    let (mut next, mut at, mut fragment) = (h[6], 40, false);
+    for _ in 0..8 {
+        let len = match next {
+            0 | 43 | 60 => (usize::from(*ip.get(at + 1)?) + 1) * 8,
+            44 => {
+                fragment = true;
+                8
+            }
+            _ => break,
+        };
+        next = *ip.get(at)?;
+        at += len;
+    }
+    let ports = (!fragment && matches!(next, TCP | UDP) && ip.len() >= at + 4).then_some(at);
+    Some((addrs, next, ports))
+}
+
+/// The u64 at `at` (native byte order: only equality matters), 0 where the bytes end.
+#[inline(always)]
+fn u64_at(b: &[u8], at: usize) -> u64 {
+    b.get(at..).and_then(<[u8]>::first_chunk::<8>).map_or(0, |c| u64::from_ne_bytes(*c))
+}
+
+/// The u32 at `at` (native byte order), 0 where the bytes end.
+#[inline(always)]
+fn u32_at(b: &[u8], at: usize) -> u32 {
+    b.get(at..).and_then(<[u8]>::first_chunk::<4>).map_or(0, |c| u32::from_ne_bytes(*c))
+}
+
+/// The big-endian u16 at `at`, 0 where the bytes end.
+#[inline(always)]
+fn u16_at(b: &[u8], at: usize) -> u16 {
+    b.get(at..).and_then(<[u8]>::first_chunk::<2>).map_or(0, |c| u16::from_be_bytes(*c))
+}
+
+/// Two words to 32 mixed bits: one 64x64->128 multiply with its halves folded (the folded-multiply
+/// step of wyhash and foldhash): strong enough to spread flows, a few instructions long.
+#[inline(always)]
+fn mix(a: u64, b: u64) -> u32 {
+    let x = u128::from(a ^ 0x9E37_79B9_7F4A_7C15) * u128::from(b ^ 0xD6E8_FEB8_6659_FD93);
+    let y = (x >> 64) as u64 ^ x as u64;
+    (y >> 32) as u32 ^ y as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Untagged IPv4 UDP from `src:sport` to 10.0.0.2:53, with `tags` 802.1Q tags.
+    fn udp4(src: [u8; 4], sport: u16, tags: usize) -> [u8; 64] {
+        let mut f = [0u8; 64];
+        let mut at = 12;
+        for _ in 0..tags {
+            f[at..at + 4].copy_from_slice(&[0x81, 0x00, 0x00, 0x05]);
+            at += 4;
+        }
+        f[at..at + 2].copy_from_slice(&[0x08, 0x00]);
+        let ip = at + 2;
+        f[ip] = 0x45;
+        f[ip + 9] = UDP;
+        f[ip + 12..ip + 16].copy_from_slice(&src);
+        f[ip + 16..ip + 20].copy_from_slice(&[10, 0, 0, 2]);
+        f[ip + 20..ip + 22].copy_from_slice(&sport.to_be_bytes());
+        f[ip + 22..ip + 24].copy_from_slice(&53u16.to_be_bytes());
+        f
+    }
+
+    #[test]
+    fn the_flow_decides_not_the_payload_or_the_tags() {
+        let a = udp4([10, 0, 0, 1], 1000, 0);
+        let mut b = a;
+        b[60] ^= 0xFF;
+        assert_eq!(flow_hash(&a), flow_hash(&b));
+        // The tagged frames take the slow path and must agree with the fast one.
+        assert_eq!(flow_hash(&a), flow_hash(&udp4([10, 0, 0, 1], 1000, 1)));
+        assert_eq!(flow_hash(&a), flow_hash(&udp4([10, 0, 0, 1], 1000, 2)));
+        assert_ne!(flow_hash(&a), flow_hash(&udp4([10, 0, 0, 1], 1001, 0)));
+        assert_ne!(flow_hash(&a), flow_hash(&udp4([10, 0, 0, 3], 1000, 0)));
+    }
+
+    #[test]
+    fn fragments_hash_without_ports_and_alike() {
+        let mut first = udp4([10, 0, 0, 1], 1000, 0);
+        first[ETH + 6] = 0x20; // MF
+        let mut later = udp4([10, 0, 0, 1], 7, 0);
+        later[ETH + 7] = 0x10; // offset 16
+        assert_eq!(flow_hash(&first), flow_hash(&later));
+    }
+
+    #[test]
+    fn ipv6_extension_headers_are_walked() {
+        let mut f = [0u8; 100];
+        f[12..14].copy_from_slice(&[0x86, 0xDD]);
+        f[ETH] = 0x60;
+        f[ETH + 6] = 0; // hop-by-hop
+        f[ETH + 8] = 1;
+        f[ETH + 40] = UDP; // next after hop-by-hop
+        f[ETH + 41] = 0; // 8 bytes
+        f[ETH + 48..ETH + 50].copy_from_slice(&1000u16.to_be_bytes());
+        let mut g = f;
+        g[ETH + 49] ^= 1; // another source port
+        assert_ne!(flow_hash(&f), flow_hash(&g));
+        let mut h = f;
+        h[ETH + 80] ^= 1; // payload
+        assert_eq!(flow_hash(&f), flow_hash(&h));
+    }
+
+    #[test]
+    fn any_prefix_hashes_without_panicking() {
+        let f = udp4([10, 0, 0, 1], 1000, 2);
+        for n in 0..=f.len() {
+            flow_hash(&f[..n]);
+        }
+    }
+}

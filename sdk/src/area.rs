@@ -1,0 +1,399 @@
+//! The burst area (ABI 1.1): the whole burst in the plugin's own memory, placed there by the host
+//! before `on_burst`, so that deciding on every packet takes plain loads and stores and no host call.
+//!
+//! A policy asks for it with [`Policy::AREA`](crate::Policy::AREA): [`AreaSpec::Header`] for the
+//! burst-wide decisions alone ([`Burst::pass_with`](crate::Burst::pass_with),
+//! [`Burst::offload_all`](crate::Burst::offload_all)), [`AreaSpec::Windows`] for those plus, per
+//! packet, a [`Window`]: the first bytes of the packet to read and change, its length, input port,
+//! hash and room, and its verdict (pass, drop, send, run an engine) and length changes.
+//!
+//! Windows and length changes: a window holds the packet's first `min(len, window)` bytes as they were
+//! when the burst arrived. Changes are made after `on_burst` returns, in this order: the front
+//! ([`Window::prepend`] / [`Window::strip`]), the tail ([`Window::extend`] / [`Window::trim`]), then
+//! the window's first `dirty` bytes are copied into the packet, as its new first bytes. So an
+//! encapsulation prepends and writes its headers at the start of the window (the inner bytes stay
+//! in the packet, untouched); a decapsulation strips and writes nothing.
+
+use wasmdp_abi::area::{desc, hdr, verdict, DESC, HEADER};
+
+use crate::{sys, Engine, Error, Offloads};
+
+/// What the host places in the plugin's memory before each burst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AreaSpec {
+    /// Nothing: packets only through the 1.0 imports (the default).
+    None,
+    /// The header: burst-wide decisions without a host call.
+    Header,
+    /// The header and, per packet, a descriptor and a window of this many bytes (at most
+    /// [`wasmdp_abi::area::MAX_WINDOW`]).
+    Windows(u16),
+}
+
+impl AreaSpec {
+    /// Bytes of memory the area takes (for up to [`wasmdp_abi::MAX_BURST`] packets).
+    pub const fn bytes(self) -> usize {
+        match self {
+            AreaSpec::None => 0,
+            AreaSpec::Header => HEADER,
+            AreaSpec::Windows(w) => wasmdp_abi::area::size(wasmdp_abi::MAX_BURST as usize, w as usize),
+        }
+    }
+
+    /// `(max_pkts, window)` to register.
+    pub(crate) const fn shape(self) -> (u32, u32) {
+        match self {
+            AreaSpec::None | AreaSpec::Header => (0, 0),
+            AreaSpec::Windows(w) => (wasmdp_abi::MAX_BURST, w as u32),
+        }
+    }
+}
+
+/// A registered area: where it is and its shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Registered {
+    ptr: usize,
+    len: usize,
+    spec: AreaSpec,
+}
+
+#[cfg(target_arch = "wasm32")]
+mod registry {
+    //! The registration and whether a `Burst` holds the area, for the module's one thread.
+    use super::Registered;
+    use core::cell::Cell;
+
+    struct One<T>(Cell<T>);
+    // SAFETY: wasm32 plugins built by this SDK are single-threaded (checked in `policy`).
+    unsafe impl<T> Sync for One<T> {}
+
+    static REGISTERED: One<Option<Registered>> = One(Cell::new(None));
+    static HELD: One<bool> = One(Cell::new(false));
+
+    pub(crate) fn set(r: Option<Registered>) {
+        REGISTERED.0.set(r);
+    }
+    pub(crate) fn get() -> Option<Registered> {
+        REGISTERED.0.get()
+    }
+    pub(crate) fn hold(on: bool) -> bool {
+        HELD.0.replace(on)
+    }
+}
+
+#[cfg(not(target_arch = "wasm32"))]
+mod registry {
+    //! Per thread on native targets, like the mock host the tests run against.
+    use super::Registered;
+    use core::cell::Cell;
+
+    std::thread_local! {
+        static REGISTERED: Cell<Option<Registered>> = const { Cell::new(None) };
+        static HELD: Cell<bool> = const { Cell::new(false) };
+    }
+
+    pub(crate) fn set(r: Option<Registered>) {
+        REGISTERED.with(|c| c.set(r));
+    }
+    pub(crate) fn get() -> Option<Registered> {
+        REGISTERED.with(Cell::get)
+    }
+    pub(crate) fn hold(on: bool) -> bool {
+        HELD.with(|c| c.replace(on))
+    }
+}
+
+/// Registers `len` bytes at `ptr` as the area `spec` describes (nothing for [`AreaSpec::None`]).
+///
+/// # Safety
+/// As [`sys::burst_area`]: the region is the area's alone for the life of the instance.
+pub(crate) unsafe fn register(ptr: *mut u8, len: usize, spec: AreaSpec) -> Result<(), Error> {
+    registry::set(None);
+    if spec == AreaSpec::None {
+        return Ok(());
+    }
+    if len < spec.bytes() {
+        return Err(Error::TooSmall);
+    }
+    let (max_pkts, window) = spec.shape();
+    // SAFETY: forwarded from our caller.
+    unsafe { sys::burst_area(ptr, spec.bytes(), max_pkts, window) }?;
+    registry::set(Some(Registered { ptr: ptr as usize, len: spec.bytes(), spec }));
+    Ok(())
+}
+
+/// Whether a `Burst` holds the area now (the mock host must not touch it then).
+#[cfg(not(target_arch = "wasm32"))]
+pub(crate) fn in_use() -> bool {
+    let held = registry::hold(true);
+    registry::hold(held);
+    held
+}
+
+/// The right to make views of the registered area, held by at most one `Burst` at a time.
+#[derive(Debug)]
+pub(crate) struct Held(Registered);
+
+impl Held {
+    /// The area, if one is registered and no other `Burst` holds it.
+    pub(crate) fn take() -> Option<Held> {
+        let r = registry::get()?;
+        if registry::hold(true) {
+            return None; // another Burst has it: stays with that one
+        }
+        Some(Held(r))
+    }
+
+    /// A view for as long as `self` is borrowed.
+    pub(crate) fn view(&mut self) -> Option<Area<'_>> {
+        // SAFETY: the region was registered as the area's alone for the instance's life
+        // (`register`'s contract); `Held` is unique (the `hold` flag), and the view borrows it
+        // mutably, so this is the only reference to the region while it lives. The host writes the
+        // region only outside our calls.
+        let buf = unsafe { core::slice::from_raw_parts_mut(self.0.ptr as *mut u8, self.0.len) };
+        Area::new(buf, self.0.spec)
+    }
+
+    /// Whether the area has windows (not just the header).
+    pub(crate) fn has_windows(&self) -> bool {
+        matches!(self.0.spec, AreaSpec::Windows(_))
+    }
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        registry::hold(false);
+    }
+}
+
+/// The area of the current call: the header, and the descriptors and windows.
+#[derive(Debug)]
+pub(crate) struct Area<'a> {
+    hdr: &'a mut [u8],
+    descs: &'a mut [u8],
+    wins: &'a mut [u8],
+    window: usize,
+}
+
+impl<'a> Area<'a> {
+    /// The area in `buf`, registered as `spec`.
+    pub(crate) fn new(buf: &'a mut [u8], spec: AreaSpec) -> Option<Area<'a>> {
+        let (max_pkts, window) = spec.shape();
+        if buf.len() < HEADER {
+            return None;
+        }
+        let (hdr, rest) = buf.split_at_mut(HEADER);
+        let (descs, wins) = rest.split_at_mut((max_pkts as usize * DESC).min(rest.len()));
+        Some(Area { hdr, descs, wins, window: window as usize })
+    }
+
+    fn put(&mut self, at: usize, v: &[u8]) {
+        if let Some(d) = self.hdr.get_mut(at..at + v.len()) {
+            d.copy_from_slice(v);
+        }
+    }
+
+    pub(crate) fn set_engine(&mut self, e: Option<Engine>) {
+        let id = e.map_or(-1, |e| e.id() as i32);
+        self.put(hdr::ENGINE, &id.to_le_bytes());
+    }
+
+    pub(crate) fn set_offloads(&mut self, o: Offloads) {
+        self.put(hdr::OFFLOADS, &o.flags.to_le_bytes());
+        self.put(hdr::VLAN_TCI, &o.vlan_tci.to_le_bytes());
+        self.put(hdr::VLAN_OUTER, &o.vlan_tci_outer.to_le_bytes());
+    }
+
+    pub(crate) fn now_ns(&self) -> u64 {
+        self.hdr.get(hdr::NOW_NS..).and_then(<[u8]>::first_chunk::<8>).map_or(0, |b| u64::from_le_bytes(*b))
+    }
+
+    /// The windows of the first `n` packets (fewer when the area holds fewer), marking the
+    /// descriptors as to be read back.
+    pub(crate) fn into_windows(mut self, n: usize) -> impl Iterator<Item = Window<'a>> {
+        self.put(hdr::CHANGED, &1u32.to_le_bytes());
+        let window = self.window;
+        let count = n.min(self.descs.len() / DESC).min(self.wins.len().checked_div(window).unwrap_or(usize::MAX));
+        let descs = self.descs.chunks_exact_mut(DESC);
+        // A zero window still gives each packet its descriptor.
+        let wins = WinChunks { rest: self.wins, size: window };
+        descs.zip(wins).take(count).enumerate().map(|(index, (d, bytes))| Window {
+            index: index as u32,
+            desc: d.try_into().ok(),
+            bytes,
+        })
+    }
+}
+
+/// Chunks of `size` bytes, or empty slices forever when `size` is 0.
+struct WinChunks<'a> {
+    rest: &'a mut [u8],
+    size: usize,
+}
+
+impl<'a> Iterator for WinChunks<'a> {
+    type Item = &'a mut [u8];
+    fn next(&mut self) -> Option<&'a mut [u8]> {
+        if self.size == 0 {
+            return Some(&mut []);
+        }
+        if self.rest.len() < self.size {
+            return None;
+        }
+        let (head, tail) = core::mem::take(&mut self.rest).split_at_mut(self.size);
+        self.rest = tail;
+        Some(head)
+    }
+}
+
+/// One packet of the burst in the area: its descriptor and window.
+#[derive(Debug)]
+pub struct Window<'a> {
+    index: u32,
+    desc: Option<&'a mut [u8; DESC]>,
+    bytes: &'a mut [u8],
+}
+
+impl Window<'_> {
+    fn get<const N: usize>(&self, at: usize) -> [u8; N] {
+        self.desc.as_ref().and_then(|d| d.get(at..)).and_then(<[u8]>::first_chunk::<N>).copied().unwrap_or([0; N])
+    }
+
+    fn put(&mut self, at: usize, v: &[u8]) {
+        if let Some(d) = self.desc.as_mut().and_then(|d| d.get_mut(at..at + v.len())) {
+            d.copy_from_slice(v);
+        }
+    }
+
+    /// The packet's index in the burst.
+    pub fn index(&self) -> u32 {
+        self.index
+    }
+
+    /// The packet's length.
+    pub fn len(&self) -> u32 {
+        u32::from_le_bytes(self.get(desc::LEN))
+    }
+
+    /// Whether the packet is empty (never, for received packets).
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes of the window that hold packet bytes.
+    fn filled(&self) -> usize {
+        usize::from(u16::from_le_bytes(self.get(desc::WIN))).min(self.bytes.len())
+    }
+
+    /// The packet's first bytes (all of it when it fits the window).
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes[..self.filled()]
+    }
+
+    /// The packet's first bytes, to change: they are all copied back into the packet.
+    pub fn bytes_mut(&mut self) -> &mut [u8] {
+        let n = self.filled();
+        self.set_dirty(n);
+        &mut self.bytes[..n]
+    }
+
+    /// The whole window, to write the first bytes of a packet that grows ([`Window::prepend`]); call
+    /// [`Window::set_dirty`] with how many of them are to go into the packet.
+    pub fn raw_mut(&mut self) -> &mut [u8] {
+        self.bytes
+    }
+
+    /// Copy the window's first `n` bytes into the packet (more than the window holds: all of it).
+    pub fn set_dirty(&mut self, n: usize) {
+        let n = n.min(self.bytes.len()) as u16;
+        let cur = u16::from_le_bytes(self.get(desc::DIRTY));
+        self.put(desc::DIRTY, &n.max(cur).to_le_bytes());
+    }
+
+    /// The input port.
+    pub fn port(&self) -> u16 {
+        u16::from_le_bytes(self.get(desc::PORT))
+    }
+
+    /// The flow hash the RX port gave (0: none; [`crate::flow_hash`] computes the host's on the
+    /// window).
+    pub fn hash(&self) -> u32 {
+        u32::from_le_bytes(self.get(desc::HASH))
+    }
+
+    /// RX flags ([`wasmdp_abi::area::rx`]).
+    pub fn rx_flags(&self) -> u32 {
+        u32::from_le_bytes(self.get(desc::RX_FLAGS))
+    }
+
+    /// `(headroom, tailroom)`: what [`Window::prepend`] and [`Window::extend`] may add.
+    pub fn room(&self) -> (u32, u32) {
+        (u16::from_le_bytes(self.get(desc::HEADROOM)).into(), u16::from_le_bytes(self.get(desc::TAILROOM)).into())
+    }
+
+    fn verdict(&mut self, v: u8, arg: u16) {
+        self.put(desc::VERDICT, &[v]);
+        self.put(desc::ARG, &arg.to_le_bytes());
+    }
+
+    /// Drops the packet (counted as a `policy` drop).
+    #[allow(clippy::should_implement_trait)] // the name `Packet::drop` and `Burst::drop` have too
+    pub fn drop(&mut self) {
+        self.verdict(verdict::DROP, 0);
+    }
+
+    /// Transmits the packet on `port` instead of the stream's TX port.
+    pub fn send_to(&mut self, port: u16) {
+        self.verdict(verdict::SEND, port);
+    }
+
+    /// Runs `engine` on the packet natively (after the call), then transmits it.
+    pub fn run(&mut self, engine: Engine) {
+        self.verdict(verdict::ENGINE, engine.id() as u16);
+    }
+
+    /// Transmits the packet (after the burst's engine, if any): the verdict every packet starts with.
+    pub fn pass(&mut self) {
+        self.verdict(verdict::PASS, 0);
+    }
+
+    /// Grows the packet by `n` bytes at the front and returns the window's first `n` bytes, which
+    /// become them (marked to be copied in). The packet's other bytes stay where they are, after the
+    /// new ones. [`Error::NoRoom`] when `n` exceeds the headroom or the window.
+    pub fn prepend(&mut self, n: usize) -> Result<&mut [u8], Error> {
+        if n > self.room().0 as usize || n > self.bytes.len() || n > i16::MAX as usize {
+            return Err(Error::NoRoom);
+        }
+        self.put(desc::HEAD, &(n as i16).to_le_bytes());
+        self.set_dirty(n);
+        Ok(&mut self.bytes[..n])
+    }
+
+    /// Removes `n` bytes from the front (at least an Ethernet header must stay).
+    pub fn strip(&mut self, n: usize) -> Result<(), Error> {
+        if n > i16::MAX as usize || (self.len() as usize) < n + 14 {
+            return Err(Error::NoRoom);
+        }
+        self.put(desc::HEAD, &(-(n as i16)).to_le_bytes());
+        Ok(())
+    }
+
+    /// Grows the packet by `n` bytes at the end (their content is unspecified unless the window
+    /// covers them and they are written).
+    pub fn extend(&mut self, n: usize) -> Result<(), Error> {
+        if n > self.room().1 as usize || n > i16::MAX as usize {
+            return Err(Error::NoRoom);
+        }
+        self.put(desc::TAIL, &(n as i16).to_le_bytes());
+        Ok(())
+    }
+
+    /// Removes `n` bytes from the end (at least an Ethernet header must stay).
+    pub fn trim(&mut self, n: usize) -> Result<(), Error> {
+        if n > i16::MAX as usize || (self.len() as usize) < n + 14 {
+            return Err(Error::NoRoom);
+        }
+        self.put(desc::TAIL, &(-(n as i16)).to_le_bytes());
+        Ok(())
+    }
+}

@@ -1,0 +1,135 @@
+//! [`Map`]: named tables kept by the host (ABI 1.1), shared by every instance of the port's policy
+//! (all its queues) or each instance's own, and kept across a hot swap when the new module declares
+//! them identically. Keys and values are fixed-size byte arrays; values are read as copies.
+
+use crate::{sys, Error};
+use wasmdp_abi::map;
+
+/// Who shares a map and how keys find entries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MapKind {
+    /// A hash map shared by the port's instances.
+    Hash,
+    /// An array (keys: `u32` indexes `0..capacity`, as 4 little-endian bytes) shared likewise.
+    Array,
+    /// A hash map of the instance's own (the host's stats and dumps sum the instances').
+    PerInstanceHash,
+    /// An array of the instance's own.
+    PerInstanceArray,
+}
+
+impl MapKind {
+    const fn abi(self) -> u32 {
+        match self {
+            MapKind::Hash => map::HASH,
+            MapKind::Array => map::ARRAY,
+            MapKind::PerInstanceHash => map::PERCPU_HASH,
+            MapKind::PerInstanceArray => map::PERCPU_ARRAY,
+        }
+    }
+}
+
+/// A map with `K`-byte keys and `V`-byte values. Declare it in [`Policy::init`](crate::Policy::init)
+/// and keep it in the policy.
+///
+/// ```
+/// use wasmdp_sdk::{mock, Map, MapKind};
+/// mock::reset();
+/// let hits: Map<4, 8> = Map::declare("hits", MapKind::Hash, 1024).unwrap();
+/// hits.add(&[10, 0, 0, 1], 0, 1).unwrap();
+/// hits.add(&[10, 0, 0, 1], 0, 1).unwrap();
+/// assert_eq!(hits.get(&[10, 0, 0, 1]).unwrap(), Some(2u64.to_le_bytes()));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Map<const K: usize, const V: usize> {
+    id: u32,
+}
+
+/// An array map: `u32` indexes.
+pub type ArrayMap<const V: usize> = Map<4, V>;
+
+impl<const K: usize, const V: usize> Map<K, V> {
+    /// Declares the map (`map_declare`, init only). The same name declared again with the same shape
+    /// gives the same map; a different shape is [`Error::BadRange`]; a capacity beyond the port's
+    /// `limits.map_kib` is [`Error::TooSmall`].
+    pub fn declare(name: &str, kind: MapKind, capacity: u32) -> Result<Self, Error> {
+        sys::map_declare(name, kind.abi(), K as u32, V as u32, capacity).map(|id| Map { id })
+    }
+
+    /// The value of `key`, if present (`map_lookup`).
+    pub fn get(&self, key: &[u8; K]) -> Result<Option<[u8; V]>, Error> {
+        let mut value = [0u8; V];
+        Ok(sys::map_lookup(self.id, key, &mut value)?.then_some(value))
+    }
+
+    /// Inserts or replaces (`map_update`); [`Error::Full`] when a hash map is full.
+    pub fn insert(&self, key: &[u8; K], value: &[u8; V]) -> Result<(), Error> {
+        sys::map_update(self.id, key, value)
+    }
+
+    /// Removes `key` (an array entry is zeroed); whether it was there (`map_delete`).
+    pub fn remove(&self, key: &[u8; K]) -> Result<bool, Error> {
+        sys::map_delete(self.id, key)
+    }
+
+    /// Atomically adds `delta` to the little-endian `u64` at word `word` of the value (inserting a
+    /// zero value first when the key is absent): counters that every queue updates (`map_add`).
+    pub fn add(&self, key: &[u8; K], word: u32, delta: i64) -> Result<(), Error> {
+        sys::map_add(self.id, key, word, delta)
+    }
+
+    /// Looks up `keys` in one host call (`map_lookup_batch`): `values[i]` and `found[i]` for each;
+    /// returns how many were found. The three slices must be equally long.
+    pub fn get_batch(&self, keys: &[[u8; K]], values: &mut [[u8; V]], found: &mut [u8]) -> Result<u32, Error> {
+        if keys.len() != found.len() || values.len() != found.len() {
+            return Err(Error::BadRange);
+        }
+        sys::map_lookup_batch(self.id, keys.as_flattened(), values.as_flattened_mut(), found)
+    }
+
+    /// Inserts or replaces `keys[i]` with `values[i]` in one host call (`map_update_batch`); returns
+    /// how many were written (fewer when the map filled up).
+    pub fn insert_batch(&self, keys: &[[u8; K]], values: &[[u8; V]]) -> Result<u32, Error> {
+        if keys.len() != values.len() {
+            return Err(Error::BadRange);
+        }
+        sys::map_update_batch(self.id, keys.as_flattened(), values.as_flattened(), keys.len() as u32)
+    }
+}
+
+impl<const V: usize> Map<4, V> {
+    /// Entry `index` of an array map.
+    pub fn at(&self, index: u32) -> Result<Option<[u8; V]>, Error> {
+        self.get(&index.to_le_bytes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock;
+
+    #[test]
+    fn maps_keep_entries_refuse_overflow_and_batch() {
+        mock::reset();
+        let m: Map<2, 4> = Map::declare("m", MapKind::Hash, 2).unwrap();
+        assert_eq!(Map::<2, 4>::declare("m", MapKind::Hash, 2), Ok(m));
+        assert_eq!(Map::<2, 8>::declare("m", MapKind::Hash, 2), Err(Error::BadRange));
+        m.insert(&[1, 1], &[1, 2, 3, 4]).unwrap();
+        m.insert(&[2, 2], &[5, 6, 7, 8]).unwrap();
+        assert_eq!(m.insert(&[3, 3], &[0; 4]), Err(Error::Full));
+        assert_eq!(m.get(&[1, 1]), Ok(Some([1, 2, 3, 4])));
+        assert_eq!(m.get(&[3, 3]), Ok(None));
+        let mut values = [[0u8; 4]; 3];
+        let mut found = [9u8; 3];
+        assert_eq!(m.get_batch(&[[2, 2], [3, 3], [1, 1]], &mut values, &mut found), Ok(2));
+        assert_eq!((found, values[0], values[2]), ([1, 0, 1], [5, 6, 7, 8], [1, 2, 3, 4]));
+        assert_eq!(m.remove(&[1, 1]), Ok(true));
+        assert_eq!(m.remove(&[1, 1]), Ok(false));
+        let a: ArrayMap<8> = Map::declare("a", MapKind::Array, 4).unwrap();
+        a.add(&3u32.to_le_bytes(), 0, 5).unwrap();
+        assert_eq!(a.at(3), Ok(Some(5u64.to_le_bytes())));
+        assert_eq!(a.at(0), Ok(Some([0; 8])));
+        assert_eq!(a.at(4), Ok(None));
+    }
+}

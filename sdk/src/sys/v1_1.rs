@@ -1,0 +1,220 @@
+//! The imports ABI 1.1 added: the burst area, length changes, the context, maps and gauges. Same
+//! shape as the 1.0 wrappers: slices instead of pointer/length pairs, checked numbers, codes turned
+//! into [`Error`]s; the mock on native targets.
+
+use super::len_arg;
+#[cfg(target_arch = "wasm32")]
+use super::ptr;
+use crate::Error;
+
+#[cfg(not(target_arch = "wasm32"))]
+use crate::mock;
+
+#[cfg(target_arch = "wasm32")]
+#[link(wasm_import_module = "wasmdp")]
+unsafe extern "C" {
+    #[link_name = "burst_area"]
+    fn wasmdp_burst_area(ptr: i32, max_pkts: i32, window: i32) -> i32;
+    #[link_name = "pkt_adjust"]
+    fn wasmdp_pkt_adjust(idx: i32, head: i32, tail: i32) -> i32;
+    #[link_name = "pkt_room"]
+    fn wasmdp_pkt_room(idx: i32) -> i64;
+    #[link_name = "context"]
+    fn wasmdp_context(ptr: i32, cap: i32) -> i32;
+    #[link_name = "map_declare"]
+    fn wasmdp_map_declare(
+        name_ptr: i32,
+        name_len: i32,
+        kind: i32,
+        key_size: i32,
+        value_size: i32,
+        capacity: i32,
+    ) -> i32;
+    #[link_name = "map_lookup"]
+    fn wasmdp_map_lookup(id: i32, key_ptr: i32, value_ptr: i32) -> i32;
+    #[link_name = "map_update"]
+    fn wasmdp_map_update(id: i32, key_ptr: i32, value_ptr: i32) -> i32;
+    #[link_name = "map_delete"]
+    fn wasmdp_map_delete(id: i32, key_ptr: i32) -> i32;
+    #[link_name = "map_add"]
+    fn wasmdp_map_add(id: i32, key_ptr: i32, word: i32, delta: i64) -> i32;
+    #[link_name = "map_lookup_batch"]
+    fn wasmdp_map_lookup_batch(id: i32, keys_ptr: i32, n: i32, values_ptr: i32, found_ptr: i32) -> i32;
+    #[link_name = "map_update_batch"]
+    fn wasmdp_map_update_batch(id: i32, keys_ptr: i32, values_ptr: i32, n: i32) -> i32;
+    #[link_name = "gauge_register"]
+    fn wasmdp_gauge_register(name_ptr: i32, name_len: i32) -> i32;
+    #[link_name = "gauge_set"]
+    fn wasmdp_gauge_set(id: i32, value: i64) -> i32;
+}
+
+/// `burst_area(ptr, max_pkts, window)`: registers `len` bytes at `area` (init only) as the burst area
+/// for `max_pkts` packets of `window` bytes each; `len` must be
+/// [`wasmdp_abi::area::size`]`(max_pkts, window)`.
+///
+/// # Safety
+/// `area..area + len` must stay valid and unused by anything but the burst area for the life of the
+/// instance: the host writes it before every burst and reads it after, and the SDK makes references
+/// to it only during `on_burst` (see `crate::area`).
+pub unsafe fn burst_area(area: *mut u8, len: usize, max_pkts: u32, window: u32) -> Result<(), Error> {
+    if len != wasmdp_abi::area::size(max_pkts as usize, window as usize) {
+        return Err(Error::BadRange);
+    }
+    let (n, w) = (len_arg(max_pkts as usize)?, len_arg(window as usize)?);
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: the caller guarantees the region is the area's own for the instance's life.
+    let rc = unsafe { wasmdp_burst_area(ptr(area), n, w) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::burst_area(area as usize, len, n, w);
+    Error::check(rc).map(drop)
+}
+
+/// `pkt_adjust(idx, head, tail)`: changes packet `idx`'s length now (see the ABI); returns the new
+/// length, [`Error::NoRoom`] when it does not fit (nothing changed).
+pub fn pkt_adjust(idx: u32, head: i32, tail: i32) -> Result<u32, Error> {
+    let idx = i32::try_from(idx).map_err(|_| Error::BadIndex)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar arguments, checked by the host.
+    let rc = unsafe { wasmdp_pkt_adjust(idx, head, tail) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::pkt_adjust(idx, head, tail);
+    Error::check(rc)
+}
+
+/// `pkt_room(idx)`: `(headroom, tailroom)` of packet `idx`.
+pub fn pkt_room(idx: u32) -> Result<(u32, u32), Error> {
+    let idx = i32::try_from(idx).map_err(|_| Error::BadIndex)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar argument, checked by the host.
+    let rc = unsafe { wasmdp_pkt_room(idx) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::pkt_room(idx);
+    if rc < 0 {
+        return Err(i32::try_from(rc).ok().and_then(Error::from_code).unwrap_or(Error::Other(i32::MIN)));
+    }
+    Ok(((rc >> 32) as u32, rc as u32))
+}
+
+/// `context(ptr, cap)`: copies the context into `out`; returns its size ([`Error::TooSmall`] when
+/// `out` is smaller; nothing written).
+pub fn context(out: &mut [u8]) -> Result<usize, Error> {
+    let cap = len_arg(out.len())?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `out` is an exclusive borrow of `cap` bytes of our memory.
+    let rc = unsafe { wasmdp_context(ptr(out.as_mut_ptr()), cap) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::context(out, cap);
+    Error::check(rc).map(|n| n as usize)
+}
+
+/// `map_declare(name, kind, key_size, value_size, capacity)` (init only): the map's id.
+pub fn map_declare(name: &str, kind: u32, key_size: u32, value_size: u32, capacity: u32) -> Result<u32, Error> {
+    let nl = len_arg(name.len())?;
+    let num = |v: u32| i32::try_from(v).map_err(|_| Error::BadRange);
+    let (k, ks, vs, cap) = (num(kind)?, num(key_size)?, num(value_size)?, num(capacity)?);
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `name` is `nl` readable bytes of our memory; the host only reads them.
+    let rc = unsafe { wasmdp_map_declare(ptr(name.as_ptr()), nl, k, ks, vs, cap) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::map_declare(name, nl, k, ks, vs, cap);
+    Error::check(rc)
+}
+
+/// `map_lookup(id, key, value)`: copies the value into `value`; `Ok(false)` when the key is absent.
+/// `key` and `value` must be the map's sizes (the host reads and writes exactly those).
+pub fn map_lookup(id: u32, key: &[u8], value: &mut [u8]) -> Result<bool, Error> {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `key` is readable and `value` an exclusive borrow of our memory, of the map's sizes
+    // (the wrappers in `crate::map` guarantee them); the host checks the ranges.
+    let rc = unsafe { wasmdp_map_lookup(id as i32, ptr(key.as_ptr()), ptr(value.as_mut_ptr())) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::map_lookup(id as i32, key, value);
+    found(rc)
+}
+
+/// `map_update(id, key, value)`: inserts or replaces ([`Error::Full`] when the map is full).
+pub fn map_update(id: u32, key: &[u8], value: &[u8]) -> Result<(), Error> {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: both are readable bytes of our memory of the map's sizes; the host only reads them.
+    let rc = unsafe { wasmdp_map_update(id as i32, ptr(key.as_ptr()), ptr(value.as_ptr())) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::map_update(id as i32, key, value);
+    Error::check(rc).map(drop)
+}
+
+/// `map_delete(id, key)`: `Ok(false)` when the key was absent.
+pub fn map_delete(id: u32, key: &[u8]) -> Result<bool, Error> {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `key` is readable bytes of our memory; the host only reads them.
+    let rc = unsafe { wasmdp_map_delete(id as i32, ptr(key.as_ptr())) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::map_delete(id as i32, key);
+    found(rc)
+}
+
+/// `map_add(id, key, word, delta)`: atomically adds `delta` to the `u64` at `word` of the value.
+pub fn map_add(id: u32, key: &[u8], word: u32, delta: i64) -> Result<(), Error> {
+    let w = i32::try_from(word).map_err(|_| Error::BadRange)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `key` is readable bytes of our memory; the host only reads them.
+    let rc = unsafe { wasmdp_map_add(id as i32, ptr(key.as_ptr()), w, delta) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::map_add(id as i32, key, w, delta);
+    Error::check(rc).map(drop)
+}
+
+/// `map_lookup_batch(id, keys, n, values, found)`: `n = found.len()` keys end to end in `keys`,
+/// values written to `values` (where found), 1/0 per key in `found`; returns how many were found.
+pub fn map_lookup_batch(id: u32, keys: &[u8], values: &mut [u8], found: &mut [u8]) -> Result<u32, Error> {
+    let n = len_arg(found.len())?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `keys` is readable, `values` and `found` exclusive borrows of our memory, sized for `n`
+    // entries by `crate::map`; the host checks every range.
+    let rc = unsafe {
+        wasmdp_map_lookup_batch(id as i32, ptr(keys.as_ptr()), n, ptr(values.as_mut_ptr()), ptr(found.as_mut_ptr()))
+    };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::map_lookup_batch(id as i32, keys, n, values, found);
+    Error::check(rc)
+}
+
+/// `map_update_batch(id, keys, values, n)`: returns how many entries were written (fewer than `n`
+/// when the map filled up).
+pub fn map_update_batch(id: u32, keys: &[u8], values: &[u8], n: u32) -> Result<u32, Error> {
+    let n = i32::try_from(n).map_err(|_| Error::BadRange)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: both are readable bytes of our memory sized for `n` entries; the host only reads them.
+    let rc = unsafe { wasmdp_map_update_batch(id as i32, ptr(keys.as_ptr()), ptr(values.as_ptr()), n) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::map_update_batch(id as i32, keys, values, n);
+    Error::check(rc)
+}
+
+/// `gauge_register(name)` (init only): the gauge's id.
+pub fn gauge_register(name: &str) -> Result<u32, Error> {
+    let nl = len_arg(name.len())?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `name` is readable bytes of our memory; the host only reads them.
+    let rc = unsafe { wasmdp_gauge_register(ptr(name.as_ptr()), nl) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::gauge_register(name, nl);
+    Error::check(rc)
+}
+
+/// `gauge_set(id, value)`.
+pub fn gauge_set(id: u32, value: i64) -> Result<(), Error> {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: scalar arguments.
+    let rc = unsafe { wasmdp_gauge_set(id as i32, value) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = mock::gauge_set(id as i32, value);
+    Error::check(rc).map(drop)
+}
+
+/// `NOT_FOUND` as `Ok(false)`, success as `Ok(true)`.
+fn found(rc: i32) -> Result<bool, Error> {
+    match rc {
+        wasmdp_abi::err::NOT_FOUND => Ok(false),
+        rc => Error::check(rc).map(|_| true),
+    }
+}
