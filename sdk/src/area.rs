@@ -154,6 +154,14 @@ impl Held {
         Area::new(buf, self.0.spec)
     }
 
+    /// The header alone, without locating the descriptors (the burst-wide decisions).
+    #[inline]
+    pub(crate) fn header(&mut self) -> Header<'_> {
+        // SAFETY: as in `view`; every registered area is at least `HEADER` bytes (`register`
+        // refuses less: `AreaSpec::bytes` of anything but `None` is at least `HEADER`).
+        Header(unsafe { &mut *(self.0.ptr as *mut [u8; HEADER]) })
+    }
+
     /// Whether the area has windows (not just the header).
     pub(crate) fn has_windows(&self) -> bool {
         matches!(self.0.spec, AreaSpec::Windows(_))
@@ -163,6 +171,30 @@ impl Held {
 impl Drop for Held {
     fn drop(&mut self) {
         registry::hold(false);
+    }
+}
+
+/// The area's header: the burst-wide decisions.
+#[derive(Debug)]
+pub(crate) struct Header<'a>(&'a mut [u8; HEADER]);
+
+impl Header<'_> {
+    #[inline]
+    pub(crate) fn set_engine(&mut self, e: Option<Engine>) {
+        let id = e.map_or(-1, |e| e.id() as i32);
+        self.0[hdr::ENGINE..hdr::ENGINE + 4].copy_from_slice(&id.to_le_bytes());
+    }
+
+    #[inline]
+    pub(crate) fn set_offloads(&mut self, o: Offloads) {
+        self.0[hdr::OFFLOADS..hdr::OFFLOADS + 8].copy_from_slice(&o.flags.to_le_bytes());
+        self.0[hdr::VLAN_TCI..hdr::VLAN_TCI + 2].copy_from_slice(&o.vlan_tci.to_le_bytes());
+        self.0[hdr::VLAN_OUTER..hdr::VLAN_OUTER + 2].copy_from_slice(&o.vlan_tci_outer.to_le_bytes());
+    }
+
+    #[inline]
+    pub(crate) fn now_ns(&self) -> u64 {
+        u64::from_le_bytes(*self.0[hdr::NOW_NS..].first_chunk::<8>().unwrap_or(&[0; 8]))
     }
 }
 
@@ -193,56 +225,42 @@ impl<'a> Area<'a> {
         }
     }
 
-    pub(crate) fn set_engine(&mut self, e: Option<Engine>) {
-        let id = e.map_or(-1, |e| e.id() as i32);
-        self.put(hdr::ENGINE, &id.to_le_bytes());
-    }
-
-    pub(crate) fn set_offloads(&mut self, o: Offloads) {
-        self.put(hdr::OFFLOADS, &o.flags.to_le_bytes());
-        self.put(hdr::VLAN_TCI, &o.vlan_tci.to_le_bytes());
-        self.put(hdr::VLAN_OUTER, &o.vlan_tci_outer.to_le_bytes());
-    }
-
-    pub(crate) fn now_ns(&self) -> u64 {
-        self.hdr.get(hdr::NOW_NS..).and_then(<[u8]>::first_chunk::<8>).map_or(0, |b| u64::from_le_bytes(*b))
-    }
-
     /// The windows of the first `n` packets (fewer when the area holds fewer), marking the
     /// descriptors as to be read back.
-    pub(crate) fn into_windows(mut self, n: usize) -> impl Iterator<Item = Window<'a>> {
+    pub(crate) fn into_windows(mut self, n: usize) -> Windows<'a> {
         self.put(hdr::CHANGED, &1u32.to_le_bytes());
-        let window = self.window;
-        let count = n.min(self.descs.len() / DESC).min(self.wins.len().checked_div(window).unwrap_or(usize::MAX));
-        let descs = self.descs.chunks_exact_mut(DESC);
-        // A zero window still gives each packet its descriptor.
-        let wins = WinChunks { rest: self.wins, size: window };
-        descs.zip(wins).take(count).enumerate().map(|(index, (d, bytes))| Window {
-            index: index as u32,
-            desc: d.try_into().ok(),
-            bytes,
-        })
+        let left = n.min(self.descs.len() / DESC).min(self.wins.len().checked_div(self.window).unwrap_or(usize::MAX));
+        Windows { descs: self.descs, wins: self.wins, window: self.window, index: 0, left }
     }
 }
 
-/// Chunks of `size` bytes, or empty slices forever when `size` is 0.
-struct WinChunks<'a> {
-    rest: &'a mut [u8],
-    size: usize,
+/// The packets' [`Window`]s, in order ([`Burst::windows`](crate::Burst::windows)).
+#[derive(Debug)]
+pub struct Windows<'a> {
+    descs: &'a mut [u8],
+    wins: &'a mut [u8],
+    window: usize,
+    index: u32,
+    left: usize,
 }
 
-impl<'a> Iterator for WinChunks<'a> {
-    type Item = &'a mut [u8];
-    fn next(&mut self) -> Option<&'a mut [u8]> {
-        if self.size == 0 {
-            return Some(&mut []);
-        }
-        if self.rest.len() < self.size {
-            return None;
-        }
-        let (head, tail) = core::mem::take(&mut self.rest).split_at_mut(self.size);
-        self.rest = tail;
-        Some(head)
+impl<'a> Iterator for Windows<'a> {
+    type Item = Window<'a>;
+
+    #[inline]
+    fn next(&mut self) -> Option<Window<'a>> {
+        self.left = self.left.checked_sub(1)?;
+        let (desc, descs) = core::mem::take(&mut self.descs).split_first_chunk_mut::<DESC>()?;
+        let (bytes, wins) = core::mem::take(&mut self.wins).split_at_mut_checked(self.window)?;
+        (self.descs, self.wins) = (descs, wins);
+        let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(bytes.len());
+        let index = self.index;
+        self.index += 1;
+        Some(Window { index, desc, bytes, filled })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
     }
 }
 
@@ -250,19 +268,23 @@ impl<'a> Iterator for WinChunks<'a> {
 #[derive(Debug)]
 pub struct Window<'a> {
     index: u32,
-    desc: Option<&'a mut [u8; DESC]>,
+    desc: &'a mut [u8; DESC],
     bytes: &'a mut [u8],
+    /// Bytes of the window that hold packet bytes.
+    filled: usize,
 }
 
 impl Window<'_> {
+    #[inline(always)]
     fn get<const N: usize>(&self, at: usize) -> [u8; N] {
-        self.desc.as_ref().and_then(|d| d.get(at..)).and_then(<[u8]>::first_chunk::<N>).copied().unwrap_or([0; N])
+        let mut b = [0; N];
+        b.copy_from_slice(&self.desc[at..at + N]);
+        b
     }
 
+    #[inline(always)]
     fn put(&mut self, at: usize, v: &[u8]) {
-        if let Some(d) = self.desc.as_mut().and_then(|d| d.get_mut(at..at + v.len())) {
-            d.copy_from_slice(v);
-        }
+        self.desc[at..at + v.len()].copy_from_slice(v);
     }
 
     /// The packet's index in the burst.
@@ -280,19 +302,14 @@ impl Window<'_> {
         self.len() == 0
     }
 
-    /// Bytes of the window that hold packet bytes.
-    fn filled(&self) -> usize {
-        usize::from(u16::from_le_bytes(self.get(desc::WIN))).min(self.bytes.len())
-    }
-
     /// The packet's first bytes (all of it when it fits the window).
     pub fn bytes(&self) -> &[u8] {
-        &self.bytes[..self.filled()]
+        &self.bytes[..self.filled]
     }
 
     /// The packet's first bytes, to change: they are all copied back into the packet.
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        let n = self.filled();
+        let n = self.filled;
         self.set_dirty(n);
         &mut self.bytes[..n]
     }

@@ -4,7 +4,7 @@ use core::ops::{Bound, RangeBounds};
 
 use wasmdp_abi::ALL_PACKETS;
 
-use crate::area::{Held, Window};
+use crate::area::{Held, Windows};
 use crate::{sys, Engine, Error, Offloads};
 
 /// The burst being decided on: packets `0..len()` of the port's current RX burst. The bytes stay in
@@ -126,10 +126,10 @@ impl Burst {
 impl Burst {
     /// Each packet's [`Window`] (descriptor and first bytes), in order; [`Error::NotInit`] when the
     /// policy asked for no windows ([`Policy::AREA`](crate::Policy::AREA)).
-    pub fn windows(&mut self) -> Result<impl Iterator<Item = Window<'_>> + '_, Error> {
+    pub fn windows(&mut self) -> Result<Windows<'_>, Error> {
         let len = self.len as usize;
         match &mut self.area {
-            Some(held) if held.has_windows() => Ok(held.view().into_iter().flat_map(move |a| a.into_windows(len))),
+            Some(held) if held.has_windows() => held.view().map(|a| a.into_windows(len)).ok_or(Error::NotInit),
             _ => Err(Error::NotInit),
         }
     }
@@ -138,9 +138,9 @@ impl Burst {
     /// into the area's header (no host call) when there is one, else `run_engine` on the whole burst
     /// now.
     pub fn pass_with(&mut self, engine: Engine) -> Result<(), Error> {
-        match self.area.as_mut().and_then(Held::view) {
-            Some(mut a) => {
-                a.set_engine(Some(engine));
+        match self.area.as_mut() {
+            Some(held) => {
+                held.header().set_engine(Some(engine));
                 Ok(())
             }
             None => self.run_engine(engine, ..),
@@ -150,9 +150,9 @@ impl Burst {
     /// Requests `offloads` for every packet transmitted: in the area's header (carried out after the
     /// call, after the engines) when there is one, else `set_offloads` on the whole burst now.
     pub fn offload_all(&mut self, offloads: Offloads) -> Result<(), Error> {
-        match self.area.as_mut().and_then(Held::view) {
-            Some(mut a) => {
-                a.set_offloads(offloads);
+        match self.area.as_mut() {
+            Some(held) => {
+                held.header().set_offloads(offloads);
                 Ok(())
             }
             None => self.set_offloads(offloads),
@@ -161,8 +161,8 @@ impl Burst {
 
     /// The host's monotonic clock when the burst arrived (from the area's header, else `now_ns`).
     pub fn now_ns(&mut self) -> u64 {
-        match self.area.as_mut().and_then(Held::view) {
-            Some(a) => a.now_ns(),
+        match self.area.as_mut() {
+            Some(held) => held.header().now_ns(),
             None => crate::now_ns(),
         }
     }

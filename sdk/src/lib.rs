@@ -137,7 +137,7 @@ mod policy;
 pub mod sys;
 mod text;
 
-pub use area::{AreaSpec, Window};
+pub use area::{AreaSpec, Window, Windows};
 pub use burst::{Burst, Packet};
 pub use context::Context;
 pub use counter::{now_ns, Counter, Gauge};

@@ -65,7 +65,7 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: cra
             *d = descriptor(p, win);
         }
         if let Some(w) = wins.get_mut(i * a.window..i * a.window + win) {
-            crate::simd::copy_dyn(simd, w, &p.data()[..win]);
+            copy_small(simd, w, &p.data()[..win]);
         }
     }
     true
@@ -123,18 +123,34 @@ struct Decision {
 /// After a call that returned 0: reads and checks everything, then carries it out on the burst
 /// (through the call's view, so drops and sends happen with the 1.0 requests). `Err` is the code the
 /// call fails with; the burst is then as the plugin's imports left it.
+///
+/// The descriptors are read from the plugin's memory where they are needed rather than copied out:
+/// the plugin is not running, so they cannot change between the check and the use. A burst whose
+/// descriptors are untouched (`CHANGED` 0) costs nothing per packet.
 pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), i32> {
     let region = a.region(mem).ok_or(err::BAD_MEMORY)?;
     let header = read_header(region)?;
-    let n = st.view.len.min(a.max_pkts);
-    let mut decided = [Decision::default(); crate::mbuf::MAX_BURST];
-    if header.changed {
-        for (i, d) in decided[..n].iter_mut().enumerate() {
-            *d = read_decision(region, a, i, st)?;
-        }
-        lengths_and_windows(region, a, &decided[..n], st)?;
+    let len = st.view.len;
+    let n = if header.changed { len.min(a.max_pkts) } else { 0 };
+    let descs = region.get(HEADER..HEADER + n * DESC).ok_or(err::BAD_MEMORY)?;
+    for d in descs.chunks_exact(DESC) {
+        check(&decode(d), a.window, st)?;
     }
-    verdicts(&decided[..n], header.engine, st)?;
+    if n == 0 {
+        // The burst-wide decision alone: one engine run, nothing per packet.
+        if let Some(e) = header.engine.filter(|_| len > 0) {
+            let rc = super::hostfns::run_engine(st, e as i32, 0, len as i32);
+            if rc < 0 {
+                return Err(rc);
+            }
+        }
+    } else {
+        let header_engine = header.engine.map_or(u8::MAX, |e| e as u8);
+        let mut engines = [u8::MAX; crate::mbuf::MAX_BURST];
+        let wins = region.get(HEADER + a.max_pkts * DESC..).ok_or(err::BAD_MEMORY)?;
+        carry_out(descs, wins, a.window, header_engine, &mut engines[..len], st)?;
+        run_engines(&engines[..len], st)?;
+    }
     if let Some(tx) = header.offloads {
         st.with_call(|burst, _, _, view| {
             for i in (0..view.len).filter(|&i| !view.gone(i)) {
@@ -164,82 +180,100 @@ fn read_header(region: &[u8]) -> Result<Header, i32> {
     Ok(Header { engine, changed, offloads })
 }
 
-fn read_decision(region: &[u8], a: &Area, i: usize, st: &HostState) -> Result<Decision, i32> {
-    let d: [u8; DESC] = get(region, HEADER + i * DESC);
-    let arg = u16::from_le_bytes(get(&d, desc::ARG));
-    let verdict = d[desc::VERDICT];
-    match verdict {
+/// A descriptor's out fields as written (unchecked: [`check`] checks them).
+#[inline(always)]
+fn decode(d: &[u8]) -> Decision {
+    let d: [u8; DESC] = get(d, 0);
+    Decision {
+        verdict: d[desc::VERDICT],
+        arg: u16::from_le_bytes([d[desc::ARG], d[desc::ARG + 1]]),
+        head: i16::from_le_bytes([d[desc::HEAD], d[desc::HEAD + 1]]),
+        tail: i16::from_le_bytes([d[desc::TAIL], d[desc::TAIL + 1]]),
+        dirty: u16::from_le_bytes([d[desc::DIRTY], d[desc::DIRTY + 1]]),
+    }
+}
+
+/// A decision the host can carry out, or the code the call fails with.
+#[inline(always)]
+fn check(d: &Decision, window: usize, st: &HostState) -> Result<(), i32> {
+    match d.verdict {
         verdict::PASS | verdict::DROP => {}
-        verdict::SEND if st.env.injects.get(usize::from(arg)).is_some_and(Option::is_some) => {}
+        verdict::SEND if st.env.injects.get(usize::from(d.arg)).is_some_and(Option::is_some) => {}
         verdict::SEND => return Err(err::BAD_PORT),
-        verdict::ENGINE if crate::engines::by_abi_id(u32::from(arg)).is_some() => {}
+        verdict::ENGINE if crate::engines::by_abi_id(u32::from(d.arg)).is_some() => {}
         verdict::ENGINE => return Err(err::BAD_ENGINE),
         _ => return Err(err::BAD_RANGE),
     }
-    let dirty = u16::from_le_bytes(get(&d, desc::DIRTY));
-    if usize::from(dirty) > a.window {
+    if usize::from(d.dirty) > window {
         return Err(err::BAD_RANGE);
     }
-    let head = i16::from_le_bytes(get(&d, desc::HEAD));
-    let tail = i16::from_le_bytes(get(&d, desc::TAIL));
-    Ok(Decision { verdict, arg, head, tail, dirty })
+    Ok(())
 }
 
-/// Length changes (head, then tail), then the changed window bytes, packet by packet. A change that
-/// does not fit drops the packet as `headroom`.
-fn lengths_and_windows(region: &[u8], a: &Area, decided: &[Decision], st: &mut HostState) -> Result<(), i32> {
-    let wins = HEADER + a.max_pkts * DESC;
+/// Per packet with a descriptor: the length changes (front, then tail; one that does not fit drops
+/// the packet as `headroom`), the changed window bytes, drops and sends as requests (carried out
+/// after the call with the 1.0 ones), and the engine it is to run (`u8::MAX`: none) into `engines`;
+/// packets past the descriptors get the header's engine.
+fn carry_out(
+    descs: &[u8],
+    wins: &[u8],
+    window: usize,
+    header_engine: u8,
+    engines: &mut [u8],
+    st: &mut HostState,
+) -> Result<(), i32> {
     let simd = st.simd;
     st.with_call(|burst, _, _, view| {
-        for (i, d) in decided.iter().enumerate() {
-            if (d.head == 0 && d.tail == 0 && d.dirty == 0) || view.gone(i) {
+        let n = descs.len() / DESC;
+        engines[n..].fill(header_engine);
+        for (i, d) in descs.chunks_exact(DESC).enumerate() {
+            let d = decode(d);
+            if view.gone(i) {
                 continue;
             }
-            let p = &mut burst[view.position(i)];
-            if (d.head != 0 || d.tail != 0) && super::hostfns::adjust(p, i32::from(d.head), i32::from(d.tail)).is_err()
-            {
-                view.request_room_drop(i);
-                continue;
+            if d.head != 0 || d.tail != 0 || d.dirty != 0 {
+                let p = &mut burst[view.position(i)];
+                if (d.head != 0 || d.tail != 0)
+                    && super::hostfns::adjust(p, i32::from(d.head), i32::from(d.tail)).is_err()
+                {
+                    view.request_room_drop(i);
+                    continue;
+                }
+                let k = usize::from(d.dirty).min(p.len());
+                if let Some(w) = wins.get(i * window..i * window + k) {
+                    copy_small(simd, &mut p.data_mut()[..k], w);
+                }
             }
-            let n = usize::from(d.dirty).min(p.len());
-            if let Some(w) = region.get(wins + i * a.window..wins + i * a.window + n) {
-                crate::simd::copy_dyn(simd, &mut p.data_mut()[..n], w);
-            }
+            engines[i] = match d.verdict {
+                verdict::DROP => {
+                    view.request(i, None);
+                    u8::MAX
+                }
+                verdict::SEND => {
+                    view.request(i, Some(d.arg));
+                    u8::MAX
+                }
+                verdict::ENGINE => d.arg as u8, // checked: an engine id
+                _ => header_engine,
+            };
         }
     })
     .ok_or(err::NO_BURST)
 }
 
-/// Drops and sends as requests (carried out after the call, with the 1.0 ones), then each engine on
-/// its runs of consecutive packets: `ENGINE e` packets run `e`, `PASS` packets the header's engine.
-fn verdicts(decided: &[Decision], header_engine: Option<u32>, st: &mut HostState) -> Result<(), i32> {
-    let len = st.view.len;
-    let engine_of = |i: usize| match decided.get(i) {
-        Some(d) if d.verdict == verdict::ENGINE => Some(u32::from(d.arg)),
-        Some(d) if d.verdict != verdict::PASS => None,
-        _ => header_engine,
-    };
-    for (i, d) in decided.iter().enumerate() {
-        if st.view.gone(i) {
-            continue;
-        }
-        match d.verdict {
-            verdict::DROP => st.view.request(i, None),
-            verdict::SEND => st.view.request(i, Some(d.arg)),
-            _ => {}
-        }
-    }
+/// Each engine on its runs of consecutive packets.
+fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32> {
     let mut i = 0;
-    while i < len {
-        let Some(e) = engine_of(i) else {
-            i += 1;
-            continue;
-        };
+    while i < engines.len() {
+        let e = engines[i];
         let start = i;
-        while i < len && engine_of(i) == Some(e) {
+        while i < engines.len() && engines[i] == e {
             i += 1;
         }
-        let rc = super::hostfns::run_engine(st, e as i32, start as i32, (i - start) as i32);
+        if e == u8::MAX {
+            continue;
+        }
+        let rc = super::hostfns::run_engine(st, i32::from(e), start as i32, (i - start) as i32);
         if rc < 0 {
             return Err(rc);
         }
@@ -247,5 +281,18 @@ fn verdicts(decided: &[Decision], header_engine: Option<u32>, st: &mut HostState
     Ok(())
 }
 
+/// A window's bytes: most are a few dozen, where a plain copy beats the SIMD copy's dispatch.
+#[inline(always)]
+fn copy_small(simd: crate::simd::Simd, dst: &mut [u8], src: &[u8]) {
+    if dst.len() <= 64 {
+        dst.copy_from_slice(src);
+    } else {
+        crate::simd::copy_dyn(simd, dst, src);
+    }
+}
+
 /// Whether a packet's RX flags include what the area reports (keeps the two bit sets in step).
 const _: () = assert!(flags::RX_VLAN as u32 == rx::VLAN && flags::RX_TUNNEL as u32 == rx::TUNNEL);
+
+/// Engine ids fit the `u8` codes of `apply`, with `u8::MAX` left for "none".
+const _: () = assert!(wasmdp_abi::engine::COUNT < u8::MAX as u32);

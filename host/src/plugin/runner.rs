@@ -153,7 +153,8 @@ impl Runner {
         let (sticky_before, area, memory) = (st.sticky, st.area, st.memory);
         if let (Some(a), Some(mem)) = (area, memory) {
             let env = &self.env;
-            let stamp = Stamp { port: env.port, queue: env.queue, tx_port: env.tx_port, now_ns: now_ns() };
+            let now_ns = super::counters::coarse_now_ns();
+            let stamp = Stamp { port: env.port, queue: env.queue, tx_port: env.tx_port, now_ns };
             if !area::fill(&a, mem.data_mut(&mut live.store), burst, &stamp, self.simd) {
                 live.store.data_mut().end_call();
                 return Err(Failure::Error(wasmdp_abi::err::BAD_MEMORY));

@@ -53,6 +53,7 @@ impl Runtime {
             std::thread::Builder::new().name("wasmdp-epoch".into()).spawn(move || {
                 while !stop.load(Relaxed) {
                     std::thread::sleep(TICK);
+                    super::counters::tick_clock();
                     engine.increment_epoch();
                 }
             })?

@@ -10,14 +10,15 @@
 //! | `vlan_outer` | 0 | TCI of the outer QinQ tag |
 //! | `sticky` | `false` | `true`: after deciding the first burst, hand the port to the host (`set_sticky(engine, offloads, -1)`) |
 //!
-//! Per burst, with no host call: the engine and the offloads are written into the burst area's header
-//! (ABI 1.1, [`AreaSpec::Header`]), and the host runs the engine on the whole burst and then requests
-//! the offloads after the call returns (on a host without an area: `run_engine(engine, 0, n)` and
-//! `set_offloads(ALL, offloads)`). With `sticky`, the first burst is decided as usual and `set_sticky`
-//! is called once, at its end.
+//! Per burst: `run_engine(engine, 0, n)`, then `set_offloads(ALL, offloads)` when any offload is
+//! asked for ([`Burst::pass_with`] and [`Burst::offload_all`] without a burst area). The header-only
+//! burst area (`AreaSpec::Header`) would save the `run_engine` call back into the host, but filling
+//! and reading the header costs more than that call (docs/ABI.md, measured), so this policy does
+//! without. With `sticky`, the first burst is decided as usual and `set_sticky` is called once, at
+//! its end.
 #![cfg_attr(not(test), no_std)]
 
-use wasmdp_sdk::{log, AreaSpec, Burst, Engine, Error, Offloads, Params, Policy, Refusal, StackStr, Sticky};
+use wasmdp_sdk::{log, Burst, Engine, Error, Offloads, Params, Policy, Refusal, StackStr, Sticky};
 
 /// The policy: what every burst gets.
 pub struct StaticPolicy {
@@ -50,8 +51,6 @@ impl Policy for StaticPolicy {
         log::info(msg.as_str());
         Ok(StaticPolicy { engine, offloads, sticky, sticky_set: false })
     }
-
-    const AREA: AreaSpec = AreaSpec::Header;
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         burst.pass_with(self.engine)?;
@@ -93,7 +92,6 @@ mod tests {
 
     fn init(params: &[(&str, &str)]) -> Result<StaticPolicy, Refusal> {
         mock::reset();
-        mock::set_area(StaticPolicy::AREA);
         for (k, v) in params {
             mock::set_param(k, v);
         }

@@ -271,7 +271,8 @@ pub mod area {
         pub const VLAN_TCI: usize = 32;
         /// `u16` out: outer VLAN TCI for `TX_QINQ`.
         pub const VLAN_OUTER: usize = 34;
-        /// `u64` in: the host's monotonic clock (nanoseconds) when the burst was received.
+        /// `u64` in: the host's monotonic clock (nanoseconds, as `now_ns`) when the call began, to
+        /// within the host's epoch tick (250 us): read once per burst, not per call.
         pub const NOW_NS: usize = 40;
     }
 
