@@ -131,8 +131,10 @@ pub mod log;
 mod map;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod mock;
+pub mod net;
 mod offloads;
 mod params;
+mod params_net;
 mod policy;
 pub mod sys;
 mod text;
@@ -146,6 +148,7 @@ pub use error::Error;
 pub use map::{ArrayMap, Map, MapKind};
 pub use offloads::{Offloads, Sticky};
 pub use params::{parse_u64, Params};
+pub use params_net::{parse_mac, Cidr};
 #[doc(hidden)]
 pub use policy::__private;
 pub use policy::{status, Policy, Refusal, REASON_CAP};

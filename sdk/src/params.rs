@@ -52,7 +52,12 @@ impl Params {
     }
 
     /// Reads `key` for a typed getter and parses it with `parse`; `what` describes the expected value.
-    fn typed<T>(&self, key: &str, what: &str, parse: impl FnOnce(&str) -> Option<T>) -> Result<Option<T>, Refusal> {
+    pub(crate) fn typed<T>(
+        &self,
+        key: &str,
+        what: &str,
+        parse: impl FnOnce(&str) -> Option<T>,
+    ) -> Result<Option<T>, Refusal> {
         let mut buf = [0u8; VALUE_CAP];
         let value = match self.try_get(key, &mut buf) {
             Ok(None) => return Ok(None),

@@ -1,0 +1,146 @@
+//! `l4_lb`: spreads flows over ports by consistent hashing, each flow pinned to its port in a map
+//! shared by every queue of the port and kept across a hot swap, so changing the port list moves
+//! only new flows.
+//!
+//! | param | default | meaning |
+//! |---|---|---|
+//! | `ports` | required | comma list of up to 16 port indexes (in `ports:`) to send to |
+//! | `flows` | 65536 | most flows pinned (the map's capacity); further flows are hashed, not pinned |
+//!
+//! Per burst: each packet's flow hash ([`wasmdp_sdk::flow_hash`], the host's: the 5-tuple, VLANs and
+//! IPv6 extension headers walked) over its 128-byte window; the pinned ports of the burst's flows
+//! with one `map_lookup_batch`, new flows placed by rendezvous hashing (highest hash of flow and
+//! port wins: removing a port moves only its flows) and pinned with one `map_update_batch`; each
+//! packet gets the send verdict for its port. Two host calls per burst.
+#![cfg_attr(not(test), no_std)]
+
+use wasmdp_sdk::{flow_hash, AreaSpec, Burst, Context, Counter, Error, Map, MapKind, Params, Policy, Refusal};
+
+const MAX: usize = wasmdp_sdk::abi::MAX_BURST as usize;
+const MAX_PORTS: usize = 16;
+
+/// The policy.
+pub struct L4Lb {
+    ports: [u16; MAX_PORTS],
+    n_ports: usize,
+    flows: Map<4, 4>,
+    unpinned: Counter,
+}
+
+impl Policy for L4Lb {
+    const AREA: AreaSpec = AreaSpec::Windows(128);
+
+    fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
+        let (ports, n_ports) = params.get_u16_list::<MAX_PORTS>("ports")?.ok_or_else(|| Refusal::missing("ports"))?;
+        if n_ports == 0 {
+            return Err(Refusal::new("param `ports`: give at least one port index"));
+        }
+        let ctx = Context::get()?;
+        if let Some(p) = ports[..n_ports].iter().find(|&&p| !ctx.can_send(p)) {
+            return Err(wasmdp_sdk::refuse!("param `ports`: port {p} is not one this stream can send to"));
+        }
+        let capacity = params.get_u32("flows")?.unwrap_or(65536);
+        Ok(L4Lb {
+            ports,
+            n_ports,
+            flows: Map::declare("flows", MapKind::Hash, capacity)?,
+            unpinned: Counter::register("unpinned")?,
+        })
+    }
+
+    fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
+        let mut keys = [[0u8; 4]; MAX];
+        let mut n = 0;
+        for w in burst.windows()? {
+            keys[n] = flow_hash(w.bytes()).to_le_bytes();
+            n += 1;
+        }
+        let mut pinned = [[0u8; 4]; MAX];
+        let mut found = [0u8; MAX];
+        self.flows.get_batch(&keys[..n], &mut pinned[..n], &mut found[..n])?;
+        let (mut new_keys, mut new_ports, mut fresh) = ([[0u8; 4]; MAX], [[0u8; 4]; MAX], 0);
+        for i in 0..n {
+            let listed = |p: u16| self.ports[..self.n_ports].contains(&p);
+            let port = u16::from_le_bytes([pinned[i][0], pinned[i][1]]);
+            if found[i] == 0 || !listed(port) {
+                let port = self.place(u32::from_le_bytes(keys[i]));
+                pinned[i] = u32::from(port).to_le_bytes();
+                if !new_keys[..fresh].contains(&keys[i]) {
+                    (new_keys[fresh], new_ports[fresh]) = (keys[i], pinned[i]);
+                    fresh += 1;
+                }
+            }
+        }
+        if fresh > 0 {
+            let written = self.flows.insert_batch(&new_keys[..fresh], &new_ports[..fresh])? as usize;
+            self.unpinned.add((fresh - written) as u64);
+        }
+        for (mut w, p) in burst.windows()?.zip(&pinned[..n]) {
+            w.send_to(u16::from_le_bytes([p[0], p[1]]));
+        }
+        Ok(())
+    }
+}
+
+impl L4Lb {
+    /// Rendezvous hashing: the listed port with the highest mix of flow and port.
+    fn place(&self, flow: u32) -> u16 {
+        let score = |p: u16| {
+            let mut h = (u64::from(flow) << 16 | u64::from(p)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+            h ^= h >> 31;
+            h.wrapping_mul(0xBF58_476D_1CE4_E5B9)
+        };
+        self.ports[..self.n_ports].iter().copied().max_by_key(|&p| score(p)).unwrap_or(0)
+    }
+}
+
+wasmdp_sdk::export_policy!(L4Lb);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmdp_sdk::mock;
+
+    fn frame(sport: u16) -> std::vec::Vec<u8> {
+        let mut f = std::vec![0u8; 60];
+        f[12..14].copy_from_slice(&[8, 0]);
+        f[14..34].copy_from_slice(&[0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+        f[34..38].copy_from_slice(&[(sport >> 8) as u8, sport as u8, 0, 53]);
+        f
+    }
+
+    fn send(p: &mut L4Lb, sports: &[u16]) -> std::vec::Vec<u32> {
+        let frames: std::vec::Vec<_> = sports.iter().map(|&s| frame(s)).collect();
+        mock::begin_burst(&frames.iter().map(|f| f.as_slice()).collect::<std::vec::Vec<_>>());
+        p.on_burst(&mut Burst::current().unwrap()).unwrap();
+        mock::end_burst().iter().map(|o| o.sent_to.unwrap()).collect()
+    }
+
+    #[test]
+    fn flows_spread_stay_put_and_survive_a_port_list_change() {
+        mock::reset();
+        mock::set_area(L4Lb::AREA);
+        mock::with(|h| {
+            h.ports = 4;
+            h.context.ports = (0..4).map(|i| ([2, 0, 0, 0, 0, i], [2, 0, 0, 0, 1, i])).collect();
+        });
+        mock::set_param("ports", "1,2,3");
+        let mut p = L4Lb::init(0, &Params::host()).unwrap();
+        let sports: std::vec::Vec<u16> = (1000..1300).collect();
+        let first = send(&mut p, &sports);
+        for port in 1..=3 {
+            let share = first.iter().filter(|&&x| x == port).count();
+            assert!((60..=140).contains(&share), "port {port} got {share} of 300 flows");
+        }
+        assert_eq!(send(&mut p, &sports), first, "each flow stays on its port");
+        // Port 3 removed (a reload with a new list): only its flows move.
+        mock::set_param("ports", "1,2");
+        let mut q = L4Lb::init(0, &Params::host()).unwrap();
+        let after = send(&mut q, &sports);
+        for (a, b) in first.iter().zip(&after) {
+            assert!(if *a == 3 { *b != 3 } else { a == b });
+        }
+        mock::set_param("ports", "1,7");
+        assert!(L4Lb::init(0, &Params::host()).is_err(), "a port the stream cannot reach is refused");
+    }
+}

@@ -1,0 +1,184 @@
+//! `ratelimit`: a token bucket per IPv4 source, in a map shared by every queue of the port and kept
+//! across a hot swap (a new module declaring the same map continues the buckets).
+//!
+//! | param | default | meaning |
+//! |---|---|---|
+//! | `rate_pps` | required | packets per second each source may send (1..=1,000,000,000) |
+//! | `burst` | `rate_pps / 10`, at least 1 | packets a source may send at once after being idle |
+//! | `sources` | 65536 | most sources tracked (the map's capacity); packets of further sources pass, counted |
+//!
+//! Per burst: the windows (64 bytes) give each packet's IPv4 source; the buckets of the burst's
+//! sources are read with one `map_lookup_batch` and written back with one `map_update_batch`, so the
+//! host calls are two per burst, not per packet. Over-rate packets get the drop verdict (counted as
+//! `policy` drops by the host, and `limited` here); non-IPv4 packets pass. The clock is the burst
+//! area's (to within 250 us). Queues updating one source at the same moment may each refill it:
+//! the limit is per source to within one burst per queue.
+#![cfg_attr(not(test), no_std)]
+
+use wasmdp_sdk::net::{Eth, Ipv4};
+use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Map, MapKind, Params, Policy, Refusal};
+
+/// Most packets in a burst (the host's bound).
+const MAX: usize = wasmdp_sdk::abi::MAX_BURST as usize;
+
+/// A bucket: credit in nanoseconds of sending time (one packet costs `period_ns`), and when it was
+/// last topped up.
+type Bucket = [u8; 16];
+
+/// The policy.
+pub struct RateLimit {
+    period_ns: u64,
+    depth_ns: u64,
+    buckets: Map<4, 16>,
+    limited: Counter,
+    untracked: Counter,
+}
+
+impl Policy for RateLimit {
+    const AREA: AreaSpec = AreaSpec::Windows(64);
+
+    fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
+        let rate = params.get_u64("rate_pps")?.ok_or_else(|| Refusal::missing("rate_pps"))?;
+        if !(1..=1_000_000_000).contains(&rate) {
+            return Err(Refusal::new("param `rate_pps`: give 1..=1000000000 packets per second"));
+        }
+        let burst = params.get_u64("burst")?.unwrap_or((rate / 10).max(1)).max(1);
+        let sources = params.get_u32("sources")?.unwrap_or(65536);
+        let period_ns = 1_000_000_000 / rate;
+        Ok(RateLimit {
+            period_ns,
+            depth_ns: period_ns.saturating_mul(burst),
+            buckets: Map::declare("buckets", MapKind::Hash, sources)?,
+            limited: Counter::register("limited")?,
+            untracked: Counter::register("untracked")?,
+        })
+    }
+
+    fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
+        let now = burst.now_ns();
+        let mut keys = [[0u8; 4]; MAX];
+        let mut has = [false; MAX];
+        let mut n = 0;
+        for w in burst.windows()? {
+            if let Some(src) = source(w.bytes()) {
+                keys[w.index() as usize] = src;
+                has[w.index() as usize] = true;
+            }
+            n = w.index() as usize + 1;
+        }
+        // The burst's distinct sources, and each packet's slot among them.
+        let mut uniq = [[0u8; 4]; MAX];
+        let mut slot = [usize::MAX; MAX];
+        let mut u = 0;
+        for i in (0..n).filter(|&i| has[i]) {
+            slot[i] = match uniq[..u].iter().position(|k| *k == keys[i]) {
+                Some(j) => j,
+                None => {
+                    uniq[u] = keys[i];
+                    u += 1;
+                    u - 1
+                }
+            };
+        }
+        let mut buckets = [[0u8; 16]; MAX];
+        let mut found = [0u8; MAX];
+        self.buckets.get_batch(&uniq[..u], &mut buckets[..u], &mut found[..u])?;
+        for (b, f) in buckets[..u].iter_mut().zip(&found[..u]) {
+            *b = self.refill(if *f == 1 { Some(*b) } else { None }, now);
+        }
+        let mut limited = 0;
+        for (i, mut w) in burst.windows()?.enumerate() {
+            let Some(b) = buckets.get_mut(slot[i]) else { continue };
+            if !self.take(b) {
+                w.drop();
+                limited += 1;
+            }
+        }
+        let written = self.buckets.insert_batch(&uniq[..u], &buckets[..u])?;
+        self.untracked.add((u - written as usize) as u64);
+        self.limited.add(limited);
+        Ok(())
+    }
+}
+
+impl RateLimit {
+    /// The bucket topped up to `now` (a new source starts full).
+    fn refill(&self, b: Option<Bucket>, now: u64) -> Bucket {
+        let (credit, last) = match b {
+            Some(b) => (word(&b, 0), word(&b, 1)),
+            None => (self.depth_ns, now),
+        };
+        let credit = credit.saturating_add(now.saturating_sub(last)).min(self.depth_ns);
+        bucket(credit, now.max(last))
+    }
+
+    /// Takes one packet's credit; false when there is not enough.
+    fn take(&self, b: &mut Bucket) -> bool {
+        let credit = word(b, 0);
+        if credit < self.period_ns {
+            return false;
+        }
+        *b = bucket(credit - self.period_ns, word(b, 1));
+        true
+    }
+}
+
+fn word(b: &Bucket, i: usize) -> u64 {
+    u64::from_le_bytes(b[i * 8..i * 8 + 8].try_into().unwrap_or([0; 8]))
+}
+
+fn bucket(credit: u64, last: u64) -> Bucket {
+    let mut b = [0u8; 16];
+    b[..8].copy_from_slice(&credit.to_le_bytes());
+    b[8..].copy_from_slice(&last.to_le_bytes());
+    b
+}
+
+/// The IPv4 source of an untagged IPv4 frame.
+fn source(frame: &[u8]) -> Option<[u8; 4]> {
+    let eth = Eth::new(frame)?;
+    if eth.ethertype() != 0x0800 {
+        return None;
+    }
+    Some(Ipv4::new(eth.payload())?.src())
+}
+
+wasmdp_sdk::export_policy!(RateLimit);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmdp_sdk::mock;
+
+    fn frame(src: u8) -> std::vec::Vec<u8> {
+        let mut f = std::vec![0u8; 60];
+        f[12..14].copy_from_slice(&[8, 0]);
+        f[14..34].copy_from_slice(&[0x45, 0, 0, 46, 0, 0, 0, 0, 64, 17, 0, 0, 10, 0, 0, src, 10, 0, 0, 99]);
+        f
+    }
+
+    fn burst(p: &mut RateLimit, srcs: &[u8], now_ms: i64) -> std::vec::Vec<bool> {
+        let frames: std::vec::Vec<_> = srcs.iter().map(|&s| frame(s)).collect();
+        mock::with(|h| h.now_ns = now_ms * 1_000_000);
+        mock::begin_burst(&frames.iter().map(|f| f.as_slice()).collect::<std::vec::Vec<_>>());
+        p.on_burst(&mut Burst::current().unwrap()).unwrap();
+        mock::end_burst().iter().map(|o| !o.dropped).collect()
+    }
+
+    #[test]
+    fn each_source_gets_its_burst_then_its_rate() {
+        mock::reset();
+        mock::set_area(RateLimit::AREA);
+        mock::set_param("rate_pps", "1000");
+        mock::set_param("burst", "2");
+        let mut p = RateLimit::init(0, &Params::host()).unwrap();
+        // Source 1: two pass, the third is over; source 2 has its own bucket.
+        assert_eq!(burst(&mut p, &[1, 1, 1, 2], 0), [true, true, false, true]);
+        // 1 ms later: one packet's credit back for source 1.
+        assert_eq!(burst(&mut p, &[1, 1], 1), [true, false]);
+        // A new instance (a hot swap) finds the same buckets: source 1 is still empty.
+        let mut q = RateLimit::init(0, &Params::host()).unwrap();
+        assert_eq!(burst(&mut q, &[1], 1), [false]);
+        assert_eq!(mock::counter("limited"), Some(3));
+    }
+}

@@ -1,0 +1,216 @@
+//! The Internet checksum (RFC 1071): the ones' complement of the ones' complement sum of 16-bit
+//! big-endian words, its incremental update (RFC 1624), and the IPv4/IPv6 pseudo-header sums that
+//! UDP, TCP and ICMPv6 checksums start from.
+//!
+//! A checksum is computed in two steps so that pieces can be chained: [`sum`] adds bytes to a running
+//! sum, [`fold`] turns the sum into the 16-bit value that goes on the wire. To check a received header,
+//! sum it *with* its checksum field: the result folds to 0 when it is intact.
+//!
+//! ```
+//! use wasmdp_sdk::net::cksum;
+//! let hdr = [0x45, 0, 0, 0x73, 0, 0, 0x40, 0, 0x40, 0x11, 0xb8, 0x61, 192, 168, 0, 1, 192, 168, 0, 199];
+//! assert_eq!(cksum::fold(cksum::sum(&hdr, 0)), 0);
+//! // The TTL/protocol word changes from 0x4011 to 0x3f11: patch the checksum without re-reading.
+//! assert_eq!(cksum::update16(0xb861, 0x4011, 0x3f11), 0xb961);
+//! ```
+//!
+//! The UDP/TCP checksums of whole segments are methods of [`Udp`](super::Udp) and [`Tcp`](super::Tcp).
+
+/// Folds the carries of `acc` back into its low 16 bits (end-around carry), leaving a value of at most
+/// 0xFFFF that is congruent to `acc` modulo 0xFFFF, which is what ones' complement addition is.
+fn fold_carries(mut acc: u64) -> u32 {
+    while acc >> 16 != 0 {
+        acc = (acc & 0xFFFF) + (acc >> 16);
+    }
+    // At most 0xFFFF after the loop: the cast keeps every bit.
+    acc as u32
+}
+
+/// Adds `data`, read as big-endian 16-bit words (an odd last byte is padded with a zero byte), to the
+/// running sum `initial`, and returns the new running sum, carries folded so that it is at most 0xFFFF.
+///
+/// `initial` may be any value (0 to start, or a previous result, or a pseudo-header sum). Chaining
+/// `sum(b, sum(a, 0))` equals `sum(a ++ b, 0)` only when `a` has an even length, as the words of `b`
+/// would otherwise straddle.
+pub fn sum(data: &[u8], initial: u32) -> u32 {
+    let mut acc = u64::from(initial);
+    // 32-bit words are summed as a pair of 16-bit words each: 2^16 ≡ 1 modulo 0xFFFF. Twice fewer
+    // additions, and no overflow within a block: 2^16 words of less than 2^32 each stay under 2^48.
+    let (words, rest) = data.as_chunks::<4>();
+    for block in words.chunks(1 << 16) {
+        for w in block {
+            acc += u64::from(u32::from_be_bytes(*w));
+        }
+        acc = u64::from(fold_carries(acc));
+    }
+    let (pairs, odd) = rest.as_chunks::<2>();
+    for p in pairs {
+        acc += u64::from(u16::from_be_bytes(*p));
+    }
+    if let [b] = odd {
+        acc += u64::from(*b) << 8;
+    }
+    fold_carries(acc)
+}
+
+/// Finishes a running sum: folds its carries and complements it, giving the checksum field's value.
+/// Over data that includes a correct checksum field, the result is 0.
+pub fn fold(sum: u32) -> u16 {
+    // `fold_carries` returns at most 0xFFFF: nothing is lost by the cast.
+    !(fold_carries(u64::from(sum)) as u16)
+}
+
+/// The checksum of `data` alone: `fold(sum(data, 0))`.
+pub fn checksum(data: &[u8]) -> u16 {
+    fold(sum(data, 0))
+}
+
+/// The new checksum after one 16-bit word of the covered data changes from `old` to `new`
+/// (RFC 1624, eqn. 3: `HC' = ~(~HC + ~m + m')`), without reading the rest of the data.
+///
+/// The word must sit at an even offset of the summed data (every header field does). Equation 3,
+/// unlike RFC 1141's, never produces the 0xFFFF ("-0") that a full recomputation cannot produce.
+pub fn update16(cksum: u16, old: u16, new: u16) -> u16 {
+    fold(u32::from(!cksum) + u32::from(!old) + u32::from(new))
+}
+
+/// [`update16`] for a 32-bit field (an IPv4 address, a TCP sequence number) at an even offset.
+pub fn update32(cksum: u16, old: u32, new: u32) -> u16 {
+    let (old_hi, old_lo) = ((old >> 16) as u16, old as u16);
+    let (new_hi, new_lo) = ((new >> 16) as u16, new as u16);
+    fold(u32::from(!cksum) + u32::from(!old_hi) + u32::from(!old_lo) + u32::from(new_hi) + u32::from(new_lo))
+}
+
+/// [`update16`] for a run of bytes (an IPv6 address, a MAC) replaced by another of the same length.
+///
+/// Both slices must start at an even offset of the summed data; an odd length is taken as padded
+/// with a zero byte, which is right only at the end of the data. Slices of different lengths are
+/// summed as they are (the old one's contribution removed, the new one's added).
+pub fn update_bytes(cksum: u16, old: &[u8], new: &[u8]) -> u16 {
+    // `sum` returns at most 0xFFFF; its complement is the ones' complement negation of the old bytes.
+    let minus_old = !(sum(old, 0) as u16);
+    fold(sum(new, u32::from(!cksum) + u32::from(minus_old)))
+}
+
+/// The running sum of the IPv4 pseudo-header (RFC 768, RFC 9293): source and destination addresses,
+/// a zero byte, the protocol, and the upper-layer length (the UDP or TCP header plus data).
+pub fn pseudo_v4(src: [u8; 4], dst: [u8; 4], proto: u8, len: u16) -> u32 {
+    sum(&dst, sum(&src, u32::from(proto) + u32::from(len)))
+}
+
+/// The running sum of the IPv6 pseudo-header (RFC 8200, 8.1): source and destination addresses, the
+/// 32-bit upper-layer length, three zero bytes and the next header value of the upper layer (after
+/// the extension headers). With a Routing header, `dst` is the final destination.
+pub fn pseudo_v6(src: &[u8; 16], dst: &[u8; 16], proto: u8, len: u32) -> u32 {
+    sum(&len.to_be_bytes(), sum(dst, sum(src, u32::from(proto))))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The IPv4 header example of RFC 1071's successors and Wikipedia, checksum 0xb861.
+    const HDR: [u8; 20] =
+        [0x45, 0, 0, 0x73, 0, 0, 0x40, 0, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0, 1, 0xc0, 0xa8, 0, 0xc7];
+
+    /// A word-at-a-time reference sum, the way RFC 1071 writes it.
+    fn naive(data: &[u8]) -> u16 {
+        let mut acc: u32 = 0;
+        let mut i = 0;
+        while i < data.len() {
+            let hi = u32::from(data[i]) << 8;
+            let lo = data.get(i + 1).copied().map_or(0, u32::from);
+            acc += hi | lo;
+            acc = (acc & 0xFFFF) + (acc >> 16);
+            i += 2;
+        }
+        !(acc as u16)
+    }
+
+    #[test]
+    fn rfc1071_example() {
+        // RFC 1071, 3: the words 0001 f203 f4f5 f6f7 sum to 0xddf2.
+        let data = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
+        assert_eq!(sum(&data, 0), 0xddf2);
+        assert_eq!(checksum(&data), !0xddf2);
+        // Byte-swapped data sums to the byte-swapped result (RFC 1071, 2.B).
+        let swapped = [0x01, 0x00, 0x03, 0xf2, 0xf5, 0xf4, 0xf7, 0xf6];
+        assert_eq!(sum(&swapped, 0), 0xf2dd);
+    }
+
+    #[test]
+    fn ipv4_header_example() {
+        assert_eq!(fold(sum(&HDR, 0)), 0);
+        let mut h = HDR;
+        h[10..12].fill(0);
+        assert_eq!(checksum(&h), 0xb861);
+        // Chained over pieces of even length.
+        assert_eq!(fold(sum(&h[12..], sum(&h[..12], 0))), 0xb861);
+    }
+
+    #[test]
+    fn odd_lengths_and_long_data_match_reference() {
+        let mut data = [0u8; 1001];
+        let mut x: u32 = 12345;
+        for b in data.iter_mut() {
+            x = x.wrapping_mul(1_103_515_245).wrapping_add(12345);
+            *b = (x >> 16) as u8;
+        }
+        for len in [0, 1, 2, 3, 4, 5, 7, 8, 9, 63, 64, 65, 1000, 1001] {
+            assert_eq!(checksum(&data[..len]), naive(&data[..len]), "len {len}");
+        }
+        assert_eq!(checksum(&[0xff; 200_001]), naive(&[0xff; 200_001]));
+        assert_eq!(checksum(&[]), 0xFFFF);
+        assert_eq!(fold(u32::MAX), naive(&[0xff; 4]));
+    }
+
+    #[test]
+    fn incremental_matches_full() {
+        let mut h = HDR;
+        for ttl in [0u8, 1, 63, 64, 128, 255] {
+            for proto in [0u8, 1, 6, 17, 255] {
+                let old_word = u16::from_be_bytes([h[8], h[9]]);
+                let new_word = u16::from_be_bytes([ttl, proto]);
+                let old_ck = u16::from_be_bytes([h[10], h[11]]);
+                h[8] = ttl;
+                h[9] = proto;
+                let inc = update16(old_ck, old_word, new_word);
+                h[10..12].fill(0);
+                assert_eq!(inc, checksum(&h), "ttl {ttl} proto {proto}");
+                h[10..12].copy_from_slice(&inc.to_be_bytes());
+            }
+        }
+        for addr in [[0u8; 4], [255; 4], [10, 0, 0, 1], [0x3f, 0x57, 0xff, 0x00], [192, 168, 0, 199]] {
+            let old = u32::from_be_bytes([h[16], h[17], h[18], h[19]]);
+            let old_ck = u16::from_be_bytes([h[10], h[11]]);
+            h[16..20].copy_from_slice(&addr);
+            let inc32 = update32(old_ck, old, u32::from_be_bytes(addr));
+            let incb = update_bytes(old_ck, &old.to_be_bytes(), &addr);
+            h[10..12].fill(0);
+            let full = checksum(&h);
+            assert_eq!((inc32, incb), (full, full), "addr {addr:?}");
+            h[10..12].copy_from_slice(&full.to_be_bytes());
+        }
+    }
+
+    #[test]
+    fn pseudo_headers() {
+        // The pseudo-header sums equal the sums of the pseudo-header bytes laid out.
+        let (s4, d4) = ([10, 0, 0, 1], [192, 168, 1, 2]);
+        let mut ph4 = [0u8; 12];
+        ph4[..4].copy_from_slice(&s4);
+        ph4[4..8].copy_from_slice(&d4);
+        ph4[9] = 17;
+        ph4[10..].copy_from_slice(&1234u16.to_be_bytes());
+        assert_eq!(fold(pseudo_v4(s4, d4, 17, 1234)), checksum(&ph4));
+
+        let s6 = [0x20, 0x01, 0x0d, 0xb8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1];
+        let d6 = [0xfe, 0x80, 0, 0, 0, 0, 0, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe];
+        let mut ph6 = [0u8; 40];
+        ph6[..16].copy_from_slice(&s6);
+        ph6[16..32].copy_from_slice(&d6);
+        ph6[32..36].copy_from_slice(&0x0001_0203u32.to_be_bytes());
+        ph6[39] = 6;
+        assert_eq!(fold(pseudo_v6(&s6, &d6, 6, 0x0001_0203)), checksum(&ph6));
+    }
+}
