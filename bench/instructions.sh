@@ -1,0 +1,83 @@
+#!/usr/bin/env bash
+# Instructions per forwarded packet in the worker loop, per path, under valgrind's callgrind
+# (counted only inside `wasmdp::lcore::run`, so start-up and the stop report are left out; repeats
+# within 0.05% between runs, unlike wall-clock rates on a shared VM). Two null ports, 64-byte frames,
+# burst 32, one lcore. Each row: the path, instructions per packet, and the ratio of its baseline's
+# count to its own (1.0 = as cheap as the baseline; the per-packet examples have no native twin, so
+# their baseline is native io, the floor of any forwarding).
+#
+# usage: bench/instructions.sh [SECONDS=1] [PATH_FILTER]     (needs valgrind: apt-get install valgrind)
+set -euo pipefail
+secs=${1:-1}
+filter=${2:-}
+cd "$(dirname "$0")/.."
+command -v valgrind >/dev/null || { echo "valgrind is needed: apt-get install valgrind" >&2; exit 1; }
+cargo build --release -q -p wasmdp
+scripts/build-plugins.sh >/dev/null 2>&1
+wasmdp="$PWD/${CARGO_TARGET_DIR:-target}"/release/wasmdp
+plugins="$PWD/plugins/target/wasm32-unknown-unknown/release"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# config NAME ENGINE PORT0-EXTRA PORT1-EXTRA
+config() {
+  cat >"$tmp/$1.yaml" <<YAML
+lcores: [$(($(nproc) - 1))]
+burst: 32
+engine: $2
+ports:
+  - {name: p0, driver: null, frame: {size: 64${5:-}}$3}
+  - {name: p1, driver: null, frame: {size: 64${5:-}}$4}
+YAML
+}
+pol() { # plugin params -> both ports' policy
+  echo ", policy: {plugin: $plugins/$1.wasm, params: {$2}, on_failure: fail_closed, limits: {deadline_us: 1000000}}"
+}
+v0=", vxlan: {vni: 42, local_ip: 192.0.2.1, remote_ip: 192.0.2.2}"
+v1=", vxlan: {vni: 42, local_ip: 192.0.2.2, remote_ip: 192.0.2.1}"
+config io io "" ""
+config macswap macswap "" ""
+config plugin macswap "$(pol static_policy 'engine: macswap')" "$(pol static_policy 'engine: macswap')"
+config wasm_macswap io "$(pol wasm_macswap '')" "$(pol wasm_macswap '')"
+config dnat io "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9')" "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9')"
+config l4_lb io "$(pol l4_lb "ports: '0,1'")" "$(pol l4_lb "ports: '0,1'")"
+config ratelimit io "$(pol ratelimit 'rate_pps: 1000000000')" "$(pol ratelimit 'rate_pps: 1000000000')"
+config vxlan_decap vxlan_decap "$v0" "$v1" ", tunnel: vxlan"
+config vxlan_decap_wasm io "$v0$(pol vxlan_decap 'local_ip: 192.0.2.1, vni: 42')" "$v1$(pol vxlan_decap 'local_ip: 192.0.2.2, vni: 42')" ", tunnel: vxlan"
+config vxlan_encap vxlan_encap "$v0" "$v1"
+config vxlan_encap_wasm io "$(pol vxlan_encap 'vni: 42, local_ip: 192.0.2.1, remote_ip: 192.0.2.2')" "$(pol vxlan_encap 'vni: 42, local_ip: 192.0.2.2, remote_ip: 192.0.2.1')"
+
+declare -A ipp
+measure() {
+  RUST_LOG=warn valgrind --tool=callgrind --callgrind-out-file="$tmp/$1.out" --toggle-collect='wasmdp::lcore::run' \
+    "$wasmdp" run "$tmp/$1.yaml" --duration "$secs" --stats-period 0 --stats-json "$tmp/$1.json" >/dev/null 2>"$tmp/$1.err" \
+    || { cat "$tmp/$1.err" >&2; exit 1; }
+  ipp[$1]=$(python3 - "$tmp/$1.out" "$tmp/$1.json" <<'PY'
+import json, sys
+ir = 0
+for line in open(sys.argv[1]):
+    if line.startswith('summary:') or line.startswith('totals:'):
+        ir = int(line.split()[1])
+j = json.load(open(sys.argv[2]))
+t = j['totals']
+lost = t['dropped']
+if lost:
+    print('dropped %d packets: %s' % (lost, t.get('dropped_by_reason')), file=sys.stderr)
+print('%.2f' % (ir / t['tx_packets']))
+PY
+)
+}
+printf '%-18s %12s  %s\n' path instr/pkt "ratio to baseline (baseline)"
+for row in io: macswap: plugin:macswap wasm_macswap:macswap dnat:io l4_lb:io ratelimit:io \
+  vxlan_decap: vxlan_decap_wasm:vxlan_decap vxlan_encap: vxlan_encap_wasm:vxlan_encap; do
+  path=${row%%:*} base=${row#*:}
+  [[ -n "$filter" && "$path" != *"$filter"* && "$base" != *"$filter"* ]] && continue
+  [[ -n "${ipp[$path]:-}" ]] || measure "$path"
+  if [[ -n "$base" ]]; then
+    [[ -n "${ipp[$base]:-}" ]] || measure "$base"
+    ratio=$(python3 -c "print('%.2f' % (${ipp[$base]} / ${ipp[$path]}))")
+    printf '%-18s %12s  %s (%s)\n' "$path" "${ipp[$path]}" "$ratio" "$base"
+  else
+    printf '%-18s %12s\n' "$path" "${ipp[$path]}"
+  fi
+done
