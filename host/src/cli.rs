@@ -1,4 +1,4 @@
-//! The command line: `wasmdp run`, `wasmdp validate`, `wasmdp bench`.
+//! The command line: `wasmdp run`, `wasmdp validate`, `wasmdp bench`, `wasmdp ctl`.
 
 use crate::dataplane::Overrides;
 use clap::{Args, Parser, Subcommand};
@@ -30,6 +30,9 @@ pub enum Command {
     /// Benchmarks: engines x paths (native, plugin, sticky, wasm) x kernel variants x frame sizes x
     /// bursts on null ports through the real poll loop; `bench memcpy` for the memcpy table.
     Bench(crate::bench::BenchArgs),
+    /// Ask a running dataplane through its control socket: stats, ports, streams, policies, maps,
+    /// map dump PORT MAP, reload, version (docs/CONTROL.md).
+    Ctl(crate::control::ctl::CtlArgs),
 }
 
 /// `wasmdp run`.

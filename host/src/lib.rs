@@ -25,6 +25,7 @@
 pub mod bench;
 pub mod cli;
 pub mod config;
+pub mod control;
 pub mod dataplane;
 pub mod engines;
 pub mod fuzzing;

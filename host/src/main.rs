@@ -19,6 +19,7 @@ fn main() -> ExitCode {
             .and_then(|cfg| dataplane::preflight(&cfg, &dataplane::Overrides::default()))
             .map(|()| println!("{}: valid", config.display())),
         Command::Bench(args) => wasmdp::bench::main(&args),
+        Command::Ctl(args) => wasmdp::control::ctl::main(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -27,6 +28,20 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The control socket to serve: the config's; the default one only when no other wasmdp serves it
+/// (a second dataplane on the machine runs without one, with a warning, rather than failing).
+fn control_socket(cfg: &config::Config) -> Option<std::path::PathBuf> {
+    let path = cfg.control.socket.clone()?;
+    if path == wasmdp::control::default_path() && std::os::unix::net::UnixStream::connect(&path).is_ok() {
+        tracing::warn!(
+            "another wasmdp serves the default control socket {}; this one runs without (set control.socket)",
+            path.display()
+        );
+        return None;
+    }
+    Some(path)
 }
 
 fn run(args: RunArgs) -> anyhow::Result<()> {
@@ -56,6 +71,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         stats_json: args.stats_json.clone(),
         print_final: true,
         watch: path.filter(|_| !args.no_reload),
+        control: control_socket(&cfg),
     };
     let report = dataplane::run(dp, &opts, stop)?;
     if report.leaked != 0 {

@@ -60,8 +60,31 @@ pub struct Config {
     /// Explicit streams; when given, `topology` is ignored.
     #[serde(default)]
     pub streams: Vec<StreamCfg>,
+    /// The control socket (docs/CONTROL.md).
+    #[serde(default)]
+    pub control: ControlCfg,
     /// The ports.
     pub ports: Vec<PortCfg>,
+}
+
+/// `control:`.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct ControlCfg {
+    /// Path of the socket `wasmdp run` serves (`null`: none); default: a per-user path
+    /// (`$XDG_RUNTIME_DIR/wasmdp.sock`, else `/tmp/wasmdp-UID.sock`).
+    #[serde(default = "default_socket")]
+    pub socket: Option<std::path::PathBuf>,
+}
+
+impl Default for ControlCfg {
+    fn default() -> Self {
+        ControlCfg { socket: default_socket() }
+    }
+}
+
+fn default_socket() -> Option<std::path::PathBuf> {
+    Some(crate::control::default_path())
 }
 
 fn default_burst() -> Bounded<1, 512> {

@@ -28,6 +28,8 @@ pub struct RunOptions {
     pub print_final: bool,
     /// Watch this config file (and its plugins) and reload live on change or SIGHUP.
     pub watch: Option<PathBuf>,
+    /// Serve the control socket here (docs/CONTROL.md; None: no socket).
+    pub control: Option<PathBuf>,
 }
 
 /// What a run left behind.
@@ -54,6 +56,7 @@ pub struct Running {
     simd: Simd,
     workers: Vec<JoinHandle<WorkerExit>>,
     control: Option<JoinHandle<()>>,
+    socket: Option<JoinHandle<()>>,
     unpolled: Vec<Box<dyn RxQueue>>,
     injects: Vec<Arc<Inject>>,
 }
@@ -64,13 +67,40 @@ pub fn start(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow:
     let info = pool.info();
     tracing::info!(simd = %simd, buffers = info.size, stride = info.stride, backing = info.backing.name(), workers = workers.len(), streams = view.streams.len(), "starting");
     let reloads = plane.stats.clone();
+    let hup = Arc::new(AtomicBool::new(false));
+    let plugins: Vec<Option<String>> =
+        plane.cfg.ports.iter().map(|p| p.policy.as_ref().map(|pc| pc.plugin.display().to_string())).collect();
     let control = match &opts.watch {
-        Some(path) => Some(crate::reload::spawn_watcher(plane, path.clone(), stop.clone())?),
+        Some(path) => Some(crate::reload::spawn_watcher(plane, path.clone(), stop.clone(), hup.clone())?),
+        None => None,
+    };
+    let start = Instant::now();
+    let socket = match &opts.control {
+        Some(path) => {
+            let state = crate::control::State {
+                view: view.clone(),
+                reloads: reloads.clone(),
+                start,
+                simd: simd.name().into(),
+                reload: opts.watch.is_some().then_some(hup),
+                plugins,
+            };
+            match crate::control::spawn(path.clone(), Arc::new(state), stop.clone()) {
+                Ok(h) => Some(h),
+                // Two dataplanes started at once both find the default path free: the later one
+                // runs without a socket rather than not at all.
+                Err(e) if *path == crate::control::default_path() => {
+                    tracing::warn!("{e:#}; running without a control socket (set control.socket)");
+                    None
+                }
+                Err(e) => return Err(e),
+            }
+        }
         None => None,
     };
     let workers =
         lcore::spawn_all(workers, &pool, &stop).map_err(|e| anyhow::anyhow!("starting a worker thread: {e}"))?;
-    Ok(Running { view, reloads, stop, start: Instant::now(), pool, simd, workers, control, unpolled, injects })
+    Ok(Running { view, reloads, stop, start, pool, simd, workers, control, socket, unpolled, injects })
 }
 
 impl Running {
@@ -84,6 +114,9 @@ impl Running {
         }
         if let Some(c) = self.control.take() {
             join_control(c)?;
+        }
+        if let Some(s) = self.socket.take() {
+            s.join().map_err(|_| anyhow::anyhow!("the control socket thread panicked"))?;
         }
         let mut cache = self.pool.cache();
         in_flight += self.unpolled.iter_mut().map(|q| q.drain(&mut cache)).sum::<u64>();

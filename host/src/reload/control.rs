@@ -111,6 +111,8 @@ pub struct ReloadStats {
     pub max_us: AtomicU64,
     /// The longest gap between two loops of a worker during any reload so far, in microseconds.
     pub max_gap_us: AtomicU64,
+    /// Why the last rejected reload was rejected (set before `rejected` is counted).
+    pub last_error: std::sync::Mutex<String>,
 }
 
 #[cfg(test)]

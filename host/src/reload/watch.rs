@@ -16,9 +16,14 @@ use std::time::{Duration, Instant};
 /// Quiet time after the last file event before reloading: editors write in several steps.
 const DEBOUNCE: Duration = Duration::from_millis(15);
 
-/// Starts the control thread for the config file `path`; it ends when `stop` is set.
-pub fn spawn(plane: Plane, path: PathBuf, stop: Arc<AtomicBool>) -> anyhow::Result<JoinHandle<()>> {
-    let hup = Arc::new(AtomicBool::new(false));
+/// Starts the control thread for the config file `path`; it ends when `stop` is set. Setting `hup`
+/// (as SIGHUP does, and the control socket's `reload`) reloads the file even if it did not change.
+pub fn spawn(
+    plane: Plane,
+    path: PathBuf,
+    stop: Arc<AtomicBool>,
+    hup: Arc<AtomicBool>,
+) -> anyhow::Result<JoinHandle<()>> {
     signal_hook::flag::register(signal_hook::consts::SIGHUP, hup.clone())?;
     let (tx, rx) = mpsc::channel();
     let watcher = notify::recommended_watcher(move |e: notify::Result<Event>| {
@@ -120,7 +125,7 @@ impl ControlThread {
             }
             let forced = hup.swap(false, Relaxed);
             if forced {
-                tracing::info!("SIGHUP: reloading {}", self.path.display());
+                tracing::info!("SIGHUP (or the control socket): reloading {}", self.path.display());
                 pending.get_or_insert_with(Instant::now);
             }
             if let Some(at) = pending {
@@ -181,6 +186,7 @@ impl ControlThread {
                 );
             }
             Err(e) => {
+                *stats.last_error.lock().unwrap_or_else(|p| p.into_inner()) = format!("{e:#}");
                 stats.rejected.fetch_add(1, Relaxed);
                 tracing::error!("reload rejected, the running configuration stays: {e:#}");
             }

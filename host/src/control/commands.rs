@@ -1,0 +1,149 @@
+//! The requests the control socket answers. A request is one JSON object on one line with a `cmd`
+//! and its arguments; the answer is one line: `{"ok": true, "result": ...}` or
+//! `{"ok": false, "error": "..."}`.
+
+use crate::reload::ReloadStats;
+use crate::stats::{self, StatsView};
+use serde_json::{json, Value};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// What the commands read: counters (atomics the workers write), reload figures, the reload trigger.
+pub struct State {
+    /// The dataplane's counters.
+    pub view: StatsView,
+    /// Live reload figures.
+    pub reloads: Arc<ReloadStats>,
+    /// When forwarding started.
+    pub start: Instant,
+    /// Kernel variant.
+    pub simd: String,
+    /// Set to reload the config file (None: not watching one).
+    pub reload: Option<Arc<AtomicBool>>,
+    /// Each port's plugin file at start (None: no policy).
+    pub plugins: Vec<Option<String>>,
+}
+
+/// Most map entries one `map_dump` returns.
+pub const MAX_DUMP: usize = 65536;
+
+/// How long `reload` waits for the outcome.
+const RELOAD_WAIT: Duration = Duration::from_secs(30);
+
+/// The commands, for errors and `help`.
+pub const COMMANDS: &str = "version, stats, ports, streams, policies, maps, map_dump {port, map}, reload, help";
+
+/// An error answer line.
+pub fn error(msg: &str) -> String {
+    format!("{}\n", json!({"ok": false, "error": msg}))
+}
+
+/// The answer line to one request line.
+pub fn answer(line: &[u8], st: &State) -> String {
+    let req: Value = match serde_json::from_slice(line) {
+        Ok(v) => v,
+        Err(e) => return error(&format!("not JSON ({e}); send one object per line, e.g. {{\"cmd\": \"stats\"}}")),
+    };
+    let Some(cmd) = req.get("cmd").and_then(Value::as_str) else {
+        return error(&format!("no \"cmd\" string in the request; commands: {COMMANDS}"));
+    };
+    match run(cmd, &req, st) {
+        Ok(result) => format!("{}\n", json!({"ok": true, "result": result})),
+        Err(e) => error(&e),
+    }
+}
+
+fn run(cmd: &str, req: &Value, st: &State) -> Result<Value, String> {
+    Ok(match cmd {
+        "version" => {
+            json!({"version": env!("CARGO_PKG_VERSION"), "abi": format!("{}.{}", wasmdp_abi::ABI_MAJOR, wasmdp_abi::ABI_MINOR)})
+        }
+        "stats" => live_stats(st),
+        "ports" => live_stats(st)["ports"].take(),
+        "streams" => live_stats(st)["streams"].take(),
+        "policies" => policies(st),
+        "maps" => maps(st),
+        "map_dump" => map_dump(req, st)?,
+        "reload" => reload(st)?,
+        "help" => json!(COMMANDS),
+        other => return Err(format!("unknown command {other:?}; commands: {COMMANDS}")),
+    })
+}
+
+fn live_stats(st: &State) -> Value {
+    let facts =
+        stats::RunFacts { duration_s: st.start.elapsed().as_secs_f64(), simd: st.simd.clone(), ..Default::default() };
+    stats::report_json(&st.view, &facts)
+}
+
+fn policies(st: &State) -> Value {
+    let plugins = st.view.plugins_per_port();
+    let out: Vec<Value> = st
+        .view
+        .ports
+        .iter()
+        .zip(&plugins)
+        .enumerate()
+        .filter_map(|(i, (name, p))| {
+            let p = p.as_ref()?;
+            let state = if p.disabled > 0 { "disabled" } else { "running" };
+            Some(json!({
+                "port": name, "plugin": st.plugins.get(i).cloned().flatten(), "state": state,
+                "generation": st.reloads.generation.load(Relaxed), "calls": p.calls, "traps": p.traps,
+                "timeouts": p.timeouts, "errors": p.errors, "sticky": p.sticky, "disabled_streams": p.disabled,
+                "counters": p.counters, "gauges": p.gauges,
+            }))
+        })
+        .collect();
+    json!(out)
+}
+
+fn maps(st: &State) -> Value {
+    let out: Vec<Value> = st
+        .view
+        .ports
+        .iter()
+        .zip(&st.view.maps)
+        .flat_map(|(port, reg)| reg.snapshot().into_iter().map(move |m| json!({"port": port, "map": m})))
+        .collect();
+    json!(out)
+}
+
+fn map_dump(req: &Value, st: &State) -> Result<Value, String> {
+    let arg = |k: &str| req.get(k).and_then(Value::as_str).ok_or(format!("map_dump needs \"{k}\" (a string)"));
+    let (port, map) = (arg("port")?, arg("map")?);
+    let i = st.view.ports.iter().position(|p| p == port).ok_or(format!("no port {port:?}"))?;
+    let (spec, rows) =
+        st.view.maps.get(i).and_then(|r| r.dump(map)).ok_or(format!("port {port:?} has no map {map:?}"))?;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let entries: Vec<Value> =
+        rows.iter().take(MAX_DUMP).map(|(k, v)| json!({"key": hex(k), "value": hex(v)})).collect();
+    Ok(json!({
+        "port": port, "map": map, "kind": spec.kind.name(), "key_size": spec.key_size,
+        "value_size": spec.value_size, "capacity": spec.capacity, "count": rows.len(),
+        "truncated": rows.len() > MAX_DUMP, "entries": entries,
+    }))
+}
+
+fn reload(st: &State) -> Result<Value, String> {
+    let flag = st
+        .reload
+        .as_ref()
+        .ok_or("this dataplane does not watch a config file (started with --no-reload or without one)")?;
+    let r = &st.reloads;
+    let (applied, rejected) = (r.applied.load(Relaxed), r.rejected.load(Relaxed));
+    flag.store(true, Relaxed);
+    let until = Instant::now() + RELOAD_WAIT;
+    while Instant::now() < until {
+        if r.applied.load(Relaxed) > applied {
+            return Ok(json!({"outcome": "applied", "generation": r.generation.load(Relaxed)}));
+        }
+        if r.rejected.load(Relaxed) > rejected {
+            let why = r.last_error.lock().unwrap_or_else(|p| p.into_inner()).clone();
+            return Ok(json!({"outcome": "rejected", "error": why, "generation": r.generation.load(Relaxed)}));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    Err(format!("no outcome after {} s (a plugin compiling?); see the log", RELOAD_WAIT.as_secs()))
+}

@@ -1,0 +1,96 @@
+//! `wasmdp ctl`: one request to a running dataplane's control socket, printed as a table (or as
+//! the JSON answer with `--json`).
+
+use clap::Args;
+use serde_json::{json, Value};
+use std::path::PathBuf;
+
+/// `wasmdp ctl`.
+#[derive(Debug, Args)]
+pub struct CtlArgs {
+    /// The socket (default: the per-user path `wasmdp run` uses).
+    #[arg(long, value_name = "PATH")]
+    pub socket: Option<PathBuf>,
+    /// Print the JSON answer instead of a table.
+    #[arg(long)]
+    pub json: bool,
+    /// version | stats | ports | streams | policies | maps | map dump PORT MAP | reload | help
+    #[arg(required = true, num_args = 1..)]
+    pub command: Vec<String>,
+}
+
+/// Runs the command; an error answer is an error (exit 1) with the server's message.
+pub fn main(args: &CtlArgs) -> anyhow::Result<()> {
+    let words: Vec<&str> = args.command.iter().map(String::as_str).collect();
+    let req = match words.as_slice() {
+        ["map", "dump", port, map] => json!({"cmd": "map_dump", "port": port, "map": map}),
+        ["map", ..] => anyhow::bail!("usage: wasmdp ctl map dump PORT MAP"),
+        [cmd] => json!({"cmd": cmd}),
+        _ => anyhow::bail!("one command ({}), or `map dump PORT MAP`", super::commands::COMMANDS),
+    };
+    let path = args.socket.clone().unwrap_or_else(super::default_path);
+    let answer = super::request(&path, &req)?;
+    if answer["ok"] != true {
+        anyhow::bail!("{}", answer["error"].as_str().unwrap_or("the server answered an error"));
+    }
+    let result = &answer["result"];
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(result)?);
+        return Ok(());
+    }
+    print!("{}", table(req["cmd"].as_str().unwrap_or(""), result));
+    Ok(())
+}
+
+/// The human form of an answer.
+fn table(cmd: &str, r: &Value) -> String {
+    let cols: &[&str] = match cmd {
+        "ports" => &["name", "rx_packets", "tx_packets", "dropped", "rx_nombuf", "plugin_calls", "plugin_traps"],
+        "streams" => &["rx_port", "rx_queue", "tx_port", "engine", "lcore", "rx_packets", "tx_packets", "dropped"],
+        "policies" => &["port", "state", "plugin", "generation", "calls", "traps", "errors", "timeouts"],
+        "stats" => return table("ports", &r["ports"]),
+        "maps" => {
+            let rows: Vec<Value> = r
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|m| {
+                    let mut row = m["map"].clone();
+                    row["port"] = m["port"].clone();
+                    row
+                })
+                .collect();
+            return render(&["port", "name", "kind", "key_size", "value_size", "capacity", "entries"], &rows);
+        }
+        "map_dump" => {
+            let mut out = format!("{} {} ({} of {} entries)\n", r["port"], r["map"], r["count"], r["capacity"]);
+            for e in r["entries"].as_array().into_iter().flatten() {
+                out += &format!("{}  {}\n", e["key"].as_str().unwrap_or(""), e["value"].as_str().unwrap_or(""));
+            }
+            return out;
+        }
+        _ => return format!("{}\n", serde_json::to_string_pretty(r).unwrap_or_default()),
+    };
+    render(cols, r.as_array().map_or(&[][..], Vec::as_slice))
+}
+
+/// Rows as aligned columns.
+fn render(cols: &[&str], rows: &[Value]) -> String {
+    let cell = |v: &Value| match v {
+        Value::String(s) => s.clone(),
+        Value::Null => "-".into(),
+        v => v.to_string(),
+    };
+    let cells: Vec<Vec<String>> = rows.iter().map(|r| cols.iter().map(|c| cell(&r[*c])).collect()).collect();
+    let width = |i: usize| cells.iter().map(|r| r[i].len()).chain([cols[i].len()]).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..cols.len()).map(width).collect();
+    let line = |vals: Vec<String>| {
+        vals.iter().zip(&widths).map(|(v, w)| format!("{v:<w$}")).collect::<Vec<_>>().join("  ").trim_end().to_string()
+            + "\n"
+    };
+    let mut out = line(cols.iter().map(|c| c.to_string()).collect());
+    for r in cells {
+        out += &line(r);
+    }
+    out
+}

@@ -1,0 +1,176 @@
+//! The control socket end to end: every command against a running dataplane, a reload through the
+//! socket (applied and rejected), `wasmdp ctl`, and hostile clients (garbage, a 10 MB line, a client
+//! that sends nothing, 100 clients at once, a path that is not ours to take).
+
+mod common;
+
+use common::plugin_path;
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use wasmdp::control::request;
+use wasmdp::dataplane::{self, Overrides, RunOptions, Running};
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("wasmdp-control-{name}-{}", std::process::id()));
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn config() -> String {
+    format!(
+        "engine: io\nstreams: [{{rx: a, tx: b}}, {{rx: c, tx: c}}]\nports:\n  - {{name: a, driver: null, frame: {{flows: 8}}, policy: {{plugin: {}, params: {{ports: '1,2'}}, limits: {{deadline_us: 500000}}}}}}\n  - {{name: b, driver: null}}\n  - {{name: c, driver: null}}\n",
+        plugin_path("l4_lb").display()
+    )
+}
+
+/// A dataplane forwarding with the control socket at `dir/ctl.sock`, watching `dir/config.yaml`.
+fn start(dir: &Path) -> (Running, RunOptions, PathBuf) {
+    let cfg_path = dir.join("config.yaml");
+    std::fs::write(&cfg_path, config()).unwrap();
+    let cfg = wasmdp::config::load(&cfg_path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let sock = dir.join("ctl.sock");
+    let opts = RunOptions { watch: Some(cfg_path), control: Some(sock.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    (running, opts, sock)
+}
+
+fn ok(sock: &Path, req: Value) -> Value {
+    let a = request(sock, &req).unwrap();
+    assert_eq!(a["ok"], true, "{req} -> {a}");
+    a["result"].clone()
+}
+
+fn err(sock: &Path, req: Value) -> String {
+    let a = request(sock, &req).unwrap();
+    assert_eq!(a["ok"], false, "{req} -> {a}");
+    a["error"].as_str().unwrap().to_string()
+}
+
+#[test]
+fn every_command_answers_from_the_live_dataplane() {
+    let d = dir("commands");
+    let (running, opts, sock) = start(&d);
+    let mode = std::fs::metadata(&sock).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode, 0o600, "owner only");
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(ok(&sock, json!({"cmd": "version"}))["abi"], "1.1");
+    let stats = ok(&sock, json!({"cmd": "stats"}));
+    assert!(stats["ports"][0]["rx_packets"].as_u64().unwrap() > 0, "live counters: {stats}");
+    let later = ok(&sock, json!({"cmd": "ports"}));
+    assert!(later[0]["rx_packets"].as_u64() > stats["ports"][0]["rx_packets"].as_u64(), "they move");
+    assert_eq!(ok(&sock, json!({"cmd": "streams"})).as_array().unwrap().len(), 2);
+    let pol = ok(&sock, json!({"cmd": "policies"}));
+    assert_eq!((pol[0]["port"].as_str(), pol[0]["state"].as_str()), (Some("a"), Some("running")), "{pol}");
+    assert!(pol[0]["plugin"].as_str().unwrap().ends_with("l4_lb.wasm"));
+    let maps = ok(&sock, json!({"cmd": "maps"}));
+    assert_eq!((maps[0]["port"].as_str(), maps[0]["map"]["name"].as_str()), (Some("a"), Some("flows")), "{maps}");
+    let dump = ok(&sock, json!({"cmd": "map_dump", "port": "a", "map": "flows"}));
+    assert_eq!(dump["count"], 8, "the 8 flows pinned: {dump}");
+    for e in dump["entries"].as_array().unwrap() {
+        assert!(["01000000", "02000000"].contains(&e["value"].as_str().unwrap()), "ports 1 or 2: {e}");
+    }
+    assert!(err(&sock, json!({"cmd": "map_dump", "port": "a", "map": "nope"})).contains("no map \"nope\""));
+    assert!(err(&sock, json!({"cmd": "map_dump", "port": "z", "map": "flows"})).contains("no port \"z\""));
+    assert!(err(&sock, json!({"cmd": "frobnicate"})).contains("unknown command"));
+    assert!(err(&sock, json!({"nocmd": 1})).contains("no \"cmd\""));
+    // The CLI: a table by default, JSON with --json.
+    let s = sock.to_str().unwrap();
+    let (code, out, e) = common::wasmdp(&["ctl", "--socket", s, "ports"]);
+    assert_eq!(code, 0, "{e}");
+    assert!(out.starts_with("name") && out.lines().count() == 4, "{out}");
+    let (code, out, _) = common::wasmdp(&["ctl", "--socket", s, "--json", "map", "dump", "a", "flows"]);
+    assert_eq!(code, 0);
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["count"], 8);
+    let (code, _, e) = common::wasmdp(&["ctl", "--socket", s, "map", "dump", "a", "nope"]);
+    assert_eq!(code, 1);
+    assert!(e.contains("no map \"nope\""), "{e}");
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0);
+    assert!(!sock.exists(), "the socket is removed at stop");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_reload_through_the_socket_says_applied_or_rejected_and_why() {
+    let d = dir("reload");
+    let (running, opts, sock) = start(&d);
+    let r = ok(&sock, json!({"cmd": "reload"}));
+    assert_eq!(r["outcome"], "applied", "{r}");
+    std::fs::write(d.join("config.yaml"), config().replace("flows: 8", "flows: 0")).unwrap();
+    let r = ok(&sock, json!({"cmd": "reload"}));
+    assert_eq!(r["outcome"], "rejected", "{r}");
+    let why = r["error"].as_str().unwrap();
+    assert!(why.contains("ports[0].frame") && why.contains("allowed 1..=65536"), "the reason names the key: {r}");
+    assert!(ok(&sock, json!({"cmd": "ports"}))[0]["rx_packets"].as_u64().unwrap() > 0, "still forwarding");
+    running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn hostile_clients_get_errors_and_never_stop_the_others() {
+    let d = dir("hostile");
+    let (running, opts, sock) = start(&d);
+    // Garbage.
+    let mut s = UnixStream::connect(&sock).unwrap();
+    s.write_all(b"\xff\xfe garbage\n").unwrap();
+    let mut line = String::new();
+    BufReader::new(s.try_clone().unwrap()).read_line(&mut line).unwrap();
+    assert!(line.contains("\"ok\":false") && line.contains("not JSON"), "{line}");
+    // A 10 MB line: an error, and the connection closed.
+    let mut big = UnixStream::connect(&sock).unwrap();
+    big.set_write_timeout(Some(Duration::from_secs(10))).unwrap();
+    let _ = big.write_all(&vec![b'x'; 10 << 20]);
+    let mut answer = String::new();
+    let _ = big.read_to_string(&mut answer);
+    assert!(answer.contains("longer than"), "{answer:.200}");
+    // A client that sends nothing is dropped after the timeout; meanwhile 100 others are served.
+    let idle = UnixStream::connect(&sock).unwrap();
+    let t0 = Instant::now();
+    let clients: Vec<_> = (0..100)
+        .map(|_| {
+            let sock = sock.clone();
+            std::thread::spawn(move || request(&sock, &json!({"cmd": "version"})).unwrap()["ok"] == true)
+        })
+        .collect();
+    assert!(clients.into_iter().all(|c| c.join().unwrap()), "all 100 answered");
+    let mut buf = [0u8; 1];
+    idle.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    assert_eq!((&idle).read(&mut buf).unwrap(), 0, "closed by the server");
+    assert!(t0.elapsed() >= wasmdp::control::TIMEOUT - Duration::from_millis(100));
+    running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_path_that_is_not_a_stale_socket_of_ours_is_refused() {
+    let d = dir("paths");
+    let cfg = wasmdp::config::parse(&config(), "test").unwrap();
+    let opts = |p: &Path| RunOptions { control: Some(p.to_path_buf()), ..RunOptions::default() };
+    // A regular file is never removed.
+    let file = d.join("file");
+    std::fs::write(&file, "keep me").unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let e = dataplane::start(dp, &opts(&file), Arc::new(AtomicBool::new(false))).err().unwrap();
+    assert!(format!("{e:#}").contains("not a socket"), "{e:#}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "keep me");
+    // A live socket (another wasmdp) is left alone; a stale one is replaced.
+    let live = d.join("live.sock");
+    let _other = std::os::unix::net::UnixListener::bind(&live).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let e = dataplane::start(dp, &opts(&live), Arc::new(AtomicBool::new(false))).err().unwrap();
+    assert!(format!("{e:#}").contains("another wasmdp is listening"), "{e:#}");
+    let stale = d.join("stale.sock");
+    drop(std::os::unix::net::UnixListener::bind(&stale).unwrap());
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let running = dataplane::start(dp, &opts(&stale), Arc::new(AtomicBool::new(false))).unwrap();
+    assert_eq!(ok(&stale, json!({"cmd": "version"}))["abi"], "1.1");
+    running.finish(&opts(&stale)).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
