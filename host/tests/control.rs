@@ -174,3 +174,32 @@ fn a_path_that_is_not_a_stale_socket_of_ours_is_refused() {
     running.finish(&opts(&stale)).unwrap();
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn an_operator_disables_and_enables_a_policy() {
+    let d = dir("policy");
+    let (running, opts, sock) = start(&d);
+    let calls = |sock: &Path| ok(sock, json!({"cmd": "policies"}))[0]["calls"].as_u64().unwrap();
+    let r = ok(&sock, json!({"cmd": "policy", "action": "disable", "port": "a"}));
+    assert_eq!((r["state"].as_str(), r["streams"].as_u64()), (Some("disabled"), Some(1)), "{r}");
+    assert_eq!(ok(&sock, json!({"cmd": "policies"}))[0]["state"], "disabled");
+    let c0 = calls(&sock);
+    std::thread::sleep(Duration::from_millis(50));
+    assert_eq!(calls(&sock), c0, "no calls while disabled");
+    let rx = |sock: &Path| ok(sock, json!({"cmd": "ports"}))[0]["rx_packets"].as_u64().unwrap();
+    let rx0 = rx(&sock);
+    std::thread::sleep(Duration::from_millis(20));
+    assert!(rx(&sock) > rx0, "the port forwards under its failure policy (fail_open: the native engine)");
+    let r = ok(&sock, json!({"cmd": "policy", "action": "enable", "port": "a"}));
+    assert_eq!(r["state"], "running", "{r}");
+    let t = Instant::now();
+    while calls(&sock) == c0 {
+        assert!(t.elapsed() < Duration::from_secs(10), "the plugin is called again");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(ok(&sock, json!({"cmd": "policies"}))[0]["state"], "running");
+    assert!(err(&sock, json!({"cmd": "policy", "action": "disable", "port": "b"})).contains("no policy"));
+    assert!(err(&sock, json!({"cmd": "policy", "action": "pause", "port": "a"})).contains("enable or disable"));
+    running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}

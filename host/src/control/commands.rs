@@ -32,7 +32,8 @@ pub const MAX_DUMP: usize = 65536;
 const RELOAD_WAIT: Duration = Duration::from_secs(30);
 
 /// The commands, for errors and `help`.
-pub const COMMANDS: &str = "version, stats, ports, streams, policies, maps, map_dump {port, map}, reload, help";
+pub const COMMANDS: &str =
+    "version, stats, ports, streams, policies, policy {action: enable|disable, port}, maps, map_dump {port, map}, reload, help";
 
 /// An error answer line.
 pub fn error(msg: &str) -> String {
@@ -65,6 +66,7 @@ fn run(cmd: &str, req: &Value, st: &State) -> Result<Value, String> {
         "policies" => policies(st),
         "maps" => maps(st),
         "map_dump" => map_dump(req, st)?,
+        "policy" => policy(req, st)?,
         "reload" => reload(st)?,
         "help" => json!(COMMANDS),
         other => return Err(format!("unknown command {other:?}; commands: {COMMANDS}")),
@@ -97,6 +99,46 @@ fn policies(st: &State) -> Value {
         })
         .collect();
     json!(out)
+}
+
+/// `policy enable|disable PORT`: asks every stream receiving on the port; each carries it out at
+/// its next burst (waited for up to a second while traffic flows).
+fn policy(req: &Value, st: &State) -> Result<Value, String> {
+    let arg = |k: &str| req.get(k).and_then(Value::as_str).ok_or(format!("policy needs \"{k}\" (a string)"));
+    let (action, port) = (arg("action")?, arg("port")?);
+    let (code, disabled) = match action {
+        "enable" => (crate::plugin::OPERATOR_ENABLE, false),
+        "disable" => (crate::plugin::OPERATOR_DISABLE, true),
+        other => return Err(format!("policy action {other:?}: enable or disable")),
+    };
+    let i = st.view.ports.iter().position(|p| p == port).ok_or(format!("no port {port:?}"))?;
+    let counters: Vec<_> = st
+        .view
+        .streams
+        .iter()
+        .zip(&st.view.plugins)
+        .filter(|((s, _), pc)| usize::from(s.rx_port) == i && pc.attached.load(Relaxed))
+        .map(|(_, pc)| pc.clone())
+        .collect();
+    if counters.is_empty() {
+        return Err(format!("port {port:?} has no policy"));
+    }
+    counters.iter().for_each(|pc| pc.operator.store(code, Relaxed));
+    let until = Instant::now() + Duration::from_secs(1);
+    let done = || counters.iter().all(|pc| pc.operator.load(Relaxed) == 0);
+    while !done() && Instant::now() < until {
+        std::thread::sleep(Duration::from_millis(2));
+    }
+    let state = if done() {
+        if disabled {
+            "disabled"
+        } else {
+            "running"
+        }
+    } else {
+        "requested (no burst yet)"
+    };
+    Ok(json!({"port": port, "action": action, "streams": counters.len(), "state": state}))
 }
 
 fn maps(st: &State) -> Value {

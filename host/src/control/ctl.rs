@@ -14,7 +14,8 @@ pub struct CtlArgs {
     /// Print the JSON answer instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// version | stats | ports | streams | policies | maps | map dump PORT MAP | reload | help
+    /// version | stats | ports | streams | policies | policy enable|disable PORT | maps |
+    /// map dump PORT MAP | reload | help
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
 }
@@ -25,8 +26,13 @@ pub fn main(args: &CtlArgs) -> anyhow::Result<()> {
     let req = match words.as_slice() {
         ["map", "dump", port, map] => json!({"cmd": "map_dump", "port": port, "map": map}),
         ["map", ..] => anyhow::bail!("usage: wasmdp ctl map dump PORT MAP"),
+        ["policy", action @ ("enable" | "disable"), port] => json!({"cmd": "policy", "action": action, "port": port}),
+        ["policy", ..] => anyhow::bail!("usage: wasmdp ctl policy enable|disable PORT"),
         [cmd] => json!({"cmd": cmd}),
-        _ => anyhow::bail!("one command ({}), or `map dump PORT MAP`", super::commands::COMMANDS),
+        _ => anyhow::bail!(
+            "one command ({}), `policy enable|disable PORT` or `map dump PORT MAP`",
+            super::commands::COMMANDS
+        ),
     };
     let path = args.socket.clone().unwrap_or_else(super::default_path);
     let answer = super::request(&path, &req)?;

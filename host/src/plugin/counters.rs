@@ -59,8 +59,11 @@ pub struct PluginCounters {
     pub ticks: AtomicU64,
     /// A policy is attached to the stream now.
     pub attached: AtomicBool,
-    /// The plugin was disabled after too many failures.
+    /// The plugin was disabled after too many failures (or by the operator).
     pub disabled: AtomicBool,
+    /// An operator's request for the stream's runner, taken at its next burst: [`OPERATOR_ENABLE`]
+    /// or [`OPERATOR_DISABLE`] (0: none).
+    pub operator: std::sync::atomic::AtomicU8,
     /// Instances alive on the stream (usually one; two while a reload swaps them).
     live: Mutex<Vec<Weak<InstanceCounters>>>,
     /// Totals of the instances that are gone, by name.
@@ -69,6 +72,11 @@ pub struct PluginCounters {
     /// in the final report).
     last_gauges: Mutex<BTreeMap<String, i64>>,
 }
+
+/// Operator request: run the plugin again (a new instance, the failure window cleared).
+pub const OPERATOR_ENABLE: u8 = 1;
+/// Operator request: stop calling the plugin; every burst gets the failure policy.
+pub const OPERATOR_DISABLE: u8 = 2;
 
 /// Adds to a counter only the calling worker writes: a load and a store, saturating.
 #[inline(always)]

@@ -27,7 +27,7 @@ mod runtime;
 mod state;
 
 pub use calls::{measure as measure_calls, CallCosts};
-pub use counters::{now_ns, PluginCounters};
+pub use counters::{now_ns, PluginCounters, OPERATOR_DISABLE, OPERATOR_ENABLE};
 pub use env::{PortInfo, StreamEnv};
 pub use error::{InstanceError, LoadError};
 pub use hostfns::MAX_PARAM_KEY;

@@ -123,6 +123,9 @@ impl Runner {
     /// `native` is the port's engine (the fallback).
     #[inline]
     pub fn on_burst(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst, native: EngineFn) {
+        if self.counters.operator.load(Relaxed) != 0 {
+            self.operator();
+        }
         self.maybe_tick();
         if self.live.is_none() {
             self.revive();
@@ -250,6 +253,32 @@ impl Runner {
                 ctx.cache.free_burst(burst);
             }
             FailurePolicy::FailOpen | FailurePolicy::Reload => native(ctx, burst),
+        }
+    }
+
+    /// Carries out the operator's request (control socket `policy enable|disable`).
+    #[cold]
+    fn operator(&mut self) {
+        match self.counters.operator.swap(0, Relaxed) {
+            super::counters::OPERATOR_ENABLE => {
+                self.disabled = false;
+                self.traps.clear();
+                self.counters.disabled.store(false, Relaxed);
+                if self.live.is_none() {
+                    self.retry_at = Some(Instant::now());
+                }
+                tracing::info!(plugin = %self.plugin.name(), port = self.port, "plugin enabled by the operator");
+            }
+            super::counters::OPERATOR_DISABLE => {
+                self.disabled = true;
+                self.counters.disabled.store(true, Relaxed);
+                if let Some(live) = self.live.take() {
+                    self.dispose(live);
+                }
+                tracing::info!(plugin = %self.plugin.name(), port = self.port,
+                    "plugin disabled by the operator; every burst gets the failure policy ({})", self.plugin.cfg.on_failure.name());
+            }
+            _ => {}
         }
     }
 
