@@ -72,6 +72,7 @@ fn run(args: RunArgs) -> anyhow::Result<()> {
         print_final: true,
         watch: path.filter(|_| !args.no_reload),
         control: control_socket(&cfg),
+        metrics: cfg.metrics.listen,
     };
     let report = dataplane::run(dp, &opts, stop)?;
     if report.leaked != 0 {

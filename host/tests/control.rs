@@ -203,3 +203,76 @@ fn an_operator_disables_and_enables_a_policy() {
     running.finish(&opts).unwrap();
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// `GET path` over HTTP/1.0 from `addr`: (status line, body).
+fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    write!(s, "GET {path} HTTP/1.0\r\nHost: x\r\n\r\n").unwrap();
+    let mut text = String::new();
+    s.read_to_string(&mut text).unwrap();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap();
+    (head.lines().next().unwrap().to_string(), body.to_string())
+}
+
+#[test]
+fn prometheus_metrics_pass_promtool_and_follow_the_traffic() {
+    let d = dir("metrics");
+    let cfg_path = d.join("config.yaml");
+    std::fs::write(&cfg_path, config()).unwrap();
+    let cfg = wasmdp::config::load(&cfg_path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let port = 20000 + (std::process::id() % 20000) as u16;
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let opts = RunOptions { metrics: Some(addr), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let (status, body) = http_get(addr, "/metrics");
+    assert!(status.contains("200"), "{status}");
+    for needle in [
+        "wasmdp_build_info{",
+        "wasmdp_port_rx_packets_total{port=\"a\"}",
+        "wasmdp_port_dropped_total{port=\"b\",reason=\"policy\"}",
+        "wasmdp_plugin_calls_total{port=\"a\"}",
+        "wasmdp_plugin_defined_total{port=\"a\",name=\"unpinned\"}",
+        "wasmdp_plugin_map_entries{port=\"a\",map=\"flows\"} 8",
+        "wasmdp_reloads_total{outcome=\"applied\"} 0",
+        "wasmdp_pool_buffers{state=\"free\"}",
+        "wasmdp_stream_rx_packets_total{port=\"a\",queue=\"0\"}",
+    ] {
+        assert!(body.contains(needle), "{needle} missing:\n{body}");
+    }
+    let value = |body: &str, key: &str| -> u64 {
+        body.lines().find(|l| l.starts_with(key)).and_then(|l| l.rsplit(' ').next()).unwrap().parse().unwrap()
+    };
+    // Scraped in a loop while traffic flows: the counters keep moving.
+    let first = value(&body, "wasmdp_port_rx_packets_total{port=\"a\"}");
+    let mut last = first;
+    for _ in 0..50 {
+        let (_, b) = http_get(addr, "/metrics");
+        last = value(&b, "wasmdp_port_rx_packets_total{port=\"a\"}");
+    }
+    assert!(last > first, "{first} -> {last}");
+    assert!(http_get(addr, "/nope").0.contains("404"));
+    match std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(mut child) => {
+            child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "promtool check metrics:\n{text}");
+        }
+        Err(e) => common::skip(
+            "promtool check metrics",
+            &format!("promtool: {e} (apt-get install prometheus)"),
+            common::Skip::Required,
+        ),
+    }
+    running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}

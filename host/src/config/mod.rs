@@ -63,8 +63,20 @@ pub struct Config {
     /// The control socket (docs/CONTROL.md).
     #[serde(default)]
     pub control: ControlCfg,
+    /// Prometheus metrics (docs/CONTROL.md).
+    #[serde(default)]
+    pub metrics: MetricsCfg,
     /// The ports.
     pub ports: Vec<PortCfg>,
+}
+
+/// `metrics:`.
+#[derive(Debug, Clone, Default, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct MetricsCfg {
+    /// Address of the HTTP server for `GET /metrics` (e.g. `127.0.0.1:9465`); default: none.
+    #[serde(default)]
+    pub listen: Option<std::net::SocketAddr>,
 }
 
 /// `control:`.

@@ -23,6 +23,8 @@ pub struct State {
     pub reload: Option<Arc<AtomicBool>>,
     /// Each port's plugin file at start (None: no policy).
     pub plugins: Vec<Option<String>>,
+    /// The packet pool (occupancy for the metrics).
+    pub pool: Arc<crate::mbuf::Pool>,
 }
 
 /// Most map entries one `map_dump` returns.
@@ -71,6 +73,11 @@ fn run(cmd: &str, req: &Value, st: &State) -> Result<Value, String> {
         "help" => json!(COMMANDS),
         other => return Err(format!("unknown command {other:?}; commands: {COMMANDS}")),
     })
+}
+
+/// The `--stats-json` document as of now.
+pub(crate) fn live(st: &State) -> Value {
+    live_stats(st)
 }
 
 fn live_stats(st: &State) -> Value {

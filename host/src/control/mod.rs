@@ -5,10 +5,12 @@
 //! - [`socket`]: where it lives, owner-only, a stale socket replaced, a live one left alone;
 //! - [`server`]: accepting clients, each on a short-lived thread, with size and time limits;
 //! - [`commands`]: what each request answers;
-//! - [`ctl`]: the `wasmdp ctl` client.
+//! - [`ctl`]: the `wasmdp ctl` client;
+//! - [`metrics`]: Prometheus metrics over HTTP, from the same counters.
 
 mod commands;
 pub mod ctl;
+pub mod metrics;
 mod server;
 mod socket;
 

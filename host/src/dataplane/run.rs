@@ -30,6 +30,8 @@ pub struct RunOptions {
     pub watch: Option<PathBuf>,
     /// Serve the control socket here (docs/CONTROL.md; None: no socket).
     pub control: Option<PathBuf>,
+    /// Serve Prometheus metrics on this address (None: no metrics).
+    pub metrics: Option<std::net::SocketAddr>,
 }
 
 /// What a run left behind.
@@ -57,6 +59,7 @@ pub struct Running {
     workers: Vec<JoinHandle<WorkerExit>>,
     control: Option<JoinHandle<()>>,
     socket: Option<JoinHandle<()>>,
+    metrics: Option<JoinHandle<()>>,
     unpolled: Vec<Box<dyn RxQueue>>,
     injects: Vec<Arc<Inject>>,
 }
@@ -75,17 +78,22 @@ pub fn start(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow:
         None => None,
     };
     let start = Instant::now();
+    let state = Arc::new(crate::control::State {
+        view: view.clone(),
+        reloads: reloads.clone(),
+        start,
+        simd: simd.name().into(),
+        reload: opts.watch.is_some().then_some(hup),
+        plugins,
+        pool: pool.clone(),
+    });
+    let metrics = match opts.metrics {
+        Some(addr) => Some(crate::control::metrics::spawn(addr, state.clone(), stop.clone())?),
+        None => None,
+    };
     let socket = match &opts.control {
         Some(path) => {
-            let state = crate::control::State {
-                view: view.clone(),
-                reloads: reloads.clone(),
-                start,
-                simd: simd.name().into(),
-                reload: opts.watch.is_some().then_some(hup),
-                plugins,
-            };
-            match crate::control::spawn(path.clone(), Arc::new(state), stop.clone()) {
+            match crate::control::spawn(path.clone(), state, stop.clone()) {
                 Ok(h) => Some(h),
                 // Two dataplanes started at once both find the default path free: the later one
                 // runs without a socket rather than not at all.
@@ -100,7 +108,7 @@ pub fn start(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow:
     };
     let workers =
         lcore::spawn_all(workers, &pool, &stop).map_err(|e| anyhow::anyhow!("starting a worker thread: {e}"))?;
-    Ok(Running { view, reloads, stop, start, pool, simd, workers, control, socket, unpolled, injects })
+    Ok(Running { view, reloads, stop, start, pool, simd, workers, control, socket, metrics, unpolled, injects })
 }
 
 impl Running {
@@ -117,6 +125,9 @@ impl Running {
         }
         if let Some(s) = self.socket.take() {
             s.join().map_err(|_| anyhow::anyhow!("the control socket thread panicked"))?;
+        }
+        if let Some(m) = self.metrics.take() {
+            m.join().map_err(|_| anyhow::anyhow!("the metrics thread panicked"))?;
         }
         let mut cache = self.pool.cache();
         in_flight += self.unpolled.iter_mut().map(|q| q.drain(&mut cache)).sum::<u64>();

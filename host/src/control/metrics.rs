@@ -1,0 +1,178 @@
+//! Prometheus metrics: `GET /metrics` on `metrics.listen`, served by a thread of its own from the
+//! same counters the control socket reads (atomics the workers write; a scrape takes no lock a
+//! worker takes). Each scrape fills a fresh `prometheus-client` registry from a snapshot and encodes
+//! it in the text format.
+
+use super::commands::State;
+use prometheus_client::encoding::text::encode;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+type Labels = Vec<(String, String)>;
+
+/// Serves `addr` until `stop`.
+pub fn spawn(addr: SocketAddr, state: Arc<State>, stop: Arc<AtomicBool>) -> anyhow::Result<JoinHandle<()>> {
+    let server = tiny_http::Server::http(addr).map_err(|e| anyhow::anyhow!("metrics.listen {addr}: {e}"))?;
+    tracing::info!("metrics: http://{addr}/metrics");
+    Ok(std::thread::Builder::new().name("wasmdp-metrics".into()).spawn(move || {
+        while !stop.load(Relaxed) {
+            let Ok(Some(req)) = server.recv_timeout(Duration::from_millis(100)) else { continue };
+            let answer = if req.method() == &tiny_http::Method::Get && req.url() == "/metrics" {
+                let kind = "text/plain; version=0.0.4; charset=utf-8";
+                let header = tiny_http::Header::from_bytes("Content-Type", kind).expect("a valid header");
+                tiny_http::Response::from_string(render(&state)).with_header(header)
+            } else {
+                tiny_http::Response::from_string("wasmdp: GET /metrics\n").with_status_code(404)
+            };
+            let _ = req.respond(answer);
+        }
+    })?)
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+/// A counter family registered under `name`.
+fn counters(reg: &mut Registry, name: &str, help: &str) -> Family<Labels, Counter> {
+    let f = Family::<Labels, Counter>::default();
+    reg.register(name, help, f.clone());
+    f
+}
+
+/// A gauge family registered under `name`.
+fn gauges(reg: &mut Registry, name: &str, help: &str) -> Family<Labels, Gauge> {
+    let f = Family::<Labels, Gauge>::default();
+    reg.register(name, help, f.clone());
+    f
+}
+
+/// The exposition text of everything, now.
+pub fn render(st: &State) -> String {
+    let mut reg = Registry::with_prefix("wasmdp");
+    let json = super::commands::live(st);
+    let info = gauges(&mut reg, "build_info", "Build information (value 1)");
+    let abi = format!("{}.{}", wasmdp_abi::ABI_MAJOR, wasmdp_abi::ABI_MINOR);
+    info.get_or_create(&labels(&[("version", env!("CARGO_PKG_VERSION")), ("abi", &abi), ("simd", &st.simd)])).set(1);
+    port_metrics(&mut reg, &json);
+    stream_metrics(&mut reg, &json);
+    plugin_metrics(&mut reg, &json);
+    reload_metrics(&mut reg, st);
+    let mut out = String::new();
+    // Writing to a String cannot fail.
+    let _ = encode(&mut out, &reg);
+    prometheus_text(&out)
+}
+
+/// The OpenMetrics text `prometheus-client` writes, as the Prometheus text format (0.0.4) that
+/// Prometheus scrapes by default and `promtool check metrics` checks: a counter's HELP and TYPE
+/// name its samples (`..._total`), and there is no `# EOF` or `# UNIT`.
+fn prometheus_text(open: &str) -> String {
+    let counters: std::collections::HashSet<&str> =
+        open.lines().filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter")).collect();
+    let mut out = String::with_capacity(open.len());
+    for line in open.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let meta = ["# HELP ", "# TYPE "].into_iter().find(|p| line.starts_with(p));
+        match meta.and_then(|p| line[p.len()..].split_once(' ').map(|(name, rest)| (p, name, rest))) {
+            Some((p, name, rest)) if counters.contains(name) => out += &format!("{p}{name}_total {rest}\n"),
+            _ => {
+                out += line;
+                out.push('\n');
+            }
+        }
+    }
+    out
+}
+
+fn port_metrics(reg: &mut Registry, json: &serde_json::Value) {
+    let names = [
+        ("rx_packets", "Packets received"),
+        ("tx_packets", "Packets transmitted"),
+        ("rx_bytes", "Bytes received"),
+        ("tx_bytes", "Bytes transmitted"),
+        ("rx_nombuf", "Packets not received for lack of buffers"),
+        ("rx_missed", "Frames the kernel lost because the port's ring was full"),
+    ];
+    let fams: Vec<_> = names.iter().map(|(n, h)| (n, counters(reg, &format!("port_{n}"), h))).collect();
+    let drops = counters(reg, "port_dropped", "Packets dropped on the port, by reason");
+    for p in json["ports"].as_array().into_iter().flatten() {
+        let port = p["name"].as_str().unwrap_or("");
+        for (n, f) in &fams {
+            f.get_or_create(&labels(&[("port", port)])).inc_by(p[**n].as_u64().unwrap_or(0));
+        }
+        for (reason, v) in p["dropped_by_reason"].as_object().into_iter().flatten() {
+            drops.get_or_create(&labels(&[("port", port), ("reason", reason)])).inc_by(v.as_u64().unwrap_or(0));
+        }
+    }
+}
+
+fn stream_metrics(reg: &mut Registry, json: &serde_json::Value) {
+    let rx = counters(reg, "stream_rx_packets", "Packets received by the stream");
+    let tx = counters(reg, "stream_tx_packets", "Packets the stream transmitted");
+    let drops = counters(reg, "stream_dropped", "Packets the stream dropped, by reason");
+    for s in json["streams"].as_array().into_iter().flatten() {
+        let (port, queue) = (s["rx_port"].as_str().unwrap_or(""), s["rx_queue"].to_string());
+        let l = labels(&[("port", port), ("queue", &queue)]);
+        rx.get_or_create(&l).inc_by(s["rx_packets"].as_u64().unwrap_or(0));
+        tx.get_or_create(&l).inc_by(s["tx_packets"].as_u64().unwrap_or(0));
+        for (reason, v) in s["dropped_by_reason"].as_object().into_iter().flatten() {
+            let l = labels(&[("port", port), ("queue", &queue), ("reason", reason)]);
+            drops.get_or_create(&l).inc_by(v.as_u64().unwrap_or(0));
+        }
+    }
+}
+
+fn plugin_metrics(reg: &mut Registry, json: &serde_json::Value) {
+    let names = ["calls", "traps", "timeouts", "errors", "sticky", "ticks"];
+    let fams: Vec<_> =
+        names.iter().map(|n| (n, counters(reg, &format!("plugin_{n}"), &format!("Plugin {n} on the port")))).collect();
+    let own = counters(reg, "plugin_defined", "Counters the plugin defined, by name");
+    let levels = gauges(reg, "plugin_level", "Gauges the plugin defined, by name");
+    let entries = gauges(reg, "plugin_map_entries", "Entries in the plugin's map");
+    let disabled = gauges(reg, "plugin_disabled_streams", "Streams on which the plugin is disabled");
+    for p in json["ports"].as_array().into_iter().flatten().filter(|p| p.get("plugin_calls").is_some()) {
+        let port = p["name"].as_str().unwrap_or("");
+        for (n, f) in &fams {
+            f.get_or_create(&labels(&[("port", port)])).inc_by(p[format!("plugin_{n}")].as_u64().unwrap_or(0));
+        }
+        disabled.get_or_create(&labels(&[("port", port)])).set(p["plugin_disabled"].as_i64().unwrap_or(0));
+        for (name, v) in p["plugin_counters"].as_object().into_iter().flatten() {
+            own.get_or_create(&labels(&[("port", port), ("name", name)])).inc_by(v.as_u64().unwrap_or(0));
+        }
+        for (name, v) in p["plugin_gauges"].as_object().into_iter().flatten() {
+            levels.get_or_create(&labels(&[("port", port), ("name", name)])).set(v.as_i64().unwrap_or(0));
+        }
+        for m in p["plugin_maps"].as_array().into_iter().flatten() {
+            let l = labels(&[("port", port), ("map", m["name"].as_str().unwrap_or(""))]);
+            entries.get_or_create(&l).set(m["entries"].as_i64().unwrap_or(0));
+        }
+    }
+}
+
+fn reload_metrics(reg: &mut Registry, st: &State) {
+    let r = &st.reloads;
+    let reloads = counters(reg, "reloads", "Config reloads, by outcome");
+    reloads.get_or_create(&labels(&[("outcome", "applied")])).inc_by(r.applied.load(Relaxed));
+    reloads.get_or_create(&labels(&[("outcome", "rejected")])).inc_by(r.rejected.load(Relaxed));
+    let g = gauges(reg, "reload_generation", "The configuration generation running (0: as started)");
+    g.get_or_create(&Vec::new()).set(r.generation.load(Relaxed) as i64);
+    let last = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    reg.register("reload_last_switch_seconds", "Event to all workers switched, last reload", last.clone());
+    last.get_or_create(&Vec::new()).set(r.last_us.load(Relaxed) as f64 / 1e6);
+    let pool = gauges(reg, "pool_buffers", "Packet buffers of the pool, by state");
+    let (cap, free) = (st.pool.capacity() as i64, st.pool.available() as i64);
+    pool.get_or_create(&labels(&[("state", "free")])).set(free);
+    pool.get_or_create(&labels(&[("state", "in_use")])).set(cap - free);
+    let up = gauges(reg, "uptime_seconds", "Seconds since forwarding started");
+    up.get_or_create(&Vec::new()).set(st.start.elapsed().as_secs() as i64);
+}
