@@ -69,6 +69,7 @@ fn every_command_answers_from_the_live_dataplane() {
     let pol = ok(&sock, json!({"cmd": "policies"}));
     assert_eq!((pol[0]["port"].as_str(), pol[0]["state"].as_str()), (Some("a"), Some("running")), "{pol}");
     assert!(pol[0]["plugin"].as_str().unwrap().ends_with("l4_lb.wasm"));
+    assert_eq!(pol[0]["sha256"].as_str().unwrap().len(), 64, "{pol}");
     let maps = ok(&sock, json!({"cmd": "maps"}));
     assert_eq!((maps[0]["port"].as_str(), maps[0]["map"]["name"].as_str()), (Some("a"), Some("flows")), "{maps}");
     let dump = ok(&sock, json!({"cmd": "map_dump", "port": "a", "map": "flows"}));
@@ -88,6 +89,11 @@ fn every_command_answers_from_the_live_dataplane() {
     let (code, out, _) = common::wasmdp(&["ctl", "--socket", s, "--json", "map", "dump", "a", "flows"]);
     assert_eq!(code, 0);
     assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["count"], 8);
+    let (code, out, e) = common::wasmdp(&["ctl", "--socket", s, "--count", "1", "top"]);
+    assert_eq!(code, 0, "{e}");
+    let row = out.lines().find(|l| l.starts_with("a ")).unwrap_or_else(|| panic!("{out}"));
+    assert!(row.split_whitespace().nth(1).is_some_and(|pps| pps != "0"), "port a receives: {out}");
+    assert!(out.contains("a/0 -> b"), "{out}");
     let (code, _, e) = common::wasmdp(&["ctl", "--socket", s, "map", "dump", "a", "nope"]);
     assert_eq!(code, 1);
     assert!(e.contains("no map \"nope\""), "{e}");
@@ -233,9 +239,9 @@ fn prometheus_metrics_pass_promtool_and_follow_the_traffic() {
         "wasmdp_build_info{",
         "wasmdp_port_rx_packets_total{port=\"a\"}",
         "wasmdp_port_dropped_total{port=\"b\",reason=\"policy\"}",
-        "wasmdp_plugin_calls_total{port=\"a\"}",
-        "wasmdp_plugin_defined_total{port=\"a\",name=\"unpinned\"}",
-        "wasmdp_plugin_map_entries{port=\"a\",map=\"flows\"} 8",
+        "wasmdp_plugin_calls_total{port=\"a\",plugin=\"l4_lb\"}",
+        "wasmdp_plugin_defined_total{port=\"a\",plugin=\"l4_lb\",name=\"unpinned\"}",
+        "wasmdp_plugin_map_entries{port=\"a\",plugin=\"l4_lb\",map=\"flows\"} 8",
         "wasmdp_reloads_total{outcome=\"applied\"} 0",
         "wasmdp_pool_buffers{state=\"free\"}",
         "wasmdp_stream_rx_packets_total{port=\"a\",queue=\"0\"}",

@@ -21,8 +21,8 @@ pub struct State {
     pub simd: String,
     /// Set to reload the config file (None: not watching one).
     pub reload: Option<Arc<AtomicBool>>,
-    /// Each port's plugin file at start (None: no policy).
-    pub plugins: Vec<Option<String>>,
+    /// Each port's plugin now (None: no policy), refreshed by reloads.
+    pub plugins: Arc<std::sync::Mutex<Vec<Option<crate::reload::PluginShown>>>>,
     /// The packet pool (occupancy for the metrics).
     pub pool: Arc<crate::mbuf::Pool>,
 }
@@ -88,6 +88,7 @@ fn live_stats(st: &State) -> Value {
 
 fn policies(st: &State) -> Value {
     let plugins = st.view.plugins_per_port();
+    let shown = st.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone();
     let out: Vec<Value> = st
         .view
         .ports
@@ -97,8 +98,10 @@ fn policies(st: &State) -> Value {
         .filter_map(|(i, (name, p))| {
             let p = p.as_ref()?;
             let state = if p.disabled > 0 { "disabled" } else { "running" };
+            let file = shown.get(i).cloned().flatten();
             Some(json!({
-                "port": name, "plugin": st.plugins.get(i).cloned().flatten(), "state": state,
+                "port": name, "plugin": file.as_ref().map(|f| &f.path), "sha256": file.as_ref().map(|f| &f.sha256),
+                "state": state,
                 "generation": st.reloads.generation.load(Relaxed), "calls": p.calls, "traps": p.traps,
                 "timeouts": p.timeouts, "errors": p.errors, "sticky": p.sticky, "disabled_streams": p.disabled,
                 "counters": p.counters, "gauges": p.gauges,

@@ -14,8 +14,11 @@ pub struct CtlArgs {
     /// Print the JSON answer instead of a table.
     #[arg(long)]
     pub json: bool,
+    /// `top`: stop after this many refreshes (0: until interrupted).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub count: u64,
     /// version | stats | ports | streams | policies | policy enable|disable PORT | maps |
-    /// map dump PORT MAP | reload | help
+    /// map dump PORT MAP | reload | top | help
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
 }
@@ -23,6 +26,9 @@ pub struct CtlArgs {
 /// Runs the command; an error answer is an error (exit 1) with the server's message.
 pub fn main(args: &CtlArgs) -> anyhow::Result<()> {
     let words: Vec<&str> = args.command.iter().map(String::as_str).collect();
+    if words == ["top"] {
+        return super::top::run(&args.socket.clone().unwrap_or_else(super::default_path), args.count);
+    }
     let req = match words.as_slice() {
         ["map", "dump", port, map] => json!({"cmd": "map_dump", "port": port, "map": map}),
         ["map", ..] => anyhow::bail!("usage: wasmdp ctl map dump PORT MAP"),

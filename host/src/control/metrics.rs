@@ -63,7 +63,7 @@ pub fn render(st: &State) -> String {
     info.get_or_create(&labels(&[("version", env!("CARGO_PKG_VERSION")), ("abi", &abi), ("simd", &st.simd)])).set(1);
     port_metrics(&mut reg, &json);
     stream_metrics(&mut reg, &json);
-    plugin_metrics(&mut reg, &json);
+    plugin_metrics(&mut reg, &json, st);
     reload_metrics(&mut reg, st);
     let mut out = String::new();
     // Writing to a String cannot fail.
@@ -132,7 +132,13 @@ fn stream_metrics(reg: &mut Registry, json: &serde_json::Value) {
     }
 }
 
-fn plugin_metrics(reg: &mut Registry, json: &serde_json::Value) {
+fn plugin_metrics(reg: &mut Registry, json: &serde_json::Value, st: &State) {
+    let shown = st.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone();
+    let plugin_of = |i: usize| {
+        let path = shown.get(i).cloned().flatten().map(|f| f.path).unwrap_or_default();
+        let stem = std::path::Path::new(&path).file_stem().map(|s| s.to_string_lossy().into_owned());
+        stem.unwrap_or_default()
+    };
     let names = ["calls", "traps", "timeouts", "errors", "sticky", "ticks"];
     let fams: Vec<_> =
         names.iter().map(|n| (n, counters(reg, &format!("plugin_{n}"), &format!("Plugin {n} on the port")))).collect();
@@ -140,21 +146,25 @@ fn plugin_metrics(reg: &mut Registry, json: &serde_json::Value) {
     let levels = gauges(reg, "plugin_level", "Gauges the plugin defined, by name");
     let entries = gauges(reg, "plugin_map_entries", "Entries in the plugin's map");
     let disabled = gauges(reg, "plugin_disabled_streams", "Streams on which the plugin is disabled");
-    for p in json["ports"].as_array().into_iter().flatten().filter(|p| p.get("plugin_calls").is_some()) {
-        let port = p["name"].as_str().unwrap_or("");
+    let ports = json["ports"].as_array().into_iter().flatten().enumerate();
+    for (i, p) in ports.filter(|(_, p)| p.get("plugin_calls").is_some()) {
+        let (port, plugin) = (p["name"].as_str().unwrap_or(""), plugin_of(i));
+        let base = labels(&[("port", port), ("plugin", &plugin)]);
         for (n, f) in &fams {
-            f.get_or_create(&labels(&[("port", port)])).inc_by(p[format!("plugin_{n}")].as_u64().unwrap_or(0));
+            f.get_or_create(&base).inc_by(p[format!("plugin_{n}")].as_u64().unwrap_or(0));
         }
-        disabled.get_or_create(&labels(&[("port", port)])).set(p["plugin_disabled"].as_i64().unwrap_or(0));
+        disabled.get_or_create(&base).set(p["plugin_disabled"].as_i64().unwrap_or(0));
+        let with = |k: &str, v: &str| labels(&[("port", port), ("plugin", &plugin), (k, v)]);
         for (name, v) in p["plugin_counters"].as_object().into_iter().flatten() {
-            own.get_or_create(&labels(&[("port", port), ("name", name)])).inc_by(v.as_u64().unwrap_or(0));
+            own.get_or_create(&with("name", name)).inc_by(v.as_u64().unwrap_or(0));
         }
         for (name, v) in p["plugin_gauges"].as_object().into_iter().flatten() {
-            levels.get_or_create(&labels(&[("port", port), ("name", name)])).set(v.as_i64().unwrap_or(0));
+            levels.get_or_create(&with("name", name)).set(v.as_i64().unwrap_or(0));
         }
         for m in p["plugin_maps"].as_array().into_iter().flatten() {
-            let l = labels(&[("port", port), ("map", m["name"].as_str().unwrap_or(""))]);
-            entries.get_or_create(&l).set(m["entries"].as_i64().unwrap_or(0));
+            entries
+                .get_or_create(&with("map", m["name"].as_str().unwrap_or("")))
+                .set(m["entries"].as_i64().unwrap_or(0));
         }
     }
 }

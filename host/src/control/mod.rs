@@ -6,13 +6,15 @@
 //! - [`server`]: accepting clients, each on a short-lived thread, with size and time limits;
 //! - [`commands`]: what each request answers;
 //! - [`ctl`]: the `wasmdp ctl` client;
-//! - [`metrics`]: Prometheus metrics over HTTP, from the same counters.
+//! - [`metrics`]: Prometheus metrics over HTTP, from the same counters;
+//! - [`top`]: `wasmdp ctl top`, the live view.
 
 mod commands;
 pub mod ctl;
 pub mod metrics;
 mod server;
 mod socket;
+pub mod top;
 
 pub use commands::State;
 pub use server::{spawn, MAX_CLIENTS, MAX_REQUEST, TIMEOUT};

@@ -92,6 +92,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         overrides: o.clone(),
         specs: Vec::new(),
         plugins: Vec::new(),
+        published: Arc::default(),
         runtime: None,
         injects: injects.clone(),
         ports: ports.iter().map(|p| crate::plugin::PortInfo { mac: p.mac, peer_mac: p.peer_mac }).collect(),

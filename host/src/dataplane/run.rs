@@ -71,8 +71,8 @@ pub fn start(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow:
     tracing::info!(simd = %simd, buffers = info.size, stride = info.stride, backing = info.backing.name(), workers = workers.len(), streams = view.streams.len(), "starting");
     let reloads = plane.stats.clone();
     let hup = Arc::new(AtomicBool::new(false));
-    let plugins: Vec<Option<String>> =
-        plane.cfg.ports.iter().map(|p| p.policy.as_ref().map(|pc| pc.plugin.display().to_string())).collect();
+    plane.publish_plugins();
+    let plugins = plane.published.clone();
     let control = match &opts.watch {
         Some(path) => Some(crate::reload::spawn_watcher(plane, path.clone(), stop.clone(), hup.clone())?),
         None => None,

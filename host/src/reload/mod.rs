@@ -12,5 +12,5 @@ mod plane;
 mod watch;
 
 pub use control::{Control, ReloadStats, Slot, StreamUpdate, WorkerLink};
-pub use plane::{settings, LoadedPlugin, Plane, StreamSpec};
+pub use plane::{settings, LoadedPlugin, Plane, PluginShown, StreamSpec};
 pub use watch::spawn as spawn_watcher;

@@ -41,6 +41,32 @@ pub struct LoadedPlugin {
     pub plugin: Arc<Plugin>,
 }
 
+/// A port's plugin, for operators.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PluginShown {
+    /// The module file.
+    pub path: String,
+    /// Its SHA-256, hex.
+    pub sha256: String,
+}
+
+impl Plane {
+    /// Refreshes [`Plane::published`] from the plugins now running.
+    pub fn publish_plugins(&self) {
+        let shown = self
+            .plugins
+            .iter()
+            .map(|l| {
+                l.as_ref().map(|l| PluginShown {
+                    path: l.plugin.path.display().to_string(),
+                    sha256: l.plugin.digest.iter().map(|b| format!("{b:02x}")).collect(),
+                })
+            })
+            .collect();
+        *self.published.lock().unwrap_or_else(|p| p.into_inner()) = shown;
+    }
+}
+
 /// A stream's live settings, derived from a configuration.
 #[derive(Clone, Copy)]
 pub struct Settings {
@@ -86,6 +112,9 @@ pub struct Plane {
     pub specs: Vec<StreamSpec>,
     /// Each port's plugin.
     pub plugins: Vec<Option<LoadedPlugin>>,
+    /// Each port's plugin as the control socket shows it (file, SHA-256), refreshed by
+    /// [`Plane::publish_plugins`] after every applied reload.
+    pub published: Arc<std::sync::Mutex<Vec<Option<PluginShown>>>>,
     /// The plugin runtime, made when the first plugin is loaded.
     pub runtime: Option<Arc<Runtime>>,
     /// Inject queues of the ports.

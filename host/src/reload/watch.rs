@@ -175,6 +175,7 @@ impl ControlThread {
                 for l in lines {
                     tracing::info!(generation, "  {l}");
                 }
+                self.plane.publish_plugins();
                 self.rewatch();
                 self.last_stamp = self.stamps();
             }

@@ -1,0 +1,116 @@
+//! `wasmdp ctl top`: a live per-port and per-stream view, refreshed every second from the control
+//! socket's `stats`: packets and bits per second, drops per second by reason, plugin calls and traps.
+//! On a terminal the screen is redrawn in place (crossterm); otherwise each view is printed after
+//! the previous one.
+
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Runs for `count` refreshes (0: until interrupted).
+pub fn run(path: &Path, count: u64) -> anyhow::Result<()> {
+    let mut prev: Option<(Value, Instant)> = None;
+    let tty = std::io::stdout().is_terminal();
+    let mut shown = 0;
+    loop {
+        let answer = super::request(path, &json!({"cmd": "stats"}))?;
+        let now = Instant::now();
+        let stats = answer["result"].clone();
+        if let Some((before, at)) = &prev {
+            let secs = now.duration_since(*at).as_secs_f64().max(1e-3);
+            let text = view(before, &stats, secs);
+            let mut out = std::io::stdout().lock();
+            if tty {
+                use crossterm::{cursor::MoveTo, terminal::Clear, terminal::ClearType, QueueableCommand};
+                out.queue(MoveTo(0, 0))?.queue(Clear(ClearType::All))?;
+            }
+            write!(out, "{text}")?;
+            if !tty {
+                writeln!(out)?;
+            }
+            out.flush()?;
+            shown += 1;
+            if count != 0 && shown >= count {
+                return Ok(());
+            }
+        }
+        prev = Some((stats, now));
+        std::thread::sleep(Duration::from_secs(1));
+    }
+}
+
+/// Per second between two `stats` documents.
+fn rate(a: &Value, b: &Value, key: &str, secs: f64) -> f64 {
+    (b[key].as_u64().unwrap_or(0).saturating_sub(a[key].as_u64().unwrap_or(0))) as f64 / secs
+}
+
+fn si(v: f64) -> String {
+    match v {
+        v if v >= 1e9 => format!("{:.2}G", v / 1e9),
+        v if v >= 1e6 => format!("{:.2}M", v / 1e6),
+        v if v >= 1e3 => format!("{:.1}k", v / 1e3),
+        v => format!("{v:.0}"),
+    }
+}
+
+/// Drops per second by reason, the nonzero ones.
+fn drops(a: &Value, b: &Value, secs: f64) -> String {
+    let (a, b) = (&a["dropped_by_reason"], &b["dropped_by_reason"]);
+    let per: BTreeMap<&str, f64> = b
+        .as_object()
+        .into_iter()
+        .flatten()
+        .map(|(k, _)| (k.as_str(), rate(a, b, k, secs)))
+        .filter(|(_, v)| *v > 0.0)
+        .collect();
+    if per.is_empty() {
+        return "-".into();
+    }
+    per.iter().map(|(k, v)| format!("{k} {}", si(*v))).collect::<Vec<_>>().join(", ")
+}
+
+/// The screen.
+fn view(a: &Value, b: &Value, secs: f64) -> String {
+    let mut out = format!(
+        "wasmdp top   up {:.0} s   {:.2} Mpps transmitted   simd {}\n\nPORT          RX pps    RX bps    TX pps    TX bps  calls/s  traps  drops/s by reason\n",
+        b["duration_s"].as_f64().unwrap_or(0.0),
+        rate(&a["totals"], &b["totals"], "tx_packets", secs) / 1e6,
+        b["simd"].as_str().unwrap_or("")
+    );
+    let empty = vec![];
+    let (pa, pb) = (a["ports"].as_array().unwrap_or(&empty), b["ports"].as_array().unwrap_or(&empty));
+    for (x, y) in pa.iter().zip(pb) {
+        out += &format!(
+            "{:<12} {:>8}  {:>8}  {:>8}  {:>8}  {:>7}  {:>5}  {}\n",
+            y["name"].as_str().unwrap_or(""),
+            si(rate(x, y, "rx_packets", secs)),
+            si(rate(x, y, "rx_bytes", secs) * 8.0),
+            si(rate(x, y, "tx_packets", secs)),
+            si(rate(x, y, "tx_bytes", secs) * 8.0),
+            y.get("plugin_calls").map_or("-".into(), |_| si(rate(x, y, "plugin_calls", secs))),
+            y.get("plugin_traps").map_or("-".into(), |t| t.to_string()),
+            drops(x, y, secs)
+        );
+    }
+    out += "\nSTREAM                  ENGINE        RX pps    TX pps  drops/s by reason\n";
+    let (sa, sb) = (a["streams"].as_array().unwrap_or(&empty), b["streams"].as_array().unwrap_or(&empty));
+    for (x, y) in sa.iter().zip(sb) {
+        let name = format!(
+            "{}/{} -> {}",
+            y["rx_port"].as_str().unwrap_or(""),
+            y["rx_queue"],
+            y["tx_port"].as_str().unwrap_or("")
+        );
+        out += &format!(
+            "{:<23} {:<12} {:>8}  {:>8}  {}\n",
+            name,
+            y["engine"].as_str().unwrap_or(""),
+            si(rate(x, y, "rx_packets", secs)),
+            si(rate(x, y, "tx_packets", secs)),
+            drops(x, y, secs)
+        );
+    }
+    out
+}
