@@ -282,3 +282,34 @@ fn prometheus_metrics_pass_promtool_and_follow_the_traffic() {
     running.finish(&opts).unwrap();
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn a_plugin_max_failures_disabled_is_enabled_again_through_the_socket() {
+    // faulty_trap traps on every burst; with max_failures 1 the first trap disables it.
+    let d = dir("revive");
+    let yaml = format!(
+        "engine: io\nports:\n  - {{name: a, driver: null, policy: {{plugin: {}, on_failure: fail_open, max_failures: 1, limits: {{deadline_us: 500000}}}}}}\n  - {{name: b, driver: null}}\n",
+        plugin_path("faulty_trap").display()
+    );
+    let cfg = wasmdp::config::parse(&yaml, "test").unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let sock = d.join("ctl.sock");
+    let opts = RunOptions { control: Some(sock.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    let policy = |sock: &Path| ok(sock, json!({"cmd": "policies"}))[0].clone();
+    let t = Instant::now();
+    while policy(&sock)["state"] != "disabled" {
+        assert!(t.elapsed() < Duration::from_secs(10), "not disabled: {}", policy(&sock));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    assert_eq!(policy(&sock)["traps"], 1);
+    ok(&sock, json!({"cmd": "policy", "action": "enable", "port": "a"}));
+    // A new instance runs, traps again, and is disabled again: one more trap counted.
+    let t = Instant::now();
+    while policy(&sock)["traps"] != 2 {
+        assert!(t.elapsed() < Duration::from_secs(10), "not called again: {}", policy(&sock));
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -97,7 +97,11 @@ fn policies(st: &State) -> Value {
         .enumerate()
         .filter_map(|(i, (name, p))| {
             let p = p.as_ref()?;
-            let state = if p.disabled > 0 { "disabled" } else { "running" };
+            let state = match () {
+                _ if p.disabled > 0 => "disabled",
+                _ if p.failed > 0 => "failed",
+                _ => "running",
+            };
             let file = shown.get(i).cloned().flatten();
             Some(json!({
                 "port": name, "plugin": file.as_ref().map(|f| &f.path), "sha256": file.as_ref().map(|f| &f.sha256),

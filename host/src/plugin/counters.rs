@@ -61,6 +61,8 @@ pub struct PluginCounters {
     pub attached: AtomicBool,
     /// The plugin was disabled after too many failures (or by the operator).
     pub disabled: AtomicBool,
+    /// The stream's instance trapped and it has none now (failure policy in force).
+    pub failed: AtomicBool,
     /// An operator's request for the stream's runner, taken at its next burst: [`OPERATOR_ENABLE`]
     /// or [`OPERATOR_DISABLE`] (0: none).
     pub operator: std::sync::atomic::AtomicU8,

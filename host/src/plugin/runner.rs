@@ -209,6 +209,7 @@ impl Runner {
         bump(&self.counters.traps, 1);
         if let Some(dead) = self.live.take() {
             self.dispose(dead);
+            self.counters.failed.store(true, Relaxed);
         }
         let now = Instant::now();
         let window = Duration::from_secs(self.plugin.cfg.failure_window_s.0);
@@ -294,6 +295,7 @@ impl Runner {
                 Ok(live) => {
                     tracing::info!(plugin = %self.plugin.name(), port = self.port, "plugin re-instantiated");
                     self.live = Some(live);
+                    self.counters.failed.store(false, Relaxed);
                 }
                 Err(e) => self.failed(Failure::Trap(format!("re-instantiation failed: {e}"))),
             }

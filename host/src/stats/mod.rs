@@ -68,6 +68,8 @@ pub struct PluginTotals {
     pub ticks: u64,
     /// Streams on which the plugin was disabled after too many failures.
     pub disabled: u64,
+    /// Streams whose instance trapped and that have none now (a new one may be on its way).
+    pub failed: u64,
     /// The plugin's own counters.
     pub counters: std::collections::BTreeMap<String, u64>,
     /// The plugin's gauges (summed over the port's live instances).
@@ -128,6 +130,7 @@ impl StatsView {
             t.sticky += pc.sticky.load(Relaxed);
             t.ticks += pc.ticks.load(Relaxed);
             t.disabled += u64::from(pc.disabled.load(Relaxed));
+            t.failed += u64::from(pc.failed.load(Relaxed));
             for (name, v) in pc.named() {
                 *t.counters.entry(name).or_default() += v;
             }
