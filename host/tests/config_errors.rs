@@ -216,3 +216,11 @@ fn encapsulation_needs_the_headroom_for_its_headers() {
     let tagged = yaml.replace("headroom: 64", "headroom: 72").replace("null,", "null, tx_offloads: [vlan_insert],");
     assert_has(&err(&tagged), &["pool.headroom", "74 bytes", "tags"]);
 }
+
+#[test]
+fn control_and_metrics_keys_are_checked() {
+    assert_has(&err(&format!("metrics: {{listen: 'nowhere:x'}}\n{PORT}")), &["metrics", "listen", "line 1"]);
+    assert_has(&err(&format!("control: {{sockett: /tmp/x}}\n{PORT}")), &["sockett", "line 1"]);
+    let off = config::parse(&format!("control: {{socket: null}}\n{PORT}"), "cfg.yaml").unwrap();
+    assert_eq!(off.control.socket, None);
+}

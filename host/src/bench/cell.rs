@@ -62,10 +62,7 @@ impl BenchPath {
         let tunnel = config::engine_kind(engine).is_some();
         match self {
             BenchPath::Native => true,
-            BenchPath::Plugin | BenchPath::PluginSticky => {
-                let id = crate::engines::ENGINES.iter().position(|e| e.name == engine);
-                id.is_some_and(|i| (i as u32) < wasmdp_abi::engine::COUNT)
-            }
+            BenchPath::Plugin | BenchPath::PluginSticky => crate::engines::ABI_ENGINES.iter().any(|e| e.name == engine),
             BenchPath::Wasm => engine == "macswap",
             BenchPath::Io | BenchPath::NoPrefetch => tunnel,
         }
@@ -225,4 +222,19 @@ fn run_once(cfg: &config::Config, seconds: f64, cell: &Cell) -> anyhow::Result<f
         );
     }
     Ok(r.json["mpps"].as_f64().unwrap_or(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::BenchPath;
+
+    #[test]
+    fn plugin_paths_are_for_the_engines_the_abi_names() {
+        for e in wasmdp_abi::engine::NAMES {
+            assert!(BenchPath::Plugin.applies_to(e), "{e}");
+        }
+        for e in ["txonly", "icmpecho"] {
+            assert!(!BenchPath::Plugin.applies_to(e) && !BenchPath::PluginSticky.applies_to(e), "{e}");
+        }
+    }
 }

@@ -62,9 +62,9 @@ fn run(cmd: &str, req: &Value, st: &State) -> Result<Value, String> {
         "version" => {
             json!({"version": env!("CARGO_PKG_VERSION"), "abi": format!("{}.{}", wasmdp_abi::ABI_MAJOR, wasmdp_abi::ABI_MINOR)})
         }
-        "stats" => live_stats(st),
-        "ports" => live_stats(st)["ports"].take(),
-        "streams" => live_stats(st)["streams"].take(),
+        "stats" => live(st),
+        "ports" => live(st)["ports"].take(),
+        "streams" => live(st)["streams"].take(),
         "policies" => policies(st),
         "maps" => maps(st),
         "map_dump" => map_dump(req, st)?,
@@ -77,10 +77,6 @@ fn run(cmd: &str, req: &Value, st: &State) -> Result<Value, String> {
 
 /// The `--stats-json` document as of now.
 pub(crate) fn live(st: &State) -> Value {
-    live_stats(st)
-}
-
-fn live_stats(st: &State) -> Value {
     let facts =
         stats::RunFacts { duration_s: st.start.elapsed().as_secs_f64(), simd: st.simd.clone(), ..Default::default() };
     stats::report_json(&st.view, &facts)
