@@ -1,5 +1,5 @@
-//! Options of the drivers that talk to the outside world (`pcap:`, `af_packet:`) and of the icmpecho
-//! engine (`icmpecho:`).
+//! Options of the drivers that talk to the outside world (`pcap:`, `af_packet:`, `af_xdp:`) and of
+//! the icmpecho engine (`icmpecho:`).
 
 use super::Bounded;
 use serde::de::{self, Deserializer};
@@ -86,6 +86,70 @@ fn block_size() -> Bounded<4096, 4_194_304> {
 }
 fn block_count() -> Bounded<1, 65536> {
     Bounded(256)
+}
+
+/// `af_xdp:` options.
+#[derive(Debug, Clone, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct AfXdpCfg {
+    /// Linux interface name.
+    pub iface: String,
+    /// First of the interface's queues the port binds (`queues:` sockets on queue_start..).
+    #[serde(default)]
+    pub queue_start: Bounded<0, 4095>,
+    /// How the XDP program that redirects to the sockets is attached.
+    #[serde(default)]
+    pub mode: XdpMode,
+    /// Whether the sockets share their memory with the driver (zero copy) or the kernel copies.
+    #[serde(default)]
+    pub zero_copy: ZeroCopy,
+    /// Bytes of one UMEM frame (2048 or 4096): the largest frame is this minus the kernel's 256 B
+    /// of XDP headroom.
+    #[serde(default = "xdp_frame_size")]
+    pub frame_size: Bounded<2048, 4096>,
+    /// Descriptors of each of the four rings (a power of two); the UMEM holds twice this many frames
+    /// per queue (one half for RX, one for TX).
+    #[serde(default = "xdp_ring_size")]
+    pub ring_size: Bounded<64, 16384>,
+    /// Busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL, SO_BUSY_POLL_BUDGET): the driver's NAPI runs
+    /// in our RX calls instead of in interrupts.
+    #[serde(default)]
+    pub busy_poll: bool,
+}
+
+/// `af_xdp.mode`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum XdpMode {
+    /// Native if the driver has it, else generic.
+    #[default]
+    Auto,
+    /// In the driver (XDP_FLAGS_DRV_MODE).
+    Native,
+    /// In the kernel's generic path, after the driver built an skb (XDP_FLAGS_SKB_MODE).
+    Generic,
+}
+
+/// `af_xdp.zero_copy`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ZeroCopy {
+    /// Zero copy if the driver has it, else copy.
+    #[default]
+    Auto,
+    /// Zero copy, or the port does not open.
+    On,
+    /// Copy mode.
+    Off,
+}
+
+fn xdp_frame_size() -> Bounded<2048, 4096> {
+    Bounded(2048)
+}
+// 2048 descriptors hold 2 ms of traffic at 1 Mpps; the UMEM is then 8 MiB per queue (2 x 2048
+// frames of 2048 B).
+fn xdp_ring_size() -> Bounded<64, 16384> {
+    Bounded(2048)
 }
 
 /// `icmpecho:` of a port: the addresses it answers for, and what happens to everything else.

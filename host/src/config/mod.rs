@@ -15,7 +15,7 @@ mod values;
 mod yaml;
 
 pub use checks::{lcores, port_names, validate, MAX_LCORE, MAX_PARAMS};
-pub use drivers::{AfPacketCfg, IcmpEchoCfg, PcapCfg, Repeat};
+pub use drivers::{AfPacketCfg, AfXdpCfg, IcmpEchoCfg, PcapCfg, Repeat, XdpMode, ZeroCopy};
 pub use error::ConfigError;
 pub use policy::{FailurePolicy, LimitsCfg, ParamValue, PolicyCfg};
 pub use sizes::{available_memory, footprint, Footprint, MAX_AF_PACKET_RING, MAX_RETRY_BUDGET_US};
@@ -227,6 +227,9 @@ pub struct PortCfg {
     /// `af_packet` driver options.
     #[serde(default)]
     pub af_packet: Option<AfPacketCfg>,
+    /// `af_xdp` driver options.
+    #[serde(default)]
+    pub af_xdp: Option<AfXdpCfg>,
     /// Addresses the `icmpecho` engine answers for on this port, and what it does with the rest.
     #[serde(default)]
     pub icmpecho: Option<IcmpEchoCfg>,

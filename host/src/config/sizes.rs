@@ -20,7 +20,7 @@ const MEMORY_SHARE: f64 = 0.8;
 pub struct Footprint {
     /// The packet pool.
     pub pool: u64,
-    /// AF_PACKET RX rings.
+    /// AF_PACKET RX rings, AF_XDP UMEMs and rings.
     pub rings: u64,
     /// Queues between ring ports and the plugins' inject queues.
     pub queues: u64,
@@ -33,6 +33,13 @@ impl Footprint {
     pub fn total(&self) -> u64 {
         self.pool + self.rings + self.queues + self.plugins
     }
+}
+
+/// What one AF_XDP queue maps: a UMEM of two frames per ring slot and four rings of 16-byte
+/// descriptors at most.
+pub fn xdp_queue_bytes(x: &crate::config::AfXdpCfg) -> u64 {
+    let ring = x.ring_size.0;
+    2 * ring * x.frame_size.0 + 4 * ring * 16
 }
 
 fn mib(b: u64) -> String {
@@ -52,6 +59,9 @@ pub fn footprint(cfg: &Config, pairs: &[Pair]) -> Footprint {
         let q = port.queues.0;
         if let Some(a) = &port.af_packet {
             f.rings += q * a.block_size.0 * a.block_count.0;
+        }
+        if let Some(x) = &port.af_xdp {
+            f.rings += q * xdp_queue_bytes(x);
         }
         if let Some(r) = &port.ring {
             // Each ring port owns the rings it transmits into.
@@ -101,9 +111,9 @@ pub fn check(cfg: &Config, pairs: &[Pair], lcores: usize) -> Result<(), String> 
         let max = (avail as f64 * MEMORY_SHARE) as u64;
         if f.total() > max {
             return Err(format!(
-                "the configuration needs up to {} (pool {}, af_packet rings {}, queues {}, plugin memories and maps {}), \
+                "the configuration needs up to {} (pool {}, af_packet/af_xdp rings {}, queues {}, plugin memories and maps {}), \
                  more than {:.0}% of the {} this machine has available; lower pool.size, af_packet.block_count, \
-                 ring.size or the plugins' limits.memory_kib / map_kib",
+                 af_xdp.ring_size, ring.size or the plugins' limits.memory_kib / map_kib",
                 mib(f.total()),
                 mib(f.pool),
                 mib(f.rings),

@@ -4,6 +4,9 @@
 //! config checks that no queue is used twice), so queues need no locks.
 
 mod af_packet;
+mod af_xdp;
+mod counted;
+pub(crate) mod iface;
 mod null;
 mod pcap;
 mod ring;
@@ -100,12 +103,17 @@ pub struct DriverDesc {
 }
 
 /// Every driver. Adding one: a new file and a line here.
-pub const DRIVERS: &[&DriverDesc] = &[&null::DRIVER, &ring::DRIVER, &pcap::DRIVER, &af_packet::DRIVER];
+pub const DRIVERS: &[&DriverDesc] = &[&null::DRIVER, &ring::DRIVER, &pcap::DRIVER, &af_packet::DRIVER, &af_xdp::DRIVER];
 
 /// Refuses the option sections of other drivers on a port of driver `driver` (the error starts with
 /// the key, as `DriverDesc::check` errors do).
 pub fn only_own_section(p: &PortCfg, driver: &str) -> Result<(), String> {
-    let sections = [("ring", p.ring.is_some()), ("pcap", p.pcap.is_some()), ("af_packet", p.af_packet.is_some())];
+    let sections = [
+        ("ring", p.ring.is_some()),
+        ("pcap", p.pcap.is_some()),
+        ("af_packet", p.af_packet.is_some()),
+        ("af_xdp", p.af_xdp.is_some()),
+    ];
     match sections.iter().find(|(name, present)| *present && *name != driver) {
         Some((name, _)) => Err(format!("{name}: only for driver `{name}`, and this port's driver is `{driver}`")),
         None => Ok(()),

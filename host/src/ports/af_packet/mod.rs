@@ -30,12 +30,7 @@ pub const DRIVER: DriverDesc = DriverDesc {
 fn check(_: &Config, p: &PortCfg) -> Result<(), String> {
     super::only_own_section(p, "af_packet")?;
     let a = p.af_packet.as_ref().ok_or("af_packet: missing; driver `af_packet` needs `af_packet: {iface: NAME}`")?;
-    if a.iface.is_empty() || a.iface.len() > 15 || a.iface.contains(['/', ' ', '\0']) {
-        return Err(format!(
-            "af_packet.iface: invalid interface name {:?}; a Linux interface name is 1 to 15 characters, no '/' or spaces",
-            a.iface
-        ));
-    }
+    super::iface::check_name("af_packet", &a.iface)?;
     let bs = a.block_size.get();
     let page = page_size();
     if !bs.is_power_of_two() || !bs.is_multiple_of(page) {
@@ -50,7 +45,7 @@ fn check(_: &Config, p: &PortCfg) -> Result<(), String> {
 #[cfg(target_os = "linux")]
 fn preflight(p: &PortCfg) -> anyhow::Result<()> {
     match &p.af_packet {
-        Some(a) => socket::interface_ready(&a.iface).map(|_| ()),
+        Some(a) => super::iface::interface_ready("af_packet", &a.iface).map(|_| ()),
         None => Ok(()),
     }
 }
@@ -78,8 +73,8 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     use crate::ports::{RxQueue, TxQueue};
     use std::sync::Arc;
     let a = s.cfg.af_packet.as_ref().ok_or_else(|| anyhow::anyhow!("af_packet: missing"))?;
-    let ifindex = socket::ifindex(&a.iface)?;
-    let mtu = socket::interface_ready(&a.iface)?;
+    let ifindex = super::iface::ifindex("af_packet", &a.iface)?;
+    let mtu = super::iface::interface_ready("af_packet", &a.iface)?;
     let frame = s.template.len();
     if mtu + 14 < frame {
         tracing::warn!(iface = %a.iface,

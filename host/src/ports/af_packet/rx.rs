@@ -17,13 +17,13 @@
 use super::socket::{self, Sock};
 use super::vnet::{self, VnetHdr};
 use crate::mbuf::{Burst, Pkt, PoolCache, MAX_BURST};
+use crate::ports::counted::{StatsClock, Unfit};
 use crate::ports::{Rx, RxQueue};
 use crate::stats::PortStats;
 use crate::wire;
 use std::mem::{offset_of, size_of};
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 /// Offsets in the block descriptor (`tpacket_block_desc`, whose header is a `tpacket_hdr_v1`).
 const BLOCK_STATUS: usize = offset_of!(libc::tpacket_block_desc, hdr) + offset_of!(libc::tpacket_hdr_v1, block_status);
@@ -32,10 +32,6 @@ const BLOCK_FIRST: usize =
     offset_of!(libc::tpacket_block_desc, hdr) + offset_of!(libc::tpacket_hdr_v1, offset_to_first_pkt);
 /// Bytes of a frame header.
 const FRAME_HDR: usize = size_of::<libc::tpacket3_hdr>();
-/// How often the socket's drop counters are read.
-const STATS_EVERY: Duration = Duration::from_millis(100);
-/// The clock is looked at every this many calls.
-const STATS_CHECK_CALLS: u32 = 1024;
 
 /// One queue's RX ring.
 pub(super) struct AfRx {
@@ -53,10 +49,8 @@ pub(super) struct AfRx {
     port: u16,
     queue: u16,
     stats: Arc<PortStats>,
-    stats_at: Instant,
-    calls: u32,
-    /// Frames not receivable since the last warning, and when that was.
-    unfit: (u64, Option<Instant>),
+    clock: StatsClock,
+    unfit: Unfit,
     /// Room for a super-frame being segmented, and for one segment.
     whole: Vec<u8>,
     seg: Vec<u8>,
@@ -90,10 +84,9 @@ impl AfRx {
             off: 0,
             port,
             queue,
+            unfit: Unfit::new("af_packet", port, queue, stats.clone()),
             stats,
-            stats_at: Instant::now(),
-            calls: 0,
-            unfit: (0, None),
+            clock: StatsClock::new(),
             whole: Vec::new(),
             seg: Vec::new(),
         }
@@ -186,30 +179,12 @@ impl AfRx {
 
     /// Reads the socket's drop counters into the port's, every [`STATS_EVERY`] (or now).
     fn read_stats(&mut self, now: bool) {
-        self.calls = self.calls.wrapping_add(1);
-        if !now && (!self.calls.is_multiple_of(STATS_CHECK_CALLS) || self.stats_at.elapsed() < STATS_EVERY) {
+        if !self.clock.due(now) {
             return;
         }
-        self.stats_at = Instant::now();
         if let Ok(st) = socket::read_stats(self.sock.fd) {
             PortStats::add(&self.stats.missed, u64::from(st.tp_drops));
             PortStats::add(&self.stats.ring_full, u64::from(st.tp_freeze_q_cnt));
-        }
-    }
-
-    /// Counts a frame that cannot be received, and says so at most once a second.
-    #[cold]
-    fn unfit(&mut self, why: &str, len: u32) {
-        PortStats::add(&self.stats.oversize, 1);
-        self.unfit.0 += 1;
-        if self.unfit.1.is_none_or(|t| t.elapsed() >= Duration::from_secs(1)) {
-            tracing::warn!(
-                port = self.port,
-                queue = self.queue,
-                frames = self.unfit.0,
-                "af_packet: a frame of {len} bytes could not be received ({why}); counted as rx_oversize"
-            );
-            self.unfit = (0, Some(Instant::now()));
         }
     }
 
@@ -395,7 +370,7 @@ impl RxQueue for AfRx {
                     break;
                 }
                 Taken::Later => break,
-                Taken::Unfit(why) => self.unfit(why, h.tp_len),
+                Taken::Unfit(why) => self.unfit.count(why, h.tp_len),
             }
             self.advance(at, &h);
         }

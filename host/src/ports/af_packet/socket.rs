@@ -2,8 +2,8 @@
 //! RX ring mapped, bound to the interface. Kernel structures and constants are libc's.
 
 use crate::config::AfPacketCfg;
+use crate::ports::iface::setopt;
 use anyhow::{anyhow, bail, Result};
-use std::ffi::CString;
 use std::io;
 
 /// Frame slots of the RX ring (TPACKET_V3 packs frames by their length; this only sets the count).
@@ -44,70 +44,6 @@ pub(super) fn page_size() -> usize {
     } else {
         4096
     }
-}
-
-pub(super) fn setopt<T>(fd: libc::c_int, level: libc::c_int, name: libc::c_int, v: &T) -> io::Result<()> {
-    // SAFETY: v points to a live value of size_of::<T>() bytes, as the kernel reads it.
-    let r = unsafe {
-        libc::setsockopt(fd, level, name, (v as *const T).cast(), std::mem::size_of::<T>() as libc::socklen_t)
-    };
-    if r == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
-}
-
-/// Reads an `ifreq` (SIOCGIFFLAGS, SIOCGIFMTU) of `iface` through `fd`.
-fn ifreq(fd: libc::c_int, iface: &str, req: libc::c_ulong) -> io::Result<libc::ifreq> {
-    // SAFETY: ifreq is plain data; all zero is a valid value.
-    let mut r: libc::ifreq = unsafe { std::mem::zeroed() };
-    for (d, s) in r.ifr_name.iter_mut().zip(iface.bytes().take(libc::IFNAMSIZ - 1)) {
-        *d = s as libc::c_char;
-    }
-    // SAFETY: r is a properly sized struct ifreq for SIOCGIF* requests, which write inside it.
-    let rc = unsafe { libc::ioctl(fd, req as _, &mut r as *mut libc::ifreq) };
-    if rc < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(r)
-}
-
-/// The index of interface `iface`, or an error that says how to find the right name.
-pub(super) fn ifindex(iface: &str) -> Result<libc::c_uint> {
-    let name = CString::new(iface).map_err(|_| anyhow!("af_packet.iface: contains a NUL byte"))?;
-    // SAFETY: name is a valid NUL-terminated string.
-    let ifindex = unsafe { libc::if_nametoindex(name.as_ptr()) };
-    if ifindex == 0 {
-        bail!(
-            "af_packet: interface `{iface}` does not exist ({}); check `ip link` (and the network namespace) or fix af_packet.iface",
-            io::Error::last_os_error()
-        );
-    }
-    Ok(ifindex)
-}
-
-/// Interface `iface` exists and is up; returns its MTU. Needs no privileges (what `wasmdp validate`
-/// checks).
-pub(super) fn interface_ready(iface: &str) -> Result<usize> {
-    ifindex(iface)?;
-    // SAFETY: plain socket(2) call.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        bail!("af_packet: cannot open a socket to ask about `{iface}`: {}", io::Error::last_os_error());
-    }
-    let flags = ifreq(fd, iface, libc::SIOCGIFFLAGS);
-    let mtu = ifreq(fd, iface, libc::SIOCGIFMTU);
-    // SAFETY: fd is ours and closed once.
-    unsafe { libc::close(fd) };
-    let flags = flags.map_err(|e| anyhow!("af_packet: reading the flags of `{iface}` failed: {e}"))?;
-    // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
-    if libc::c_int::from(unsafe { flags.ifr_ifru.ifru_flags }) & libc::IFF_UP == 0 {
-        bail!("af_packet: interface `{iface}` is down; bring it up with `ip link set {iface} up`");
-    }
-    let mtu = mtu.map_err(|e| anyhow!("af_packet: reading the MTU of `{iface}` failed: {e}"))?;
-    // SAFETY: SIOCGIFMTU filled the mtu member of the union.
-    Ok(unsafe { mtu.ifr_ifru.ifru_mtu } as usize)
 }
 
 /// A socket bound to `ifindex` with the options of `a` and its RX ring mapped.

@@ -1,0 +1,172 @@
+//! `af_xdp`: a Linux interface through AF_XDP sockets (DPDK net_af_xdp, VPP af_xdp, OVS's AF_XDP
+//! netdev). One socket per queue ([`xsk`]), each with its own UMEM; an XDP program ([`bpf`]) sends
+//! each frame received on queue q to the socket of queue q, and frames of queues without a socket
+//! of ours on to the kernel's stack. RX ([`rx`]) copies frames from the UMEM into pool buffers and
+//! refills at once; TX ([`tx`]) copies packets into UMEM frames and recycles completions; the
+//! kernel is only called when a ring asks for it (need_wakeup), or every idle RX call when busy
+//! polling.
+//!
+//! Decisions, measured in BENCHMARKS.md:
+//! - **Raw `libc`, no AF_XDP crate.** libc has every structure and constant of `if_xdp.h`; the ring
+//!   protocol is a few dozen lines ([`ring`]) and the program six instructions, loaded with four
+//!   bpf(2) calls. `xdp` 0.8 covers sockets and rings but loads no program; `aya` 0.14 loads
+//!   programs but brings an object-file stack for six instructions; `xsk-rs` needs clang and m4 to
+//!   build; `xdpilone` is EUPL-licensed. The af_packet driver already speaks libc the same way.
+//! - **One UMEM per queue, not a shared one.** A shared UMEM needs one fill and completion ring
+//!   pair per queue anyway and a lock or partition for its frames; per-queue UMEMs keep each queue's
+//!   RX and TX lock-free and on the lcore that owns them.
+//! - **A copy into pool buffers, not the UMEM as the pool.** Packets cross ports (io, redirects, a
+//!   plugin's `send_to`), and a UMEM belongs to one socket: a UMEM-backed buffer forwarded to
+//!   another port must be copied there anyway, and buffers could not be freed to the shared pool.
+//!   In copy mode the kernel copies every frame already; our copy of a 64 B frame is a few ns
+//!   against the kernel's several hundred per frame. Zero copy on a NIC would make the UMEM the
+//!   pool of the ports that share it: planned, not built (no NIC here can do zero copy).
+
+#[cfg(target_os = "linux")]
+mod bpf;
+#[cfg(target_os = "linux")]
+mod ring;
+#[cfg(target_os = "linux")]
+mod rx;
+#[cfg(target_os = "linux")]
+mod tx;
+#[cfg(target_os = "linux")]
+mod xsk;
+
+use super::{DriverDesc, PortSetup, Queues, Shared};
+use crate::config::{Config, PortCfg, XdpMode, ZeroCopy};
+
+/// The driver entry.
+pub const DRIVER: DriverDesc = DriverDesc {
+    name: "af_xdp",
+    help: "a Linux interface (af_xdp.iface) through AF_XDP sockets: XDP redirect program, UMEM rings, need_wakeup",
+    software_offloads: true,
+    macsec: false,
+    check,
+    preflight,
+    open,
+};
+
+/// The kernel keeps this much of each UMEM frame in front of the packet (XDP_PACKET_HEADROOM).
+const XDP_HEADROOM: usize = 256;
+
+fn check(_: &Config, p: &PortCfg) -> Result<(), String> {
+    super::only_own_section(p, "af_xdp")?;
+    let a = p.af_xdp.as_ref().ok_or("af_xdp: missing; driver `af_xdp` needs `af_xdp: {iface: NAME}`")?;
+    super::iface::check_name("af_xdp", &a.iface)?;
+    let fs = a.frame_size.0;
+    if fs != 2048 && fs != 4096 {
+        return Err(format!("af_xdp.frame_size: {fs} is not allowed; allowed 2048 or 4096"));
+    }
+    let rs = a.ring_size.0;
+    if !rs.is_power_of_two() {
+        return Err(format!("af_xdp.ring_size: {rs} is not allowed; it must be a power of two from 64 to 16384"));
+    }
+    let end = a.queue_start.0 + p.queues.0;
+    if end > 4096 {
+        return Err(format!(
+            "af_xdp.queue_start: {} + queues {} goes past queue 4095; lower one of them",
+            a.queue_start.0, p.queues.0
+        ));
+    }
+    if a.zero_copy == ZeroCopy::On && a.mode == XdpMode::Generic {
+        return Err("af_xdp.zero_copy: `on` needs mode native (or auto): generic XDP always copies".into());
+    }
+    Ok(())
+}
+
+/// The interface exists in this network namespace and is up.
+fn preflight(p: &PortCfg) -> anyhow::Result<()> {
+    match &p.af_xdp {
+        Some(a) => super::iface::interface_ready("af_xdp", &a.iface).map(|_| ()),
+        None => Ok(()),
+    }
+}
+
+/// What keeps the program attached while any queue of the port lives: the link, the program and
+/// the XSKMAP (closing the link detaches the program).
+#[cfg(target_os = "linux")]
+struct Attached {
+    _link: std::os::fd::OwnedFd,
+    _prog: std::os::fd::OwnedFd,
+    _map: std::os::fd::OwnedFd,
+}
+
+/// Attaches `prog` in the mode asked; auto tries native first.
+#[cfg(target_os = "linux")]
+fn attach(
+    prog: &std::os::fd::OwnedFd,
+    ifindex: u32,
+    a: &crate::config::AfXdpCfg,
+) -> anyhow::Result<(std::os::fd::OwnedFd, bpf::Attach)> {
+    use bpf::{Attach, AttachError};
+    let mode = match a.mode {
+        XdpMode::Generic => Attach::Generic,
+        XdpMode::Native | XdpMode::Auto => Attach::Native,
+    };
+    match bpf::attach(prog, ifindex, &a.iface, mode) {
+        Ok(link) => Ok((link, mode)),
+        Err(AttachError::Unsupported(e)) if a.mode == XdpMode::Auto => {
+            if a.zero_copy == ZeroCopy::On {
+                return Err(e.context("af_xdp.zero_copy: on needs native XDP"));
+            }
+            tracing::info!(iface = %a.iface, "af_xdp: no native XDP ({e}); using generic mode");
+            Ok((bpf::attach(prog, ifindex, &a.iface, Attach::Generic)?, Attach::Generic))
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The program attached, then one socket per queue, each put in the XSKMAP.
+#[cfg(target_os = "linux")]
+fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
+    use crate::ports::{RxQueue, TxQueue};
+    use std::os::fd::AsRawFd;
+    use std::sync::Arc;
+    let a = s.cfg.af_xdp.as_ref().ok_or_else(|| anyhow::anyhow!("af_xdp: missing"))?;
+    let ifindex = super::iface::ifindex("af_xdp", &a.iface)?;
+    let mtu = super::iface::interface_ready("af_xdp", &a.iface)?;
+    if mtu + 14 > a.frame_size.get() - XDP_HEADROOM {
+        tracing::warn!(iface = %a.iface,
+            "port `{}`: af_xdp: MTU {mtu} of `{}` does not fit a frame of {} B less the kernel's {XDP_HEADROOM} B of headroom; \
+             longer frames are dropped (rx_missed): raise af_xdp.frame_size or lower the MTU", s.cfg.name, a.iface, a.frame_size.0);
+    }
+    let (start, n) = (a.queue_start.0 as u32, s.cfg.queues.get() as u32);
+    let map = bpf::xskmap(start + n)?;
+    let prog = bpf::load(&map)?;
+    let (link, mode) = attach(&prog, ifindex, a)?;
+    let mut sockets = Vec::with_capacity(n as usize);
+    for q in start..start + n {
+        let o = xsk::open(a, ifindex, q, mode == bpf::Attach::Generic)?;
+        bpf::set_socket(&map, q, o.sock.fd.as_raw_fd())
+            .map_err(|e| anyhow::anyhow!("af_xdp: putting the socket of queue {q} in the XSKMAP failed: {e}"))?;
+        sockets.push(o);
+    }
+    let zc = sockets.iter().all(|o| o.zero_copy);
+    tracing::info!(iface = %a.iface, "port `{}`: af_xdp on queues {start}..{}: XDP in {} mode, {}", s.cfg.name,
+        start + n, mode.name(), if zc { "zero copy" } else { "copy mode" });
+    let keep: Arc<dyn Send + Sync> = Arc::new(Attached { _link: link, _prog: prog, _map: map });
+    let ring = a.ring_size.0 as u32;
+    let mut rx = Vec::with_capacity(n as usize);
+    let mut tx = Vec::with_capacity(n as usize);
+    for (i, o) in sockets.into_iter().enumerate() {
+        let parts = rx::RxParts {
+            sock: o.sock.clone(),
+            rx: o.rx,
+            fill: o.fill,
+            busy_poll: a.busy_poll,
+            port: s.id,
+            queue: i as u16,
+            stats: s.stats.clone(),
+            keep: keep.clone(),
+        };
+        rx.push(Box::new(rx::XdpRx::new(parts, ring)) as Box<dyn RxQueue>);
+        tx.push(Box::new(tx::XdpTx::new(o.sock, (o.tx, o.comp), ring, ring, keep.clone())) as Box<dyn TxQueue>);
+    }
+    Ok(Queues { rx, tx })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open(_: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
+    anyhow::bail!("driver `af_xdp` needs Linux (AF_XDP sockets); use `null`, `ring` or `pcap` on this system")
+}

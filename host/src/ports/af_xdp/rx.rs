@@ -1,0 +1,168 @@
+//! RX: descriptors from the RX ring are copied into pool buffers and their frames go straight back
+//! on the fill ring, in the same burst. The RX half of the UMEM (ring_size frames) circulates
+//! between the two rings of ring_size slots, so the fill ring always has room for what RX gave.
+//!
+//! Every descriptor is checked against the UMEM before it is read: address and length must lie in
+//! one frame. The socket's drop counters (XDP_STATISTICS, cumulative) are read every 100 ms and at
+//! stop into `rx_missed` / `rx_ring_full`.
+
+use super::ring::Ring;
+use super::xsk::{self, Xsk};
+use crate::mbuf::{Burst, PoolCache};
+use crate::ports::counted::{StatsClock, Unfit};
+use crate::ports::{Rx, RxQueue};
+use crate::stats::PortStats;
+use std::os::fd::AsRawFd;
+use std::sync::Arc;
+
+/// One queue's RX side.
+pub(super) struct XdpRx {
+    sock: Arc<Xsk>,
+    rx: Ring<libc::xdp_desc>,
+    fill: Ring<u64>,
+    busy_poll: bool,
+    port: u16,
+    queue: u16,
+    stats: Arc<PortStats>,
+    clock: StatsClock,
+    unfit: Unfit,
+    /// The socket's cumulative drops and RX-ring-full counts, as last added to the port's.
+    seen: (u64, u64),
+    /// Anything besides this queue alive that holds the port's XDP program attached.
+    _keep: Arc<dyn Send + Sync>,
+}
+
+/// What an `XdpRx` is made of.
+pub(super) struct RxParts {
+    pub sock: Arc<Xsk>,
+    pub rx: Ring<libc::xdp_desc>,
+    pub fill: Ring<u64>,
+    pub busy_poll: bool,
+    pub port: u16,
+    pub queue: u16,
+    pub stats: Arc<PortStats>,
+    pub keep: Arc<dyn Send + Sync>,
+}
+
+impl XdpRx {
+    /// The RX side, with every frame of the RX half of the UMEM given to the kernel.
+    pub(super) fn new(p: RxParts, frames: u32) -> XdpRx {
+        let mut fill = p.fill;
+        let frame = p.sock.umem.frame as u64;
+        let n = fill.free(frames);
+        for i in 0..n {
+            fill.put(i, u64::from(i) * frame);
+        }
+        fill.submit(n);
+        XdpRx {
+            unfit: Unfit::new("af_xdp", p.port, p.queue, p.stats.clone()),
+            sock: p.sock,
+            rx: p.rx,
+            fill,
+            busy_poll: p.busy_poll,
+            port: p.port,
+            queue: p.queue,
+            stats: p.stats,
+            clock: StatsClock::new(),
+            seen: (0, 0),
+            _keep: p.keep,
+        }
+    }
+
+    /// Asks the kernel to look at the fill ring (or, busy polling, to run the driver's NAPI here).
+    #[cold]
+    fn kick(&self) {
+        // SAFETY: a zero-length receive on our socket with no buffers; it only drives the kernel.
+        unsafe {
+            libc::recvfrom(
+                self.sock.fd.as_raw_fd(),
+                std::ptr::null_mut(),
+                0,
+                libc::MSG_DONTWAIT,
+                std::ptr::null_mut(),
+                std::ptr::null_mut(),
+            )
+        };
+    }
+
+    /// Adds what the socket dropped since the last read to the port's counters.
+    fn read_stats(&mut self, now: bool) {
+        if !self.clock.due(now) {
+            return;
+        }
+        if let Ok(st) = xsk::statistics(self.sock.fd.as_raw_fd()) {
+            // rx_dropped covers frames the kernel had no fill-ring frame for or that were too big
+            // for a frame; a full RX ring is counted apart.
+            let (dropped, full) = (st.rx_dropped + st.rx_ring_full, st.rx_ring_full);
+            PortStats::add(&self.stats.missed, dropped.saturating_sub(self.seen.0));
+            PortStats::add(&self.stats.ring_full, full.saturating_sub(self.seen.1));
+            self.seen = (dropped.max(self.seen.0), full.max(self.seen.1));
+        }
+    }
+}
+
+impl RxQueue for XdpRx {
+    fn rx_burst(&mut self, cache: &mut PoolCache, out: &mut Burst, max: usize) -> Rx {
+        self.read_stats(false);
+        let ready = self.rx.ready(max as u32);
+        if ready == 0 {
+            if self.busy_poll || self.fill.needs_wakeup() {
+                self.kick();
+            }
+            return Rx::default();
+        }
+        // Always `ready` by construction (see the module docs); min() keeps it true regardless.
+        let n = self.fill.free(ready);
+        let frame = self.sock.umem.frame as u64;
+        let mut rx = Rx::default();
+        let mut done = 0;
+        while done < n {
+            let d = self.rx.get(done);
+            match self.sock.umem.bytes(d.addr, d.len as usize) {
+                None => self.unfit.count("a descriptor outside the UMEM", d.len),
+                Some(bytes) => {
+                    let Some(mut p) = cache.alloc() else {
+                        rx.nombuf += 1;
+                        break;
+                    };
+                    if p.copy_from(bytes).is_err() {
+                        cache.free(p);
+                        self.unfit.count("larger than a buffer: raise pool.data_room", d.len);
+                    } else {
+                        p.meta_mut().set_input(self.port, self.queue);
+                        rx.packets += 1;
+                        rx.bytes += u64::from(d.len);
+                        out.push(p);
+                    }
+                }
+            }
+            self.fill.put(done, d.addr - d.addr % frame);
+            done += 1;
+        }
+        self.rx.release(done);
+        self.fill.submit(done);
+        rx
+    }
+
+    /// At stop: the frames still in the RX ring (received by the kernel, never by us) are given
+    /// back and counted in flight; the socket's drop counters are read a last time.
+    fn drain(&mut self, _cache: &mut PoolCache) -> u64 {
+        let mut n = 0u64;
+        loop {
+            let ready = self.fill.free(self.rx.ready(u32::MAX));
+            if ready == 0 {
+                break;
+            }
+            let frame = self.sock.umem.frame as u64;
+            for i in 0..ready {
+                let a = self.rx.get(i).addr;
+                self.fill.put(i, a - a % frame);
+            }
+            self.rx.release(ready);
+            self.fill.submit(ready);
+            n += u64::from(ready);
+        }
+        self.read_stats(true);
+        n
+    }
+}
