@@ -224,3 +224,34 @@ fn control_and_metrics_keys_are_checked() {
     let off = config::parse(&format!("control: {{socket: null}}\n{PORT}"), "cfg.yaml").unwrap();
     assert_eq!(off.control.socket, None);
 }
+
+#[test]
+fn af_xdp_keys_are_checked_before_any_socket_exists() {
+    let port = |opts: &str| format!("ports:\n  - {{name: a, driver: af_xdp, af_xdp: {{iface: veth0{opts}}}}}\n");
+    config::parse(&port(", mode: native, zero_copy: off, frame_size: 4096, ring_size: 512"), "cfg.yaml").unwrap();
+    assert_has(&err(&port(", frame_size: 3000")), &["af_xdp.frame_size", "3000", "2048 or 4096"]);
+    assert_has(&err(&port(", frame_size: 8192")), &["8192", "2048..=4096"]);
+    assert_has(&err(&port(", ring_size: 100")), &["af_xdp.ring_size", "100", "power of two"]);
+    assert_has(&err(&port(", ring_size: 32768")), &["32768", "64..=16384"]);
+    assert_has(&err(&port(", mode: turbo")), &["turbo", "auto", "native", "generic"]);
+    assert_has(&err(&port(", zero_copy: maybe")), &["maybe", "auto", "on", "off"]);
+    assert_has(&err(&port(", mode: generic, zero_copy: on")), &["af_xdp.zero_copy", "generic XDP always copies"]);
+    assert_has(
+        &err("ports:\n  - {name: a, driver: af_xdp, queues: 2, af_xdp: {iface: veth0, queue_start: 4095}}\n"),
+        &["af_xdp.queue_start", "4095 + queues 2", "past queue 4095"],
+    );
+    assert_has(
+        &err("ports:\n  - {name: a, driver: af_xdp, af_xdp: {iface: 'a/b'}}\n"),
+        &["af_xdp.iface", "invalid interface name"],
+    );
+    assert_has(&err("ports:\n  - {name: a, driver: af_xdp}\n"), &["af_xdp: missing", "af_xdp: {iface: NAME}"]);
+    assert_has(
+        &err("ports:\n  - {name: a, driver: af_packet, af_packet: {iface: lo}, af_xdp: {iface: lo}}\n"),
+        &["af_xdp: only for driver `af_xdp`"],
+    );
+    // 64 queues x 16384 x 2 frames of 4096 B = 8 GiB of UMEM: held against the machine's memory.
+    let big = "ports:\n  - {name: a, driver: af_xdp, queues: 64, af_xdp: {iface: veth0, frame_size: 4096, ring_size: 16384}}\n";
+    if let Err(e) = config::parse(big, "cfg.yaml") {
+        assert_has(&format!("{e:#}"), &["af_packet/af_xdp rings", "af_xdp.ring_size"]);
+    }
+}

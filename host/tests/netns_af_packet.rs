@@ -104,16 +104,6 @@ fn netns_icmpecho_answers_ping_and_arping() {
     eprintln!("ports: {}", j["ports"]);
 }
 
-/// Sends `frames` out of `dev` in namespace `ns` (a raw AF_PACKET socket in python3, which
-/// setup.sh installs): frames as they are, tags and wrong checksums included.
-fn send_raw(ns: &str, dev: &str, frames: &[Vec<u8>]) {
-    let hex: Vec<String> = frames.iter().map(|f| f.iter().map(|b| format!("{b:02x}")).collect()).collect();
-    let code = "import socket,sys,time\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind((sys.argv[1],0))\nfor h in sys.argv[2:]:\n    s.send(bytes.fromhex(h)); time.sleep(0.01)\n";
-    let mut args = vec!["ip", "netns", "exec", ns, "python3", "-c", code, dev];
-    args.extend(hex.iter().map(String::as_str));
-    run_ok(&args).unwrap();
-}
-
 /// Starts tcpdump writing what `dev` in `ns` receives to `out`; returns it to be stopped.
 fn capture(ns: &str, dev: &str, out: &std::path::Path) -> Child {
     let c = Command::new("ip")
@@ -132,26 +122,6 @@ fn stop_capture(mut c: Child) {
     // SAFETY: signalling our own child process by its id.
     unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGINT) };
     let _ = c.wait();
-}
-
-/// A UDP/IPv4 frame from a to b, with `tags` (TPID, TCI) after the MACs, both checksums zero.
-fn udp_frame(net: &Net, tags: &[(u16, u16)], payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![0x02, 0, 0, 0, 0, 0xbb, 0x02, 0, 0, 0, 0, 0xaa];
-    for (tpid, tci) in tags {
-        f.extend(tpid.to_be_bytes());
-        f.extend(tci.to_be_bytes());
-    }
-    f.extend([0x08, 0x00]);
-    let total = (20 + 8 + payload.len()) as u16;
-    let [t0, t1] = total.to_be_bytes();
-    f.extend([0x45, 0, t0, t1, 0, 1, 0x40, 0, 64, 17, 0, 0]);
-    f.extend([10, 77, net.subnet as u8, 1, 10, 77, net.subnet as u8, 2]);
-    f.extend(4000u16.to_be_bytes());
-    f.extend(5000u16.to_be_bytes());
-    f.extend(((8 + payload.len()) as u16).to_be_bytes());
-    f.extend([0, 0]);
-    f.extend_from_slice(payload);
-    f
 }
 
 #[test]
@@ -225,13 +195,6 @@ fn netns_fanout_spreads_flows_over_the_queues() {
     assert!(per_queue.iter().all(|&n| n > 0), "both queues of port a received: {per_queue:?}");
 }
 
-/// Runs `code` with python3 in namespace `ns`; returns its output.
-fn python(ns: &str, code: &str, args: &[&str]) -> std::process::Output {
-    let mut a = vec!["ip", "netns", "exec", ns, "python3", "-c", code];
-    a.extend_from_slice(args);
-    sh(&a)
-}
-
 /// The TCP retransmissions counted in namespace `ns` so far.
 fn retransmits(ns: &str) -> u64 {
     let o = sh(&["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"]);
@@ -301,11 +264,7 @@ fn netns_frames_lost_in_a_full_ring_are_counted_as_missed() {
     // SAFETY: signalling our own child process by its id.
     unsafe { libc::kill(pid, libc::SIGSTOP) };
     let n = 2000;
-    let frame = udp_frame(&net, &[], &[0x5a; 100]);
-    let code = "import socket,sys\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind((sys.argv[1],0))\nf=bytes.fromhex(sys.argv[2])\nfor _ in range(int(sys.argv[3])): s.send(f)\n";
-    let hex: String = frame.iter().map(|b| format!("{b:02x}")).collect();
-    let o = python(&a.0, code, &[&a.1, &hex, &n.to_string()]);
-    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    send_repeated(&a.0, &a.1, &udp_frame(&net, &[], &[0x5a; 100]), n);
     std::thread::sleep(Duration::from_millis(200));
     // SAFETY: as above.
     unsafe { libc::kill(pid, libc::SIGCONT) };

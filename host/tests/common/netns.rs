@@ -184,3 +184,48 @@ pub fn check_accounting(j: &serde_json::Value) {
         );
     }
 }
+
+/// Sends `frames` out of `dev` in namespace `ns` (a raw AF_PACKET socket in python3, which
+/// setup.sh installs): frames as they are, tags and wrong checksums included.
+pub fn send_raw(ns: &str, dev: &str, frames: &[Vec<u8>]) {
+    let hex: Vec<String> = frames.iter().map(|f| f.iter().map(|b| format!("{b:02x}")).collect()).collect();
+    let code = "import socket,sys,time\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind((sys.argv[1],0))\nfor h in sys.argv[2:]:\n    s.send(bytes.fromhex(h)); time.sleep(0.01)\n";
+    let mut args = vec!["ip", "netns", "exec", ns, "python3", "-c", code, dev];
+    args.extend(hex.iter().map(String::as_str));
+    run_ok(&args).unwrap();
+}
+
+/// A UDP/IPv4 frame from a to b, with `tags` (TPID, TCI) after the MACs, both checksums zero.
+pub fn udp_frame(net: &Net, tags: &[(u16, u16)], payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0x02, 0, 0, 0, 0, 0xbb, 0x02, 0, 0, 0, 0, 0xaa];
+    for (tpid, tci) in tags {
+        f.extend(tpid.to_be_bytes());
+        f.extend(tci.to_be_bytes());
+    }
+    f.extend([0x08, 0x00]);
+    let total = (20 + 8 + payload.len()) as u16;
+    let [t0, t1] = total.to_be_bytes();
+    f.extend([0x45, 0, t0, t1, 0, 1, 0x40, 0, 64, 17, 0, 0]);
+    f.extend([10, 77, net.subnet as u8, 1, 10, 77, net.subnet as u8, 2]);
+    f.extend(4000u16.to_be_bytes());
+    f.extend(5000u16.to_be_bytes());
+    f.extend(((8 + payload.len()) as u16).to_be_bytes());
+    f.extend([0, 0]);
+    f.extend_from_slice(payload);
+    f
+}
+
+/// Runs `code` with python3 in namespace `ns`; returns its output.
+pub fn python(ns: &str, code: &str, args: &[&str]) -> std::process::Output {
+    let mut a = vec!["ip", "netns", "exec", ns, "python3", "-c", code];
+    a.extend_from_slice(args);
+    sh(&a)
+}
+
+/// Sends `frame` `n` times as fast as python3 can out of `dev` in namespace `ns`.
+pub fn send_repeated(ns: &str, dev: &str, frame: &[u8], n: u64) {
+    let code = "import socket,sys\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.bind((sys.argv[1],0))\nf=bytes.fromhex(sys.argv[2])\nfor _ in range(int(sys.argv[3])): s.send(f)\n";
+    let hex: String = frame.iter().map(|b| format!("{b:02x}")).collect();
+    let o = python(ns, code, &[dev, &hex, &n.to_string()]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}

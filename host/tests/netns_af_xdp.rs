@@ -1,0 +1,200 @@
+//! The `af_xdp` driver on live interfaces: network namespaces joined by veth pairs to wasmdp ports in
+//! the root namespace, traffic only inside those namespaces, XDP in native (veth driver) and generic
+//! mode, copy mode (veth has no zero copy). Needs root; without it a test skips with a printed
+//! reason, which under CI is a failure. wasmdp runs as the binary, stopped with SIGINT, its
+//! --stats-json read; every test checks that the XDP program is gone once wasmdp is.
+#![cfg(target_os = "linux")]
+
+mod common;
+
+use common::netns::*;
+use std::time::Duration;
+
+/// The XDP program attached to root-namespace interface `dev`, as `ip link` shows it.
+fn xdp_prog(dev: &str) -> Option<String> {
+    let o = sh(&["ip", "-d", "link", "show", "dev", dev]);
+    let text = String::from_utf8_lossy(&o.stdout).into_owned();
+    text.lines().find(|l| l.contains("prog/xdp")).map(|l| l.trim().to_string())
+}
+
+fn assert_detached(devs: &[&str]) {
+    for d in devs {
+        assert_eq!(xdp_prog(d), None, "the XDP program of `{d}` is still attached after wasmdp stopped");
+    }
+}
+
+fn port_yaml(name: &str, dev: &str, opts: &str) -> String {
+    format!("  - {{name: {name}, driver: af_xdp, af_xdp: {{iface: {dev}{opts}}}}}\n")
+}
+
+/// Two namespaces, each joined by a veth to one af_xdp port, io between them, XDP in `mode`;
+/// ping and arping from a to b; `policy` (YAML) on port a.
+fn forwarding(t: u32, name: &str, mode: &str, policy: Option<String>) -> Option<serde_json::Value> {
+    let mut net = Net::new(t);
+    let (a, b) = setup(name, || Ok((net.side('a', 1)?, net.side('b', 2)?)))?;
+    let extra = policy.map(|p| format!(", policy: {p}")).unwrap_or_default();
+    let opts = format!(", mode: {mode}");
+    let yaml = format!(
+        "engine: io\ntopology: paired\nports:\n  - {{name: a, driver: af_xdp, af_xdp: {{iface: {}{opts}}}{extra}}}\n{}",
+        a.2,
+        port_yaml("b", &b.2, &opts)
+    );
+    let w = Wasmdp::start(name, &yaml);
+    let shown = xdp_prog(&a.2).unwrap_or_default();
+    assert!(shown.contains("wasmdp_xsk"), "our program on `{}` while running: {shown:?}", a.2);
+    let err = || std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok(&format!("ping from a to b through af_xdp ({mode})"), &ping(&a.0, &net.ip(2)), &err());
+    let o = sh(&["ip", "netns", "exec", &a.0, "arping", "-c", "2", "-w", "5", "-I", &a.1, &net.ip(2)]);
+    assert_ok(&format!("arping from a to b through af_xdp ({mode})"), &o, &err());
+    let j = w.stop();
+    check_accounting(&j);
+    for p in ["a", "b"] {
+        assert!(u(port(&j, p), "rx_packets") >= 5 && u(port(&j, p), "tx_packets") >= 5, "port {p}: {j}");
+    }
+    assert_detached(&[&a.2, &b.2]);
+    Some(j)
+}
+
+#[test]
+fn netns_af_xdp_ping_and_arping_in_native_and_generic_mode() {
+    forwarding(10, "netns_af_xdp_native", "native", None);
+    forwarding(11, "netns_af_xdp_generic", "generic", None);
+}
+
+#[test]
+fn netns_af_xdp_plugin_chooses_the_engine() {
+    let wasm = common::plugin_path("static_policy");
+    let policy = format!("{{plugin: {}, params: {{engine: io}}}}", wasm.display());
+    if let Some(j) = forwarding(12, "netns_af_xdp_plugin", "auto", Some(policy)) {
+        let calls = port(&j, "a")["plugin_calls"].as_u64().unwrap_or(0);
+        assert!(calls > 0, "plugin_calls of port a: {j}");
+    }
+}
+
+fn rx_packets(ns: &str, dev: &str) -> u64 {
+    let o = sh(&["ip", "netns", "exec", ns, "cat", &format!("/sys/class/net/{dev}/statistics/rx_packets")]);
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap_or_else(|_| panic!("rx_packets of {dev} in {ns}: {o:?}"))
+}
+
+#[test]
+fn netns_af_xdp_macswap_reflects_and_icmpecho_answers() {
+    let mut net = Net::new(13);
+    let Some(a) = setup("netns_af_xdp_reflect", || net.side('a', 1)) else { return };
+    // macswap: a static neighbour, so that ping sends at once; every request comes back.
+    run_ok(&["ip", "-n", &a.0, "neigh", "add", &net.ip(2), "lladdr", "02:00:00:00:00:00", "dev", &a.1]).unwrap();
+    let yaml = format!("engine: macswap\ntopology: loop\nports:\n{}", port_yaml("a", &a.2, ""));
+    let w = Wasmdp::start("netns_af_xdp_macswap", &yaml);
+    let before = rx_packets(&a.0, &a.1);
+    let n = 5;
+    let _ = sh(&["ip", "netns", "exec", &a.0, "ping", "-c", &n.to_string(), "-i", "0.2", "-W", "1", &net.ip(2)]);
+    std::thread::sleep(Duration::from_millis(300));
+    let back = rx_packets(&a.0, &a.1) - before;
+    let j = w.stop();
+    check_accounting(&j);
+    assert!(u(port(&j, "a"), "tx_packets") >= n && back >= n, "macswap reflected {back} of {n}: {j}");
+    assert_detached(&[&a.2]);
+    run_ok(&["ip", "-n", &a.0, "neigh", "del", &net.ip(2), "dev", &a.1]).unwrap();
+
+    // icmpecho answers ping and arping for its address.
+    let ip = net.ip(3);
+    let yaml = format!(
+        "engine: icmpecho\ntopology: loop\nports:\n  - {{name: a, driver: af_xdp, af_xdp: {{iface: {}}}, icmpecho: {{ipv4: [{ip}]}}}}\n",
+        a.2
+    );
+    let w = Wasmdp::start("netns_af_xdp_icmpecho", &yaml);
+    let err = || std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok("ping of the icmpecho port on af_xdp", &ping(&a.0, &ip), &err());
+    let o = sh(&["ip", "netns", "exec", &a.0, "arping", "-c", "2", "-w", "5", "-I", &a.1, &ip]);
+    assert_ok("arping of the icmpecho port on af_xdp", &o, &err());
+    let j = w.stop();
+    check_accounting(&j);
+    assert_detached(&[&a.2]);
+}
+
+#[test]
+fn netns_af_xdp_every_frame_is_received_or_counted_at_stop() {
+    let mut net = Net::new(14);
+    let Some(a) = setup("netns_af_xdp_missed", || net.side('a', 1)) else { return };
+    let _ = sh(&["ip", "netns", "exec", &a.0, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"]);
+    // 64 RX frames: the rest of what arrives while wasmdp is stopped finds no frame to go to.
+    let yaml = format!("engine: rxonly\ntopology: loop\nports:\n{}", port_yaml("a", &a.2, ", ring_size: 64"));
+    let w = Wasmdp::start("netns_af_xdp_missed", &yaml);
+    let pid = w.child.as_ref().unwrap().id() as libc::pid_t;
+    // SAFETY: signalling our own child process by its id.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    let n = 500;
+    send_repeated(&a.0, &a.1, &udp_frame(&net, &[], &[0x5a; 100]), n);
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    std::thread::sleep(Duration::from_millis(300));
+    let j = w.stop();
+    check_accounting(&j);
+    let p = port(&j, "a");
+    let (rx, missed, inflight) = (u(p, "rx_packets"), u(p, "rx_missed"), u(&j["totals"], "in_flight"));
+    eprintln!("sent {n}: received {rx}, missed {missed}, in flight {inflight}");
+    assert_eq!(rx, 64, "the 64 frames of the fill ring were received after SIGCONT: {p}");
+    assert_eq!(rx + missed + inflight, n, "every frame the kernel had is received or counted: {p}");
+    assert_detached(&[&a.2]);
+}
+
+#[test]
+fn netns_af_xdp_a_killed_run_leaves_nothing_and_a_second_run_on_a_taken_interface_is_refused() {
+    let mut net = Net::new(15);
+    let Some((a, b)) = setup("netns_af_xdp_kill", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
+    let yaml =
+        format!("engine: io\ntopology: paired\nports:\n{}{}", port_yaml("a", &a.2, ""), port_yaml("b", &b.2, ""));
+    let first = Wasmdp::start("netns_af_xdp_first", &yaml);
+
+    // A second wasmdp on the same interfaces: refused with what to do, the first one unharmed.
+    let dir = std::env::temp_dir().join(format!("wasmdp-af-xdp-second-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("config.yaml");
+    std::fs::write(&cfg, &yaml).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmdp"))
+        .args(["run", cfg.to_str().unwrap(), "--duration", "1", "--no-reload"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "a second run on taken interfaces must fail: {err}");
+    assert!(err.contains("already has an XDP program") && err.contains(&a.2), "{err}");
+    assert!(xdp_prog(&a.2).is_some_and(|p| p.contains("wasmdp_xsk")), "the first run's program stays");
+
+    // zero_copy: on, which veth cannot do: a clear error, nothing left attached by that attempt.
+    let zc = format!("engine: io\nports:\n{}", port_yaml("z", &b.2, ", zero_copy: on"));
+    std::fs::write(&cfg, &zc).unwrap();
+    let mut first = first;
+    let mut child = first.child.take().unwrap();
+    // SIGKILL: no chance to clean up. The kernel closes the link, the program goes with it.
+    child.kill().unwrap();
+    child.wait().unwrap();
+    let mut gone = false;
+    for _ in 0..40 {
+        if xdp_prog(&a.2).is_none() && xdp_prog(&b.2).is_none() {
+            gone = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(gone, "a SIGKILLed run left an XDP program: {:?} {:?}", xdp_prog(&a.2), xdp_prog(&b.2));
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmdp"))
+        .args(["run", cfg.to_str().unwrap(), "--duration", "1", "--no-reload"])
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(
+        !o.status.success() && err.contains("no zero-copy AF_XDP") && err.contains("zero_copy: auto or off"),
+        "{err}"
+    );
+    assert_detached(&[&b.2]);
+
+    // The interfaces are free again at once: the queues the killed run held are bound anew (the
+    // kernel's asynchronous socket teardown is waited out), and traffic flows.
+    let w = Wasmdp::start("netns_af_xdp_again", &yaml);
+    let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok("ping through a run started after a killed one", &ping(&a.0, &net.ip(2)), &err);
+    let j = w.stop();
+    check_accounting(&j);
+    assert_detached(&[&a.2, &b.2]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
