@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Two network namespaces, each joined by a veth pair to the root namespace, where wasmdp forwards
-# between the two root-side ends with af_packet ports (io engine, paired). Pings from one namespace
-# to the other through wasmdp, prints wasmdp's statistics, and tears everything down on exit.
-# Needs root.
+# between the two root-side ends with af_packet or af_xdp ports (io engine, paired). Pings from one
+# namespace to the other through wasmdp, prints wasmdp's statistics, and tears everything down on
+# exit. Needs root.
 #
-# usage: examples/veth/run.sh [PINGS=5]
+# usage: examples/veth/run.sh [PINGS=5] [DRIVER=af_packet|af_xdp]
 set -euo pipefail
 pings=${1:-5}
+driver=${2:-af_packet}
+case "$driver" in af_packet | af_xdp) ;; *) echo "DRIVER: af_packet or af_xdp, not $driver" >&2; exit 2 ;; esac
 cd "$(dirname "$0")/../.."
 cargo build --release -q -p wasmdp
 wasmdp="${CARGO_TARGET_DIR:-target}"/release/wasmdp
@@ -42,8 +44,8 @@ cat >"$tmp/config.yaml" <<YAML
 engine: io
 topology: paired
 ports:
-  - {name: a, driver: af_packet, af_packet: {iface: ${tag}a}}
-  - {name: b, driver: af_packet, af_packet: {iface: ${tag}b}}
+  - {name: a, driver: $driver, $driver: {iface: ${tag}a}}
+  - {name: b, driver: $driver, $driver: {iface: ${tag}b}}
 YAML
 echo "--- config"
 cat "$tmp/config.yaml"

@@ -172,27 +172,18 @@ fn netns_tags_survive_the_kernel_and_offloads_show_on_the_wire() {
 fn netns_fanout_spreads_flows_over_the_queues() {
     let mut net = Net::new(5);
     let Some((a, b)) = setup("netns_fanout", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
-    // 16 source addresses in namespace a: 16 flows, spread by PACKET_FANOUT_HASH over 2 queues.
-    for i in 0..16 {
-        run_ok(&["ip", "-n", &a.0, "addr", "add", &format!("{}/24", net.ip(100 + i)), "dev", &a.1]).unwrap();
-    }
+    // 16 source addresses in namespace a: 16 flows for the queues to share.
+    add_sources(&net, &a);
     let yaml = format!(
         "engine: io\nports:\n  - {{name: a, driver: af_packet, queues: 2, af_packet: {{iface: {}}}}}\n  - {{name: b, driver: af_packet, queues: 2, af_packet: {{iface: {}}}}}\n",
         a.2, b.2
     );
     let w = Wasmdp::start("netns_fanout", &yaml);
     let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
-    for i in 0..16 {
-        let src = net.ip(100 + i);
-        let o = sh(&["ip", "netns", "exec", &a.0, "ping", "-c", "2", "-i", "0.2", "-W", "1", "-I", &src, &net.ip(2)]);
-        assert_ok(&format!("ping from {src}"), &o, &err);
-    }
+    ping_from_sources(&net, &a, &err);
     let j = w.stop();
     check_accounting(&j);
-    let per_queue: Vec<u64> =
-        j["streams"].as_array().unwrap().iter().filter(|s| s["rx_port"] == "a").map(|s| u(s, "rx_packets")).collect();
-    assert_eq!(per_queue.len(), 2);
-    assert!(per_queue.iter().all(|&n| n > 0), "both queues of port a received: {per_queue:?}");
+    assert_both_queues_received(&j, "a");
 }
 
 /// The TCP retransmissions counted in namespace `ns` so far.

@@ -198,3 +198,23 @@ fn netns_af_xdp_a_killed_run_leaves_nothing_and_a_second_run_on_a_taken_interfac
     assert_detached(&[&a.2, &b.2]);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn netns_af_xdp_two_queues_each_get_their_share() {
+    let mut net = Net::new(16);
+    net.queues = 2;
+    let Some((a, b)) = setup("netns_af_xdp_queues", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
+    // 16 source addresses in namespace a: 16 flows for the queues to share.
+    add_sources(&net, &a);
+    let yaml = format!(
+        "engine: io\nports:\n  - {{name: a, driver: af_xdp, queues: 2, af_xdp: {{iface: {}}}}}\n  - {{name: b, driver: af_xdp, queues: 2, af_xdp: {{iface: {}, busy_poll: true}}}}\n",
+        a.2, b.2
+    );
+    let w = Wasmdp::start("netns_af_xdp_queues", &yaml);
+    let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    ping_from_sources(&net, &a, &err);
+    let j = w.stop();
+    check_accounting(&j);
+    assert_both_queues_received(&j, "a");
+    assert_detached(&[&a.2, &b.2]);
+}

@@ -26,6 +26,8 @@ pub struct Net {
     pub subnet: u32,
     pub namespaces: Vec<String>,
     pub links: Vec<String>,
+    /// RX and TX queues of each veth end.
+    pub queues: u32,
 }
 
 impl Drop for Net {
@@ -43,7 +45,7 @@ impl Net {
     /// `t` tells tests apart (names `wdp<pid><t>..`, subnet 10.77.<x>.0/24).
     pub fn new(t: u32) -> Net {
         let pid = std::process::id();
-        Net { tag: format!("wdp{pid}{t}"), subnet: (pid % 60) * 4 + t, namespaces: vec![], links: vec![] }
+        Net { tag: format!("wdp{pid}{t}"), subnet: (pid % 60) * 4 + t, namespaces: vec![], links: vec![], queues: 1 }
     }
 
     pub fn ip(&self, host: u32) -> String {
@@ -66,7 +68,9 @@ impl Net {
         assert!(inner.len() <= 15, "{inner}: interface names are at most 15 characters");
         run_ok(&["ip", "netns", "add", &ns])?;
         self.namespaces.push(ns.clone());
-        run_ok(&["ip", "link", "add", &outer, "type", "veth", "peer", "name", &inner])?;
+        let q = self.queues.to_string();
+        let qs = ["numtxqueues", &q, "numrxqueues", &q];
+        run_ok(&[&["ip", "link", "add", &outer][..], &qs, &["type", "veth", "peer", "name", &inner], &qs].concat())?;
         self.links.push(outer.clone());
         run_ok(&["ip", "link", "set", &inner, "netns", &ns])?;
         let v6 = addr.contains(':');
@@ -228,4 +232,28 @@ pub fn send_repeated(ns: &str, dev: &str, frame: &[u8], n: u64) {
     let hex: String = frame.iter().map(|b| format!("{b:02x}")).collect();
     let o = python(ns, code, &[dev, &hex, &n.to_string()]);
     assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+}
+
+/// Gives namespace side `a` 16 more source addresses (16 flows for the queues to share).
+pub fn add_sources(net: &Net, a: &(String, String, String)) {
+    for i in 0..16 {
+        run_ok(&["ip", "-n", &a.0, "addr", "add", &format!("{}/24", net.ip(100 + i)), "dev", &a.1]).unwrap();
+    }
+}
+
+/// Pings host 2 from each of the sources [`add_sources`] added; `wasmdp_err` for failures.
+pub fn ping_from_sources(net: &Net, a: &(String, String, String), wasmdp_err: &str) {
+    for i in 0..16 {
+        let src = net.ip(100 + i);
+        let o = sh(&["ip", "netns", "exec", &a.0, "ping", "-c", "2", "-i", "0.2", "-W", "1", "-I", &src, &net.ip(2)]);
+        assert_ok(&format!("ping from {src}"), &o, wasmdp_err);
+    }
+}
+
+/// `rx_packets` of each stream receiving on port `name`, checked to be two, both non-zero.
+pub fn assert_both_queues_received(j: &serde_json::Value, name: &str) {
+    let per_queue: Vec<u64> =
+        j["streams"].as_array().unwrap().iter().filter(|s| s["rx_port"] == name).map(|s| u(s, "rx_packets")).collect();
+    assert_eq!(per_queue.len(), 2);
+    assert!(per_queue.iter().all(|&n| n > 0), "both queues of port {name} received: {per_queue:?}");
 }
