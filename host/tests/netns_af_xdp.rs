@@ -218,3 +218,50 @@ fn netns_af_xdp_two_queues_each_get_their_share() {
     assert_both_queues_received(&j, "a");
     assert_detached(&[&a.2, &b.2]);
 }
+
+/// Runs wasmdp on `yaml` for a second inside namespace `ns` (as user nobody without capabilities
+/// when `unprivileged`); returns whether it succeeded and its stderr.
+fn run_in(ns: &str, yaml: &str, unprivileged: bool) -> (bool, String) {
+    let dir = std::env::temp_dir().join(format!("wasmdp-af-xdp-in-{}-{ns}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = dir.join("config.yaml");
+    std::fs::write(&cfg, yaml).unwrap();
+    let nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--inh-caps=-all"];
+    let mut args = vec!["ip", "netns", "exec", ns];
+    if unprivileged {
+        args.extend(nobody);
+    }
+    let bin = env!("CARGO_BIN_EXE_wasmdp");
+    args.extend([bin, "run", cfg.to_str().unwrap(), "--duration", "1", "--no-reload", "--stats-period", "0"]);
+    let o = std::process::Command::new(args[0]).args(&args[1..]).env("RUST_LOG", "info").output().unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    (o.status.success(), String::from_utf8_lossy(&o.stderr).into_owned())
+}
+
+#[test]
+fn netns_af_xdp_refusals_say_why_and_auto_falls_back_to_generic() {
+    let mut net = Net::new(17);
+    let ns = format!("{}x", net.tag);
+    let made = setup("netns_af_xdp_refusals", || {
+        run_ok(&["ip", "netns", "add", &ns])?;
+        net.namespaces.push(ns.clone());
+        // A bridge: an interface whose driver has no native XDP.
+        run_ok(&["ip", "-n", &ns, "link", "add", "br0", "type", "bridge"])?;
+        run_ok(&["ip", "-n", &ns, "link", "set", "br0", "up"])
+    });
+    if made.is_none() {
+        return;
+    }
+    let cfg = |mode: &str| {
+        format!("engine: io\ntopology: loop\nports:\n  - {{name: a, driver: af_xdp, af_xdp: {{iface: br0, mode: {mode}}}}}\n")
+    };
+    let (ok, err) = run_in(&ns, &cfg("native"), false);
+    assert!(
+        !ok && err.contains("`br0` cannot run XDP in native mode") && err.contains("af_xdp.mode: generic"),
+        "{err}"
+    );
+    let (ok, err) = run_in(&ns, &cfg("auto"), false);
+    assert!(ok && err.contains("using generic mode") && err.contains("XDP in generic mode, copy mode"), "{err}");
+    let (ok, err) = run_in(&ns, &cfg("auto"), true);
+    assert!(!ok && err.contains("refused") && err.contains("run as root, or give the binary CAP_BPF"), "{err}");
+}
