@@ -41,6 +41,12 @@ for e in ("io", "macswap"):
     for p in ("native", "plugin", "plugin-sticky"):
         assert (e, p) in paths, f"--quick lacks {e}/{p}"
 assert ("macswap", "wasm") in paths, "--quick lacks macswap/wasm"
+for e in ("vxlan_decap", "vxlan_encap"):
+    wasm = [c for c in cells if c["engine"] == e and c["path"] == "wasm"]
+    assert wasm and wasm[0]["ratio_to_native"] is not None, f"--quick lacks {e}/wasm against its native engine"
+for e in ("dnat", "l4_lb", "ratelimit"):
+    wasm = [c for c in cells if c["engine"] == e and c["path"] == "wasm"]
+    assert wasm and wasm[0]["ratio_to_io"] is not None and (e, "io") in paths, f"--quick lacks {e}/wasm against io"
 print(f"bench JSON ok: {len(cells)} cells")
 PY
 echo "== run the default config for 1 s"

@@ -17,9 +17,11 @@ pub enum BenchPath {
     Plugin,
     /// The static-policy plugin decides once (sticky); the host repeats it.
     PluginSticky,
-    /// The wasm-macswap plugin swaps inside WebAssembly (SIMD128).
+    /// The work done inside WebAssembly by an example plugin: wasm-macswap for `macswap`, the
+    /// vxlan plugins for the vxlan engines, the per-packet examples ([`EXAMPLES`]) for themselves.
     Wasm,
-    /// The `io` engine on the same ports and frames: what a tunnel engine costs over forwarding.
+    /// The `io` engine on the same ports and frames: what a tunnel engine or a per-packet example
+    /// costs over forwarding.
     Io,
     /// The engine from the config with `prefetch_flow_meta: false` (tunnel engines).
     NoPrefetch,
@@ -55,25 +57,46 @@ impl BenchPath {
         BenchPath::ALL.into_iter().find(|p| p.name() == s)
     }
 
-    /// Whether the path exists for this engine: the pure-WebAssembly path is a MAC swap, plugins
-    /// run the engines the ABI names, the io baseline and the prefetch switch are for the tunnel
-    /// engines.
+    /// Whether the path exists for this engine: the WebAssembly path for the engines an example
+    /// plugin does in WebAssembly and for the per-packet examples, plugins run the engines the ABI
+    /// names, the io baseline is for the tunnel engines and the examples, the prefetch switch for
+    /// the tunnel engines. A per-packet example has no native engine.
     pub fn applies_to(self, engine: &str) -> bool {
         let tunnel = config::engine_kind(engine).is_some();
+        let example = example(engine).is_some();
         match self {
-            BenchPath::Native => true,
+            BenchPath::Native => !example,
             BenchPath::Plugin | BenchPath::PluginSticky => crate::engines::ABI_ENGINES.iter().any(|e| e.name == engine),
-            BenchPath::Wasm => engine == "macswap",
-            BenchPath::Io | BenchPath::NoPrefetch => tunnel,
+            BenchPath::Wasm => matches!(engine, "macswap" | "vxlan_decap" | "vxlan_encap") || example,
+            BenchPath::Io => tunnel || example,
+            BenchPath::NoPrefetch => tunnel,
         }
     }
 
-    fn policy(self, engine: &str, plugins: &std::path::Path) -> Option<String> {
+    /// The engine the config of this path names for `engine`.
+    fn config_engine(self, engine: &str) -> &str {
+        match self {
+            BenchPath::Io => "io",
+            BenchPath::Wasm if engine != "macswap" => "io",
+            _ => engine,
+        }
+    }
+
+    /// The policy of port 192.0.2.`local` (whose tunnel's far end is .`remote`) on this path.
+    fn policy(self, engine: &str, plugins: &std::path::Path, (local, remote): (u8, u8)) -> Option<String> {
         let plugin = |name: &str| plugins.join(format!("{name}.wasm")).display().to_string();
         // A generous deadline: a bench run must not trip over preemption on a shared machine.
         let tail = "on_failure: fail_closed, limits: {deadline_us: 1000000}";
+        let with = |name: &str, params: &str| format!("{{plugin: {}, params: {{{params}}}, {tail}}}", plugin(name));
         match self {
             BenchPath::Native | BenchPath::Io | BenchPath::NoPrefetch => None,
+            BenchPath::Wasm if engine == "vxlan_decap" => {
+                Some(with(engine, &format!("local_ip: 192.0.2.{local}, vni: 42")))
+            }
+            BenchPath::Wasm if engine == "vxlan_encap" => {
+                Some(with(engine, &format!("vni: 42, local_ip: 192.0.2.{local}, remote_ip: 192.0.2.{remote}")))
+            }
+            BenchPath::Wasm if example(engine).is_some() => Some(with(engine, example(engine).unwrap_or_default())),
             BenchPath::Plugin => {
                 Some(format!("{{plugin: {}, params: {{engine: {engine}}}, {tail}}}", plugin("static_policy")))
             }
@@ -84,6 +107,17 @@ impl BenchPath {
             BenchPath::Wasm => Some(format!("{{plugin: {}, {tail}}}", plugin("wasm_macswap"))),
         }
     }
+}
+
+/// The per-packet example plugins the bench runs as engines of their own, with their params: the
+/// plugin (`wasm`) against native io on the same ports and frames (`io`), the floor of any
+/// forwarding; no native build of their logic exists yet.
+pub const EXAMPLES: [(&str, &str); 3] =
+    [("dnat", "match: 198.18.0.0/24, to: 10.9.9.9"), ("l4_lb", "ports: '0,1'"), ("ratelimit", "rate_pps: 1000000000")];
+
+/// The params of example `engine`, if it is one.
+pub fn example(engine: &str) -> Option<&'static str> {
+    EXAMPLES.iter().find(|(name, _)| *name == engine).map(|(_, params)| *params)
 }
 
 /// One measured cell.
@@ -101,9 +135,11 @@ pub struct Cell {
     pub burst: usize,
     /// Mpps of each repetition.
     pub mpps: Vec<f64>,
-    /// Per repetition, Mpps over the native cell's Mpps of the same repetition (empty without a
-    /// native cell).
+    /// Per repetition, Mpps over the baseline cell's Mpps of the same repetition (empty without a
+    /// baseline).
     pub ratios: Vec<f64>,
+    /// The path the ratios are to: `native`, or `io` for the per-packet examples.
+    pub baseline: Option<BenchPath>,
 }
 
 impl Cell {
@@ -119,7 +155,7 @@ impl Cell {
         v[v.len() / 2]
     }
 
-    /// Median ratio to native, when a native cell ran alongside.
+    /// Median ratio to the baseline, when one ran alongside.
     pub fn ratio(&self) -> Option<f64> {
         let mut v = self.ratios.clone();
         v.sort_by(f64::total_cmp);
@@ -145,7 +181,6 @@ pub struct Group<'a> {
 /// engine both ports have the tunnel (each the other's far end), and for a decapsulation their frames
 /// are the tunnel's: `size` is the inner frame's.
 pub fn yaml(g: &Group<'_>, path: BenchPath, plugins: &std::path::Path, lcore: usize) -> String {
-    let policy = path.policy(g.engine, plugins).map(|p| format!(", policy: {p}")).unwrap_or_default();
     let tunnel = config::engine_kind(g.engine);
     let frame_tunnel = match tunnel {
         Some((kind, false)) => format!(", tunnel: {}", kind.name()),
@@ -157,9 +192,11 @@ pub fn yaml(g: &Group<'_>, path: BenchPath, plugins: &std::path::Path, lcore: us
                 format!(", {}: {{vni: 42, local_ip: 192.0.2.{local}, remote_ip: 192.0.2.{remote}}}", kind.name())
             })
             .unwrap_or_default();
+        let policy =
+            path.policy(g.engine, plugins, (local, remote)).map(|p| format!(", policy: {p}")).unwrap_or_default();
         format!("  - {{name: {name}, driver: null, frame: {{size: {}{frame_tunnel}}}{section}{policy}}}\n", g.size)
     };
-    let engine = if path == BenchPath::Io { "io" } else { g.engine };
+    let engine = path.config_engine(g.engine);
     let prefetch = if path == BenchPath::NoPrefetch { "prefetch_flow_meta: false\n" } else { "" };
     format!(
         "lcores: [{lcore}]\nburst: {}\nengine: {engine}\n{prefetch}ports:\n{}{}",
@@ -186,6 +223,7 @@ pub fn measure_group(args: &MatrixArgs, g: &Group<'_>, lcore: usize) -> anyhow::
         burst: g.burst,
         mpps: Vec::new(),
         ratios: Vec::new(),
+        baseline: None,
     };
     let mut cells: Vec<Cell> = g.paths.iter().map(|&p| new(p)).collect();
     for (cell, cfg) in cells.iter().zip(&cfgs) {
@@ -196,9 +234,11 @@ pub fn measure_group(args: &MatrixArgs, g: &Group<'_>, lcore: usize) -> anyhow::
             let m = run_once(cfg, args.seconds, cell)?;
             cell.mpps.push(m);
         }
-        if let Some(native) = cells.iter().position(|c| c.path == BenchPath::Native) {
-            let base = *cells[native].mpps.last().unwrap_or(&0.0);
+        let baseline = [BenchPath::Native, BenchPath::Io].into_iter().find(|b| g.paths.contains(b));
+        if let Some(b) = baseline.and_then(|b| cells.iter().position(|c| c.path == b)) {
+            let base = *cells[b].mpps.last().unwrap_or(&0.0);
             for c in &mut cells {
+                c.baseline = baseline;
                 let last = *c.mpps.last().unwrap_or(&0.0);
                 c.ratios.push(if base > 0.0 { last / base } else { 0.0 });
             }
@@ -236,5 +276,18 @@ mod tests {
         for e in ["txonly", "icmpecho"] {
             assert!(!BenchPath::Plugin.applies_to(e) && !BenchPath::PluginSticky.applies_to(e), "{e}");
         }
+    }
+
+    #[test]
+    fn examples_run_as_plugins_on_io_against_io_and_vxlan_plugins_against_their_engines() {
+        let g = super::Group { engine: "dnat", size: 64, burst: 32, simd: crate::simd::Simd::detect(), paths: &[] };
+        let y = super::yaml(&g, BenchPath::Wasm, std::path::Path::new("p"), 0);
+        assert!(y.contains("engine: io") && y.contains("dnat.wasm") && y.contains("match: 198.18.0.0/24"), "{y}");
+        assert!(!BenchPath::Native.applies_to("dnat") && BenchPath::Io.applies_to("dnat"));
+        let g = super::Group { engine: "vxlan_encap", ..g };
+        let y = super::yaml(&g, BenchPath::Wasm, std::path::Path::new("p"), 0);
+        assert!(y.contains("local_ip: 192.0.2.1, remote_ip: 192.0.2.2") && y.contains("engine: io"), "{y}");
+        assert!(y.contains("local_ip: 192.0.2.2, remote_ip: 192.0.2.1"), "each port its own end: {y}");
+        assert!(BenchPath::Native.applies_to("vxlan_encap") && BenchPath::Wasm.applies_to("vxlan_encap"));
     }
 }

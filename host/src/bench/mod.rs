@@ -4,11 +4,13 @@
 //! A cell is a whole run of the dataplane: two null ports, paired (two streams), one worker lcore,
 //! RX allocating from the pool and filling from the template, TX freeing, exactly as `wasmdp run`
 //! does. The path says who decides per burst: the config (`native`), a plugin calling the native
-//! engine every burst (`plugin`), a plugin that decided once (`plugin-sticky`), or a plugin doing the
-//! work itself in WebAssembly (`wasm`, macswap only). Each cell is repeated after a warm-up run; the
-//! median is reported with min and max, and its ratio to the native cell of the same engine, variant,
-//! size and burst (paths run in turn, repetition by repetition, and the ratio is the median of the
-//! per-repetition ratios). Kernel-only figures are `cargo bench --bench kernels` and `bench memcpy`.
+//! engine every burst (`plugin`), a plugin that decided once (`plugin-sticky`), or an example plugin
+//! doing the work itself in WebAssembly (`wasm`: macswap, the vxlan engines, and the per-packet
+//! examples dnat, l4_lb and ratelimit, which have no native engine and are measured against `io` on
+//! the same ports and frames). Each cell is repeated after a warm-up run; the median is reported with
+//! min and max, and its ratio to the native cell (or, for the examples, the io cell) of the same
+//! engine, variant, size and burst (paths run in turn, repetition by repetition, and the ratio is the
+//! median of the per-repetition ratios). Kernel-only figures are `cargo bench --bench kernels` and `bench memcpy`.
 
 mod calls;
 mod cell;
@@ -53,12 +55,15 @@ pub struct MatrixArgs {
     /// Repetitions per cell (median, min and max are reported), after one warm-up run (1..=1000).
     #[arg(long, default_value_t = 3, value_parser = |s: &str| crate::cli::in_range(s, 1, 1000))]
     pub reps: usize,
-    /// Engines to measure, comma-separated.
+    /// Engines to measure, comma-separated; also the per-packet example plugins dnat, l4_lb and
+    /// ratelimit (measured on the `wasm` path against `io`).
     #[arg(long, value_delimiter = ',', default_value = "io,mac,macswap,5tswap,copy")]
     pub engines: Vec<String>,
-    /// Paths, comma-separated: native, plugin, plugin-sticky, wasm (macswap only), io and no-prefetch
-    /// (tunnel engines: the io engine on the same frames, and the engine without the metadata
-    /// prefetch). Each engine runs the paths that apply to it.
+    /// Paths, comma-separated: native, plugin, plugin-sticky, wasm (an example plugin doing the work
+    /// in WebAssembly: wasm_macswap for macswap, the vxlan plugins for the vxlan engines, the
+    /// per-packet examples), io and no-prefetch (the io engine on the same frames, for the tunnel
+    /// engines and the examples; the engine without the metadata prefetch). Each engine runs the
+    /// paths that apply to it.
     #[arg(long, value_delimiter = ',', default_value = "native,plugin,plugin-sticky,wasm,io,no-prefetch")]
     pub paths: Vec<String>,
     /// Kernel variants, comma-separated (default: every variant this CPU supports).
@@ -77,8 +82,9 @@ pub struct MatrixArgs {
     /// Where the example plugins are (built by scripts/build-plugins.sh).
     #[arg(long, default_value = "plugins/target/wasm32-unknown-unknown/release")]
     pub plugins: PathBuf,
-    /// A short run (well under a minute): io and macswap on every path, 64 B, burst 32, the detected
-    /// kernel variant, 0.3 s per repetition.
+    /// A short run (about a minute): io, macswap, vxlan_decap and vxlan_encap on every path and the
+    /// per-packet examples (dnat, l4_lb, ratelimit), 64 B, burst 32, the detected kernel variant,
+    /// 0.3 s per repetition.
     #[arg(long)]
     pub quick: bool,
     /// Also measure the cost of one host->plugin and one plugin->host call.
@@ -113,7 +119,8 @@ fn matrix(args: &MatrixArgs) -> anyhow::Result<()> {
     let mut args = args.clone();
     if args.quick {
         args.seconds = 0.3;
-        args.engines = vec!["io".into(), "macswap".into()];
+        args.engines = ["io", "macswap", "vxlan_decap", "vxlan_encap"].map(String::from).to_vec();
+        args.engines.extend(cell::EXAMPLES.iter().map(|(name, _)| name.to_string()));
         args.sizes = vec![64];
         args.bursts = vec![32];
         if args.simd.is_empty() {

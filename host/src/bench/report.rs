@@ -2,7 +2,7 @@
 
 use super::calls::CallCost;
 use super::clock::TscRate;
-use super::{Cell, MatrixArgs};
+use super::{BenchPath, Cell, MatrixArgs};
 use indicatif::ProgressBar;
 use serde_json::{json, Value};
 use std::path::Path;
@@ -33,7 +33,8 @@ impl Table {
     /// Prints one cell.
     pub fn row(&mut self, c: &Cell, tsc: Option<&TscRate>, bar: &ProgressBar) {
         let s = c.sorted();
-        let ratio = c.ratio().map(|r| format!("{r:.3}")).unwrap_or_else(|| "-".into());
+        let of_io = if c.baseline == Some(super::BenchPath::Io) { " io" } else { "" };
+        let ratio = c.ratio().map(|r| format!("{r:.3}{of_io}")).unwrap_or_else(|| "-".into());
         let ns = 1e3 / c.median();
         let cycles = tsc.map(|t| format!("{:.1}", ns * t.0)).unwrap_or_else(|| "-".into());
         say(
@@ -66,7 +67,9 @@ pub fn write_json(path: &Path, cells: &[Cell], calls: Option<&CallCost>, tsc: Op
             json!({
                 "engine": c.engine, "path": c.path.name(), "simd": c.simd.name(), "pkt_size": c.size,
                 "burst": c.burst, "mpps": c.median(), "mpps_min": s[0], "mpps_max": s[s.len() - 1],
-                "ns_per_pkt": ns, "cycles_per_pkt": tsc.map(|t| ns * t.0), "ratio_to_native": c.ratio(),
+                "ns_per_pkt": ns, "cycles_per_pkt": tsc.map(|t| ns * t.0),
+                "ratio_to_native": c.ratio().filter(|_| c.baseline == Some(BenchPath::Native)),
+                "ratio_to_io": c.ratio().filter(|_| c.baseline == Some(BenchPath::Io)),
                 "reps": c.mpps,
             })
         })

@@ -183,6 +183,7 @@ mod tests {
             burst,
             mpps: vec![mpps],
             ratios: vec![ratio],
+            baseline: Some(BenchPath::Native),
         }
     }
 
