@@ -38,6 +38,10 @@ v1=", vxlan: {vni: 42, local_ip: 192.0.2.2, remote_ip: 192.0.2.1}"
 config io io "" ""
 config macswap macswap "" ""
 config plugin macswap "$(pol static_policy 'engine: macswap')" "$(pol static_policy 'engine: macswap')"
+# The same plugin as the released 1.0 SDK built it (it calls run_engine back every burst).
+plugins10="$PWD/host/tests/data/abi-1.0"
+pol10=", policy: {plugin: $plugins10/static_policy.wasm, params: {engine: macswap}, on_failure: fail_closed, limits: {deadline_us: 1000000}}"
+config plugin_1_0 macswap "$pol10" "$pol10"
 config wasm_macswap io "$(pol wasm_macswap '')" "$(pol wasm_macswap '')"
 config dnat io "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9')" "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9')"
 config l4_lb io "$(pol l4_lb "ports: '0,1'")" "$(pol l4_lb "ports: '0,1'")"
@@ -68,7 +72,7 @@ PY
 )
 }
 printf '%-18s %12s  %s\n' path instr/pkt "ratio to baseline (baseline)"
-for row in io: macswap: plugin:macswap wasm_macswap:macswap dnat:io l4_lb:io ratelimit:io \
+for row in io: macswap: plugin:macswap plugin_1_0:macswap wasm_macswap:macswap dnat:io l4_lb:io ratelimit:io \
   vxlan_decap: vxlan_decap_wasm:vxlan_decap vxlan_encap: vxlan_encap_wasm:vxlan_encap; do
   path=${row%%:*} base=${row#*:}
   [[ -n "$filter" && "$path" != *"$filter"* && "$base" != *"$filter"* ]] && continue

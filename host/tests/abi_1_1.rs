@@ -340,3 +340,43 @@ fn a_map_survives_a_reload_that_declares_it_alike_and_not_one_that_changes_it() 
     assert_eq!(report.leaked, 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A module without an area: on_burst drops packet 1 and returns `rc`; it says it is ABI `version`.
+fn verdict_module(version: u32, rc: i32) -> String {
+    format!(
+        "(module
+           (import \"wasmdp\" \"drop_pkt\" (func $drop (param i32) (result i32)))
+           (memory (export \"memory\") 1)
+           (func (export \"wasmdp_abi_version\") (result i32) (i32.const {version}))
+           (func (export \"wasmdp_init\") (param i32 i32) (result i32) (i32.const 0))
+           (func (export \"wasmdp_on_burst\") (param i32 i32) (result i32)
+             (drop (call $drop (i32.const 1))) (i32.const {rc})))"
+    )
+}
+
+#[test]
+fn an_engine_returned_by_on_burst_runs_after_the_call_on_what_is_left() {
+    use std::sync::atomic::Ordering::Relaxed;
+    use wasmdp_abi::verdict;
+    let frames: Vec<Vec<u8>> = (0..4).map(frame).collect();
+    let closed = |p: &std::path::Path| format!("policy: {{plugin: {}, on_failure: fail_closed}}", p.display());
+
+    // 1.1: RUN_ENGINE | macswap: packet 1 dropped by the plugin, the others swapped.
+    let p = write_wat("verdict-macswap", &verdict_module(0x1_0001, verdict::run_engine(2)));
+    let mut w = Wire::new(&closed(&p));
+    let want: Vec<Vec<u8>> = [0, 2, 3].iter().map(|&i| common::swapped(&frames[i])).collect();
+    assert_eq!(w.send(&frames), want);
+    assert_eq!((w.counts().drops.policy, w.plugin().errors.load(Relaxed)), (1, 0));
+
+    // An engine id the ABI does not have: BAD_ENGINE, a failed call (fail_closed drops the burst).
+    let p = write_wat("verdict-unknown", &verdict_module(0x1_0001, verdict::run_engine(99)));
+    let mut w = Wire::new(&closed(&p));
+    assert!(w.send(&frames).is_empty());
+    assert_eq!((w.counts().drops.plugin, w.plugin().errors.load(Relaxed)), (4, 1));
+
+    // A 1.0 module: any nonzero return is a failure, as 1.0 says, even one that looks like a verdict.
+    let p = write_wat("verdict-1-0", &verdict_module(0x1_0000, verdict::run_engine(2)));
+    let mut w = Wire::new(&closed(&p));
+    assert!(w.send(&frames).is_empty());
+    assert_eq!((w.counts().drops.plugin, w.plugin().errors.load(Relaxed)), (4, 1));
+}

@@ -135,16 +135,17 @@ impl Burst {
     }
 
     /// Runs `engine` natively, after the call, on every packet whose verdict is still pass: written
-    /// into the area's header (no host call) when there is one, else `run_engine` on the whole burst
-    /// now.
+    /// into the area's header when there is one, else returned by `wasmdp_on_burst` (ABI 1.1
+    /// `verdict::RUN_ENGINE`). Neither is a host call: the engine runs after `on_burst` returns
+    /// `Ok` (not at all after `Err`), after the packets it dropped or sent elsewhere have left the
+    /// burst. Called again, the last engine counts. Offloads asked for afterwards without an area
+    /// (`set_offloads`) make it run first, with `run_engine`, so that they are applied after it.
     pub fn pass_with(&mut self, engine: Engine) -> Result<(), Error> {
         match self.area.as_mut() {
-            Some(held) => {
-                held.header().set_engine(Some(engine));
-                Ok(())
-            }
-            None => self.run_engine(engine, ..),
+            Some(held) => held.header().set_engine(Some(engine)),
+            None => crate::verdict::set(engine.id()),
         }
+        Ok(())
     }
 
     /// Requests `offloads` for every packet transmitted: in the area's header (carried out after the

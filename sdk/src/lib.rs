@@ -138,6 +138,7 @@ mod params_net;
 mod policy;
 pub mod sys;
 mod text;
+mod verdict;
 
 pub use area::{AreaSpec, Window, Windows};
 pub use burst::{Burst, Packet};

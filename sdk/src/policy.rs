@@ -249,8 +249,8 @@ pub mod __private {
             let r = self.enter(|slot| match slot {
                 None => status::NO_POLICY,
                 Some(p) => match p.on_burst(&mut Burst::__from_host(burst_len.max(0) as u32)) {
-                    Ok(()) => 0,
-                    Err(e) => match e.code() {
+                    Ok(()) => crate::verdict::take().map_or(0, wasmdp_abi::verdict::run_engine),
+                    Err(e) => match (crate::verdict::take(), e.code()).1 {
                         0 => status::FAILED,
                         code => code,
                     },
@@ -288,8 +288,9 @@ pub mod __private {
 /// * `wasmdp_abi_version()` returns [`wasmdp_abi::ABI_VERSION`].
 /// * `wasmdp_init(port, instance)` registers the burst area, calls [`Policy::init`] and keeps the policy in a static; a
 ///   [`Refusal`] is logged at level error and returns [`status::REFUSED`].
-/// * `wasmdp_on_burst(port, n)` calls [`Policy::on_burst`] with a burst of `n` packets: 0 for `Ok`,
-///   the error's (negative) code for `Err`, [`status::NO_POLICY`] without a policy.
+/// * `wasmdp_on_burst(port, n)` calls [`Policy::on_burst`] with a burst of `n` packets: 0 for `Ok`
+///   (or the engine verdict [`Burst::pass_with`](crate::Burst::pass_with) recorded), the error's
+///   (negative) code for `Err`, [`status::NO_POLICY`] without a policy.
 /// * `wasmdp_tick(now_ns)` calls [`Policy::tick`].
 ///
 /// After a trap inside any of them, the instance answers [`status::POISONED`] (see

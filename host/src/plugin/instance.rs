@@ -34,6 +34,9 @@ pub(crate) struct Live {
     pub store: Store<HostState>,
     pub on_burst: TypedFunc<(i32, i32), i32>,
     pub tick: Option<TypedFunc<i64, ()>>,
+    /// Built for ABI 1.1 or later: `wasmdp_on_burst` may return an engine verdict (for 1.0 modules
+    /// every nonzero value is a failure, as 1.0 said).
+    pub verdicts: bool,
 }
 
 /// CPU time allowed to instantiation, `wasmdp_abi_version` and `wasmdp_init` together: they run on
@@ -138,7 +141,7 @@ impl Plugin {
         st.watch = Watch::new(l.deadline_us.0 * 1000);
         let on_burst = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::ON_BURST).map_err(setup)?;
         let tick = inst.get_typed_func::<i64, ()>(&mut store, export::TICK).ok();
-        Ok(Live { store, on_burst, tick })
+        Ok(Live { store, on_burst, tick, verdicts: v & 0xffff >= 1 })
     }
 }
 

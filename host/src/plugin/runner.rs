@@ -19,6 +19,7 @@ use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use wasmdp_abi::verdict;
 use wasmtime::Trap;
 
 /// An instance being made on the service thread.
@@ -164,14 +165,21 @@ impl Runner {
             }
         }
         let res = live.on_burst.call(&mut live.store, (self.port as i32, burst.len() as i32));
+        let verdict = match res {
+            Ok(rc) if live.verdicts => verdict::engine_of(rc),
+            _ => None,
+        };
         let outcome = match res {
-            Ok(0) => match (area, memory) {
-                (Some(a), Some(mem)) => {
-                    let (data, st) = mem.data_and_store_mut(&mut live.store);
-                    area::apply(&a, data, st).map_err(Failure::Error)
-                }
-                _ => Ok(()),
-            },
+            Ok(rc) if rc == 0 || verdict.is_some() => {
+                let applied = match (area, memory) {
+                    (Some(a), Some(mem)) => {
+                        let (data, st) = mem.data_and_store_mut(&mut live.store);
+                        area::apply(&a, data, st).map_err(Failure::Error)
+                    }
+                    _ => Ok(()),
+                };
+                applied.and_then(|()| run_verdict(live.store.data_mut(), verdict))
+            }
             Ok(rc) => Err(Failure::Error(rc)),
             Err(e) if e.downcast_ref::<Trap>() == Some(&Trap::Interrupt) => {
                 bump(&self.counters.timeouts, 1);
@@ -338,6 +346,18 @@ impl Runner {
             self.failed(Failure::Trap(format!("tick trapped: {}", trap_text(&e))));
         }
     }
+}
+
+/// Runs the engine `wasmdp_on_burst` returned (ABI 1.1 `verdict::RUN_ENGINE`) on what is left of
+/// the burst, exactly as a last `run_engine(id, 0, ALL_PACKETS)` import would have.
+#[inline]
+fn run_verdict(st: &mut HostState, engine: Option<u32>) -> Result<(), Failure> {
+    let Some(id) = engine else { return Ok(()) };
+    let rc = super::hostfns::run_engine(st, id as i32, 0, st.view.len as i32);
+    if rc < 0 {
+        return Err(Failure::Error(rc));
+    }
+    Ok(())
 }
 
 /// " (in function ...)" for a trap, when wasmtime knows where it happened.

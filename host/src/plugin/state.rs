@@ -134,7 +134,12 @@ impl View {
 
     /// Where the packets of the indexes in `range` are: the first position and how many (the
     /// packets of indexes not consumed are in the burst in index order, so they are contiguous).
+    #[inline]
     pub fn present(&self, range: std::ops::Range<usize>) -> (usize, usize) {
+        if !self.dirty {
+            // Nothing consumed: every index is present, in place or shifted alike.
+            return if range.is_empty() { (0, 0) } else { (self.position(range.start), range.len()) };
+        }
         let mut live = range.clone().filter(|&i| !(self.dirty && self.consumed.has(i)));
         let Some(first) = live.next() else { return (0, 0) };
         (self.position(first), 1 + live.count())

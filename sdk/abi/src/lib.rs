@@ -223,6 +223,29 @@ pub const MAX_BURST: u32 = 512;
 /// Index meaning "every packet of the burst" for `set_offloads`.
 pub const ALL_PACKETS: i32 = -1;
 
+/// What `wasmdp_on_burst` may return besides 0 (1.1): a decision the host carries out after the
+/// call, without a call back into it.
+pub mod verdict {
+    /// `RUN_ENGINE | id`: success, and then run engine `id` ([`crate::engine`]) on every packet
+    /// still in the burst, as `run_engine(id, 0, ALL_PACKETS)` as the call's last import would. An
+    /// unknown id is `BAD_ENGINE`, a failure of the call.
+    pub const RUN_ENGINE: i32 = 0x0001_0000;
+
+    /// The return value that asks for engine `id`.
+    pub const fn run_engine(id: u32) -> i32 {
+        RUN_ENGINE | (id & 0xFFFF) as i32
+    }
+
+    /// The engine a return value asks for, if it is a [`RUN_ENGINE`] verdict.
+    pub const fn engine_of(rc: i32) -> Option<u32> {
+        if rc & !0xFFFF == RUN_ENGINE {
+            Some((rc & 0xFFFF) as u32)
+        } else {
+            None
+        }
+    }
+}
+
 /// Most plugin counters a module may register.
 pub const MAX_COUNTERS: u32 = 16;
 

@@ -183,6 +183,7 @@ pub fn set_param(key: &str, value: &str) {
 /// Starts a burst of these frames (and clears the recorded calls); with a burst area registered,
 /// fills it as the host does.
 pub fn begin_burst(frames: &[&[u8]]) {
+    let _ = crate::verdict::take();
     with(|h| {
         h.packets = frames.iter().map(|f| MockPacket::new(f)).collect();
         h.in_burst = true;
@@ -192,10 +193,15 @@ pub fn begin_burst(frames: &[&[u8]]) {
 }
 
 /// Ends the burst and returns its packets with what was done to them: with a burst area, its
-/// decisions are carried out first, as the host does after `on_burst` returns.
+/// decisions are carried out first, then the engine [`Burst::pass_with`](crate::Burst::pass_with)
+/// left for the end of the call, as the host does after `on_burst` returns `Ok`.
 pub fn end_burst() -> Vec<MockPacket> {
+    with(v1_1::apply_area);
+    if let Some(e) = crate::verdict::take() {
+        let n = with(|h| h.packets.len()) as i32;
+        run_engine(e as i32, 0, n);
+    }
     with(|h| {
-        v1_1::apply_area(h);
         h.in_burst = false;
         core::mem::take(&mut h.packets)
     })

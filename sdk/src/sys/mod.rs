@@ -226,6 +226,11 @@ unsafe extern "C" {
 /// [`wasmdp_abi::ALL_PACKETS`] (-1).
 #[inline]
 pub fn set_offloads(idx: i32, flags: u64, vlan_tci: u16, vlan_tci_outer: u16) -> Result<(), Error> {
+    // An engine left for the end of the call by `Burst::pass_with` runs first: an engine marks
+    // packets with the TX port's offloads, which must not replace the ones asked for here.
+    if let Some(engine) = crate::verdict::take() {
+        run_engine(engine, 0, burst_len()?)?;
+    }
     let (flags, tci, outer) = (flags as i64, i32::from(vlan_tci), i32::from(vlan_tci_outer));
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments, checked by the host.
