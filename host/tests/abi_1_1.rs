@@ -380,3 +380,27 @@ fn an_engine_returned_by_on_burst_runs_after_the_call_on_what_is_left() {
     assert!(w.send(&frames).is_empty());
     assert_eq!((w.counts().drops.plugin, w.plugin().errors.load(Relaxed)), (4, 1));
 }
+
+#[test]
+fn a_packet_sent_to_the_streams_own_tx_port_leaves_on_it_without_a_redirect() {
+    // send_to(i, 0) for every odd i: port 0 is the stream's own TX port here; the even packets pass.
+    let wat = "(module
+       (import \"wasmdp\" \"send_to\" (func $send (param i32 i32) (result i32)))
+       (memory (export \"memory\") 1)
+       (func (export \"wasmdp_abi_version\") (result i32) (i32.const 65537))
+       (func (export \"wasmdp_init\") (param i32 i32) (result i32) (i32.const 0))
+       (func (export \"wasmdp_on_burst\") (param i32 i32) (result i32) (local $i i32)
+         (local.set $i (i32.const 1))
+         (block $d (loop $l (br_if $d (i32.ge_u (local.get $i) (local.get 1)))
+           (drop (call $send (local.get $i) (i32.const 0)))
+           (local.set $i (i32.add (local.get $i) (i32.const 2))) (br $l)))
+         (i32.const 0)))";
+    let p = write_wat("send-own-port", wat);
+    let yaml = format!("engine: io\ntopology: loop\nports:\n  - {{name: a, driver: null, {}}}\n", policy(&p));
+    let j = run_yaml(&yaml, 0.2);
+    let s = &j["streams"][0];
+    let rx = s["rx_packets"].as_u64().unwrap();
+    assert!(rx > 1000, "{s}");
+    assert_eq!((s["tx_packets"].as_u64(), s["redirected_out"].as_u64()), (Some(rx), Some(0)), "{s}");
+    assert_eq!(s["redirected_in"], 0, "{s}");
+}

@@ -410,7 +410,7 @@ fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
                 ctx.drops.policy += 1;
             }
             ctx.cache.free(pkt);
-        } else if view.sent.has(i) {
+        } else if view.sent.has(i) && view.targets[i] != st.env.tx_port {
             ctx.redirected_out += 1;
             let q = st.env.injects[usize::from(view.targets[i])].as_ref();
             if let Some(Err(pkt)) = q.map(|q| q.push(pkt)) {
@@ -419,6 +419,8 @@ fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
                 ctx.cache.free(pkt);
             }
         } else {
+            // Passed, or sent to the stream's own TX port: transmitted here, in order, without a
+            // trip through the port's inject queue.
             kept.push(pkt);
         }
     }
