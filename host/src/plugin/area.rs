@@ -281,13 +281,31 @@ fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32> {
     Ok(())
 }
 
-/// A window's bytes: most are a few dozen, where a plain copy beats the SIMD copy's dispatch.
+/// A window's bytes: most are a few dozen, where two overlapping fixed-size moves beat both a call to
+/// memcpy and the SIMD copy's dispatch.
 #[inline(always)]
 fn copy_small(simd: crate::simd::Simd, dst: &mut [u8], src: &[u8]) {
-    if dst.len() <= 64 {
-        dst.copy_from_slice(src);
-    } else {
-        crate::simd::copy_dyn(simd, dst, src);
+    match dst.len() {
+        n if n > 64 => crate::simd::copy_dyn(simd, dst, src),
+        32.. => overlapping::<32>(dst, src),
+        16.. => overlapping::<16>(dst, src),
+        8.. => overlapping::<8>(dst, src),
+        4.. => overlapping::<4>(dst, src),
+        _ => dst.copy_from_slice(src),
+    }
+}
+
+/// Copies `src` (N to 2N bytes, as long as `dst`) as its first N and its last N bytes.
+#[inline(always)]
+fn overlapping<const N: usize>(dst: &mut [u8], src: &[u8]) {
+    if let (Some(h), Some(t)) = (src.first_chunk::<N>(), src.last_chunk::<N>()) {
+        let (h, t) = (*h, *t);
+        if let Some(d) = dst.first_chunk_mut::<N>() {
+            *d = h;
+        }
+        if let Some(d) = dst.last_chunk_mut::<N>() {
+            *d = t;
+        }
     }
 }
 
@@ -296,3 +314,18 @@ const _: () = assert!(flags::RX_VLAN as u32 == rx::VLAN && flags::RX_TUNNEL as u
 
 /// Engine ids fit the `u8` codes of `apply`, with `u8::MAX` left for "none".
 const _: () = assert!(wasmdp_abi::engine::COUNT < u8::MAX as u32);
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn small_copies_are_exact_at_every_length() {
+        let simd = crate::simd::Simd::detect();
+        let src: Vec<u8> = (0..200u8).collect();
+        for n in 0..=130 {
+            let mut dst = vec![0xEEu8; n + 8];
+            super::copy_small(simd, &mut dst[4..4 + n], &src[1..1 + n]);
+            assert_eq!(&dst[4..4 + n], &src[1..1 + n], "length {n}");
+            assert!(dst[..4].iter().chain(&dst[4 + n..]).all(|&b| b == 0xEE), "length {n}: outside touched");
+        }
+    }
+}
