@@ -251,19 +251,12 @@ fn netns_frames_lost_in_a_full_ring_are_counted_as_missed() {
         a.2
     );
     let w = Wasmdp::start("netns_missed", &yaml);
-    let pid = w.child.as_ref().unwrap().id() as libc::pid_t;
-    // SAFETY: signalling our own child process by its id.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
     let n = 2000;
-    send_repeated(&a.0, &a.1, &udp_frame(&net, &[], &[0x5a; 100]), n);
-    std::thread::sleep(Duration::from_millis(200));
-    // SAFETY: as above.
-    unsafe { libc::kill(pid, libc::SIGCONT) };
-    std::thread::sleep(Duration::from_millis(500));
+    flood_while_stopped(&w, &net, &a, n, Duration::from_millis(500));
     let j = w.stop();
     check_accounting(&j);
     let p = port(&j, "a");
-    let (rx, missed, inflight) = (u(p, "rx_packets"), u(p, "rx_missed"), u(&j["totals"], "in_flight"));
+    let (rx, missed, inflight) = received_missed_in_flight(&j, "a");
     eprintln!("sent {n}: received {rx}, missed {missed}, in flight {inflight}, ring full {}", u(p, "rx_ring_full"));
     assert!(missed > 0, "the ring overflowed while wasmdp was stopped: {p}");
     assert_eq!(rx + missed + inflight, n, "every frame the kernel had is received or counted: {p}");

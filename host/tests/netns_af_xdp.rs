@@ -119,19 +119,12 @@ fn netns_af_xdp_every_frame_is_received_or_counted_at_stop() {
     // 64 RX frames: the rest of what arrives while wasmdp is stopped finds no frame to go to.
     let yaml = format!("engine: rxonly\ntopology: loop\nports:\n{}", port_yaml("a", &a.2, ", ring_size: 64"));
     let w = Wasmdp::start("netns_af_xdp_missed", &yaml);
-    let pid = w.child.as_ref().unwrap().id() as libc::pid_t;
-    // SAFETY: signalling our own child process by its id.
-    unsafe { libc::kill(pid, libc::SIGSTOP) };
     let n = 500;
-    send_repeated(&a.0, &a.1, &udp_frame(&net, &[], &[0x5a; 100]), n);
-    std::thread::sleep(Duration::from_millis(200));
-    // SAFETY: as above.
-    unsafe { libc::kill(pid, libc::SIGCONT) };
-    std::thread::sleep(Duration::from_millis(300));
+    flood_while_stopped(&w, &net, &a, n, Duration::from_millis(300));
     let j = w.stop();
     check_accounting(&j);
     let p = port(&j, "a");
-    let (rx, missed, inflight) = (u(p, "rx_packets"), u(p, "rx_missed"), u(&j["totals"], "in_flight"));
+    let (rx, missed, inflight) = received_missed_in_flight(&j, "a");
     eprintln!("sent {n}: received {rx}, missed {missed}, in flight {inflight}");
     assert_eq!(rx, 64, "the 64 frames of the fill ring were received after SIGCONT: {p}");
     assert_eq!(rx + missed + inflight, n, "every frame the kernel had is received or counted: {p}");

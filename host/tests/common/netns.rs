@@ -257,3 +257,22 @@ pub fn assert_both_queues_received(j: &serde_json::Value, name: &str) {
     assert_eq!(per_queue.len(), 2);
     assert!(per_queue.iter().all(|&n| n > 0), "both queues of port {name} received: {per_queue:?}");
 }
+
+/// With wasmdp stopped (SIGSTOP), sends `n` UDP frames into side `a`, then lets wasmdp run again
+/// for `settle`: what the port's ring could not hold is lost meanwhile.
+pub fn flood_while_stopped(w: &Wasmdp, net: &Net, a: &(String, String, String), n: u64, settle: Duration) {
+    let pid = w.child.as_ref().unwrap().id() as libc::pid_t;
+    // SAFETY: signalling our own child process by its id.
+    unsafe { libc::kill(pid, libc::SIGSTOP) };
+    send_repeated(&a.0, &a.1, &udp_frame(net, &[], &[0x5a; 100]), n);
+    std::thread::sleep(Duration::from_millis(200));
+    // SAFETY: as above.
+    unsafe { libc::kill(pid, libc::SIGCONT) };
+    std::thread::sleep(settle);
+}
+
+/// `rx_packets` and `rx_missed` of port `name`, and the run's `in_flight`.
+pub fn received_missed_in_flight(j: &serde_json::Value, name: &str) -> (u64, u64, u64) {
+    let p = port(j, name);
+    (u(p, "rx_packets"), u(p, "rx_missed"), u(&j["totals"], "in_flight"))
+}
