@@ -3,8 +3,9 @@
 # (counted only inside `wasmdp::lcore::run`, so start-up and the stop report are left out; repeats
 # within 0.05% between runs, unlike wall-clock rates on a shared VM). Two null ports, 64-byte frames,
 # burst 32, one lcore. Each row: the path, instructions per packet, and the ratio of its baseline's
-# count to its own (1.0 = as cheap as the baseline; the per-packet examples have no native twin, so
-# their baseline is native io, the floor of any forwarding).
+# count to its own (1.0 = as cheap as the baseline). A plugin's `_native` row is the same source
+# built into the host (`plugin: native:NAME`): the baseline of the per-packet examples, and beside
+# the native engines for the others.
 #
 # usage: bench/instructions.sh [SECONDS=1] [PATH_FILTER]     (needs valgrind: apt-get install valgrind)
 set -euo pipefail
@@ -30,8 +31,10 @@ ports:
   - {name: p1, driver: null, frame: {size: 64${5:-}}$4}
 YAML
 }
-pol() { # plugin params -> both ports' policy
-  echo ", policy: {plugin: $plugins/$1.wasm, params: {$2}, on_failure: fail_closed, limits: {deadline_us: 1000000}}"
+pol() { # plugin params [native] -> a port's policy: the module, or with `native` its native build
+  local plugin="$plugins/$1.wasm"
+  [[ "${3:-}" == native ]] && plugin="'native:$1'"
+  echo ", policy: {plugin: $plugin, params: {$2}, on_failure: fail_closed, limits: {deadline_us: 1000000}}"
 }
 v0=", vxlan: {vni: 42, local_ip: 192.0.2.1, remote_ip: 192.0.2.2}"
 v1=", vxlan: {vni: 42, local_ip: 192.0.2.2, remote_ip: 192.0.2.1}"
@@ -42,15 +45,19 @@ config plugin macswap "$(pol static_policy 'engine: macswap')" "$(pol static_pol
 plugins10="$PWD/host/tests/data/abi-1.0"
 pol10=", policy: {plugin: $plugins10/static_policy.wasm, params: {engine: macswap}, on_failure: fail_closed, limits: {deadline_us: 1000000}}"
 config plugin_1_0 macswap "$pol10" "$pol10"
-config wasm_macswap io "$(pol wasm_macswap '')" "$(pol wasm_macswap '')"
-config dnat io "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9')" "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9')"
-config l4_lb io "$(pol l4_lb "ports: '0,1'")" "$(pol l4_lb "ports: '0,1'")"
-config ratelimit io "$(pol ratelimit 'rate_pps: 1000000000')" "$(pol ratelimit 'rate_pps: 1000000000')"
+for n in "" _native; do
+  k=${n:+native}
+  config wasm_macswap$n io "$(pol wasm_macswap '' $k)" "$(pol wasm_macswap '' $k)"
+  config dnat$n io "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9' $k)" "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9' $k)"
+  config l4_lb$n io "$(pol l4_lb "ports: '0,1'" $k)" "$(pol l4_lb "ports: '0,1'" $k)"
+  config ratelimit$n io "$(pol ratelimit 'rate_pps: 1000000000' $k)" "$(pol ratelimit 'rate_pps: 1000000000' $k)"
+  config vxlan_decap_wasm$n io "$v0$(pol vxlan_decap 'local_ip: 192.0.2.1, vni: 42' $k)" \
+    "$v1$(pol vxlan_decap 'local_ip: 192.0.2.2, vni: 42' $k)" ", tunnel: vxlan"
+  config vxlan_encap_wasm$n io "$(pol vxlan_encap 'vni: 42, local_ip: 192.0.2.1, remote_ip: 192.0.2.2' $k)" \
+    "$(pol vxlan_encap 'vni: 42, local_ip: 192.0.2.2, remote_ip: 192.0.2.1' $k)"
+done
 config vxlan_decap vxlan_decap "$v0" "$v1" ", tunnel: vxlan"
-config vxlan_decap_wasm io "$v0$(pol vxlan_decap 'local_ip: 192.0.2.1, vni: 42')" "$v1$(pol vxlan_decap 'local_ip: 192.0.2.2, vni: 42')" ", tunnel: vxlan"
 config vxlan_encap vxlan_encap "$v0" "$v1"
-config vxlan_encap_wasm io "$(pol vxlan_encap 'vni: 42, local_ip: 192.0.2.1, remote_ip: 192.0.2.2')" "$(pol vxlan_encap 'vni: 42, local_ip: 192.0.2.2, remote_ip: 192.0.2.1')"
-
 declare -A ipp
 measure() {
   RUST_LOG=warn valgrind --tool=callgrind --callgrind-out-file="$tmp/$1.out" --toggle-collect='wasmdp::lcore::run' \
@@ -71,17 +78,20 @@ print('%.2f' % (ir / t['tx_packets']))
 PY
 )
 }
-printf '%-18s %12s  %s\n' path instr/pkt "ratio to baseline (baseline)"
-for row in io: macswap: plugin:macswap plugin_1_0:macswap wasm_macswap:macswap dnat:io l4_lb:io ratelimit:io \
-  vxlan_decap: vxlan_decap_wasm:vxlan_decap vxlan_encap: vxlan_encap_wasm:vxlan_encap; do
+printf '%-24s %12s  %s\n' path instr/pkt "ratio to baseline (baseline)"
+for row in io: macswap: plugin:macswap plugin_1_0:macswap wasm_macswap:macswap wasm_macswap_native:macswap \
+  wasm_macswap:wasm_macswap_native dnat_native:io dnat:dnat_native l4_lb_native:io l4_lb:l4_lb_native \
+  ratelimit_native:io ratelimit:ratelimit_native vxlan_decap: vxlan_decap_wasm:vxlan_decap \
+  vxlan_decap_wasm_native:vxlan_decap vxlan_decap_wasm:vxlan_decap_wasm_native vxlan_encap: \
+  vxlan_encap_wasm:vxlan_encap vxlan_encap_wasm_native:vxlan_encap vxlan_encap_wasm:vxlan_encap_wasm_native; do
   path=${row%%:*} base=${row#*:}
   [[ -n "$filter" && "$path" != *"$filter"* && "$base" != *"$filter"* ]] && continue
   [[ -n "${ipp[$path]:-}" ]] || measure "$path"
   if [[ -n "$base" ]]; then
     [[ -n "${ipp[$base]:-}" ]] || measure "$base"
     ratio=$(python3 -c "print('%.2f' % (${ipp[$base]} / ${ipp[$path]}))")
-    printf '%-18s %12s  %s (%s)\n' "$path" "${ipp[$path]}" "$ratio" "$base"
+    printf '%-24s %12s  %s (%s)\n' "$path" "${ipp[$path]}" "$ratio" "$base"
   else
-    printf '%-18s %12s\n' "$path" "${ipp[$path]}"
+    printf '%-24s %12s\n' "$path" "${ipp[$path]}"
   fi
 done

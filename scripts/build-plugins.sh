@@ -15,6 +15,15 @@ fi
 
 cargo build --manifest-path "$root/plugins/Cargo.toml" --target-dir "$root/plugins/target" --target "$target" --release "$@"
 
+# The examples the host also builds natively (`plugin: native:NAME`) are `rlib`s as well, and cargo
+# does not apply the release profile's LTO to a crate built as both: their modules come out several
+# times larger and slower (wasm_macswap: 6.8 KB and 455 instructions per packet instead of 1.2 KB and
+# 377). Built again as `cdylib` alone, they are what a plugin author's crate would be.
+for toml in "$root"/plugins/*/Cargo.toml; do
+  grep -q '^crate-type = .*"rlib"' "$toml" || continue
+  cargo rustc -q --manifest-path "$toml" --target-dir "$root/plugins/target" --target "$target" --release --crate-type cdylib
+done
+
 out="$root/plugins/target/$target/release"
 echo "plugins built in $out:"
 shopt -s nullglob

@@ -5,7 +5,6 @@ mod common;
 
 use common::{plugin_path, swapped, tags, Wire};
 use std::sync::atomic::Ordering::Relaxed;
-use wasmdp::wire::{build_udp, FrameSpec};
 
 fn policy(name: &str, params: &str) -> String {
     format!(
@@ -15,16 +14,7 @@ fn policy(name: &str, params: &str) -> String {
 }
 
 fn frame(size: usize, dst_port: u16) -> Vec<u8> {
-    build_udp(&FrameSpec {
-        size,
-        dst_mac: [0xd0; 6],
-        src_mac: [0x5a; 6],
-        src_ip: [10, 0, 0, 1],
-        dst_ip: [10, 0, 0, 2],
-        src_port: 1000,
-        dst_port,
-        vlan: None,
-    })
+    common::udp(size, [10, 0, 0, 2], 1000, dst_port, None)
 }
 
 #[test]
@@ -148,16 +138,7 @@ fn the_faulty_plugins_that_run_are_contained_and_forwarding_goes_on() {
 }
 
 fn udp_to(dst_ip: [u8; 4], src_port: u16, dst_port: u16) -> Vec<u8> {
-    build_udp(&FrameSpec {
-        size: 80,
-        dst_mac: [0xd0; 6],
-        src_mac: [0x5a; 6],
-        src_ip: [10, 0, 0, 1],
-        dst_ip,
-        src_port,
-        dst_port,
-        vlan: None,
-    })
+    common::udp(80, dst_ip, src_port, dst_port, None)
 }
 
 #[test]

@@ -82,7 +82,7 @@ mod registry {
 }
 
 #[cfg(not(target_arch = "wasm32"))]
-mod registry {
+pub(crate) mod registry {
     //! Per thread on native targets, like the mock host the tests run against.
     use super::Registered;
     use core::cell::Cell;

@@ -5,6 +5,8 @@ use core::ops::{Bound, RangeBounds};
 use wasmdp_abi::ALL_PACKETS;
 
 use crate::area::{Held, Windows};
+#[cfg(doc)]
+use crate::Window;
 use crate::{sys, Engine, Error, Offloads};
 
 /// The burst being decided on: packets `0..len()` of the port's current RX burst. The bytes stay in

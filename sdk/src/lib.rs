@@ -114,7 +114,10 @@
 //!
 //! On any target other than `wasm32`, [`sys`] calls the module `mock` (present on those targets only),
 //! a per-thread fake host, instead of the imports (the crate then links `std`): a policy's `init` and
-//! `on_burst` can be unit-tested with `cargo test` as in the example above.
+//! `on_burst` can be unit-tested with `cargo test` as in the example above. A host may instead
+//! answer the imports itself and run the policy natively (`native`, also on those targets only:
+//! what `wasmdp` does for its example policies, `plugin: native:NAME`); [`export_policy!`] then
+//! exports nothing, so that several policies can be linked into one program.
 #![no_std]
 #![warn(missing_docs)]
 
@@ -131,6 +134,8 @@ pub mod log;
 mod map;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod mock;
+#[cfg(not(target_arch = "wasm32"))]
+pub mod native;
 pub mod net;
 mod offloads;
 mod params;

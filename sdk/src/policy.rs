@@ -231,17 +231,19 @@ pub mod __private {
         }
 
         /// `wasmdp_on_burst(port, burst_len)`.
-        /// Registers `P::AREA` in `area` (the export's static) on wasm32; on native targets (tests
-        /// through the exports) a buffer of the thread's own.
+        /// Registers `P::AREA` in `area` (the export's static) on wasm32; on native targets in the
+        /// native instance's buffer, or (tests, passing null) a buffer of the thread's own.
         fn register_area(area: (*mut u8, usize)) -> Result<(), crate::Error> {
             #[cfg(not(target_arch = "wasm32"))]
-            let area = {
-                let _ = area;
+            let area = if area.0.is_null() {
                 let buf = std::vec![0u8; P::AREA.bytes()].leak();
                 (buf.as_mut_ptr(), buf.len())
+            } else {
+                area
             };
             // SAFETY: `area` is the export's static, used for nothing else and alive for the program
-            // (wasm32), or a leaked buffer nothing else references (native).
+            // (wasm32), a native instance's own buffer, alive as long as it (`crate::native`), or a
+            // leaked buffer nothing else references (native tests).
             unsafe { crate::area::register(area.0, area.1, P::AREA) }
         }
 
@@ -294,10 +296,14 @@ pub mod __private {
 /// * `wasmdp_tick(now_ns)` calls [`Policy::tick`].
 ///
 /// After a trap inside any of them, the instance answers [`status::POISONED`] (see
-/// [`status`]).
+/// [`status`]). On targets other than `wasm32` the macro expands to nothing: a native build runs
+/// the policy through `wasmdp_sdk::native::Instance` instead.
 #[macro_export]
 macro_rules! export_policy {
     ($policy:ty) => {
+        // Exports exist in the WebAssembly build only: a native build (`wasmdp_sdk::native`) is
+        // linked into a host beside other policies, whose symbols would collide.
+        #[cfg(target_arch = "wasm32")]
         const _: () = {
             static WASMDP_POLICY: $crate::__private::Slot<$policy> = $crate::__private::Slot::new();
             static WASMDP_AREA: $crate::__private::AreaBuf<{ <$policy as $crate::Policy>::AREA.bytes() }> =

@@ -3,6 +3,7 @@
 use super::MatrixArgs;
 use crate::config;
 use crate::dataplane::{self, Overrides, RunOptions};
+use crate::plugin::native::PREFIX;
 use crate::simd::Simd;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -11,7 +12,8 @@ use std::time::Duration;
 /// Who decides per burst.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BenchPath {
-    /// The engine from the config.
+    /// The engine from the config; for a per-packet example (no engine of its own), its native
+    /// build (`plugin: native:NAME`, the same source as its WebAssembly build).
     Native,
     /// The static-policy plugin calls the native engine every burst.
     Plugin,
@@ -20,6 +22,9 @@ pub enum BenchPath {
     /// The work done inside WebAssembly by an example plugin: wasm-macswap for `macswap`, the
     /// vxlan plugins for the vxlan engines, the per-packet examples ([`EXAMPLES`]) for themselves.
     Wasm,
+    /// The plugin of `wasm` built natively (`plugin: native:NAME`), for the engines that also have
+    /// a native engine (`macswap`, the vxlan engines): the wasm tax without the engine's own code.
+    NativeBuild,
     /// The `io` engine on the same ports and frames: what a tunnel engine or a per-packet example
     /// costs over forwarding.
     Io,
@@ -29,13 +34,14 @@ pub enum BenchPath {
 
 impl BenchPath {
     /// Accepted names, for errors.
-    pub const NAMES: &'static str = "native, plugin, plugin-sticky, wasm, io, no-prefetch";
+    pub const NAMES: &'static str = "native, plugin, plugin-sticky, wasm, native-build, io, no-prefetch";
 
-    const ALL: [BenchPath; 6] = [
+    const ALL: [BenchPath; 7] = [
         BenchPath::Native,
         BenchPath::Plugin,
         BenchPath::PluginSticky,
         BenchPath::Wasm,
+        BenchPath::NativeBuild,
         BenchPath::Io,
         BenchPath::NoPrefetch,
     ];
@@ -47,6 +53,7 @@ impl BenchPath {
             BenchPath::Plugin => "plugin",
             BenchPath::PluginSticky => "plugin-sticky",
             BenchPath::Wasm => "wasm",
+            BenchPath::NativeBuild => "native-build",
             BenchPath::Io => "io",
             BenchPath::NoPrefetch => "no-prefetch",
         }
@@ -57,19 +64,30 @@ impl BenchPath {
         BenchPath::ALL.into_iter().find(|p| p.name() == s)
     }
 
-    /// Whether the path exists for this engine: the WebAssembly path for the engines an example
-    /// plugin does in WebAssembly and for the per-packet examples, plugins run the engines the ABI
-    /// names, the io baseline is for the tunnel engines and the examples, the prefetch switch for
-    /// the tunnel engines. A per-packet example has no native engine.
+    /// Whether the path exists for this engine: the WebAssembly path (and its native build) for
+    /// the engines an example plugin does in WebAssembly and for the per-packet examples, plugins
+    /// run the engines the ABI names, the io baseline is for the tunnel engines and the examples,
+    /// the prefetch switch for the tunnel engines.
     pub fn applies_to(self, engine: &str) -> bool {
         let tunnel = config::engine_kind(engine).is_some();
         let example = example(engine).is_some();
+        let has_plugin = matches!(engine, "macswap" | "vxlan_decap" | "vxlan_encap");
         match self {
-            BenchPath::Native => !example,
+            BenchPath::Native => true,
             BenchPath::Plugin | BenchPath::PluginSticky => crate::engines::ABI_ENGINES.iter().any(|e| e.name == engine),
-            BenchPath::Wasm => matches!(engine, "macswap" | "vxlan_decap" | "vxlan_encap") || example,
+            BenchPath::Wasm => has_plugin || example,
+            BenchPath::NativeBuild => has_plugin,
             BenchPath::Io => tunnel || example,
             BenchPath::NoPrefetch => tunnel,
+        }
+    }
+
+    /// Whether this path runs the example plugin's code (WebAssembly or its native build).
+    fn runs_plugin(self, engine: &str) -> bool {
+        match self {
+            BenchPath::Wasm | BenchPath::NativeBuild => true,
+            BenchPath::Native => example(engine).is_some(),
+            _ => false,
         }
     }
 
@@ -77,41 +95,42 @@ impl BenchPath {
     fn config_engine(self, engine: &str) -> &str {
         match self {
             BenchPath::Io => "io",
-            BenchPath::Wasm if engine != "macswap" => "io",
+            _ if engine != "macswap" && self.runs_plugin(engine) => "io",
             _ => engine,
         }
     }
 
     /// The policy of port 192.0.2.`local` (whose tunnel's far end is .`remote`) on this path.
     fn policy(self, engine: &str, plugins: &std::path::Path, (local, remote): (u8, u8)) -> Option<String> {
-        let plugin = |name: &str| plugins.join(format!("{name}.wasm")).display().to_string();
         // A generous deadline: a bench run must not trip over preemption on a shared machine.
         let tail = "on_failure: fail_closed, limits: {deadline_us: 1000000}";
-        let with = |name: &str, params: &str| format!("{{plugin: {}, params: {{{params}}}, {tail}}}", plugin(name));
+        let file = |name: &str| plugins.join(format!("{name}.wasm")).display().to_string();
+        if self.runs_plugin(engine) {
+            let (name, params) = match engine {
+                "macswap" => ("wasm_macswap", String::new()),
+                "vxlan_decap" => (engine, format!("local_ip: 192.0.2.{local}, vni: 42")),
+                "vxlan_encap" => (engine, format!("vni: 42, local_ip: 192.0.2.{local}, remote_ip: 192.0.2.{remote}")),
+                _ => (engine, example(engine).unwrap_or_default().to_string()),
+            };
+            let plugin = if self == BenchPath::Wasm { file(name) } else { format!("'{}{name}'", PREFIX) };
+            return Some(format!("{{plugin: {plugin}, params: {{{params}}}, {tail}}}"));
+        }
         match self {
-            BenchPath::Native | BenchPath::Io | BenchPath::NoPrefetch => None,
-            BenchPath::Wasm if engine == "vxlan_decap" => {
-                Some(with(engine, &format!("local_ip: 192.0.2.{local}, vni: 42")))
-            }
-            BenchPath::Wasm if engine == "vxlan_encap" => {
-                Some(with(engine, &format!("vni: 42, local_ip: 192.0.2.{local}, remote_ip: 192.0.2.{remote}")))
-            }
-            BenchPath::Wasm if example(engine).is_some() => Some(with(engine, example(engine).unwrap_or_default())),
             BenchPath::Plugin => {
-                Some(format!("{{plugin: {}, params: {{engine: {engine}}}, {tail}}}", plugin("static_policy")))
+                Some(format!("{{plugin: {}, params: {{engine: {engine}}}, {tail}}}", file("static_policy")))
             }
             BenchPath::PluginSticky => Some(format!(
                 "{{plugin: {}, params: {{engine: {engine}, sticky: true}}, {tail}}}",
-                plugin("static_policy")
+                file("static_policy")
             )),
-            BenchPath::Wasm => Some(format!("{{plugin: {}, {tail}}}", plugin("wasm_macswap"))),
+            _ => None,
         }
     }
 }
 
 /// The per-packet example plugins the bench runs as engines of their own, with their params: the
-/// plugin (`wasm`) against native io on the same ports and frames (`io`), the floor of any
-/// forwarding; no native build of their logic exists yet.
+/// plugin (`wasm`) against its native build (`native`), and native io on the same ports and frames
+/// (`io`), the floor of any forwarding.
 pub const EXAMPLES: [(&str, &str); 3] =
     [("dnat", "match: 198.18.0.0/24, to: 10.9.9.9"), ("l4_lb", "ports: '0,1'"), ("ratelimit", "rate_pps: 1000000000")];
 
@@ -279,11 +298,14 @@ mod tests {
     }
 
     #[test]
-    fn examples_run_as_plugins_on_io_against_io_and_vxlan_plugins_against_their_engines() {
+    fn examples_run_as_plugins_against_their_native_builds_and_vxlan_plugins_against_their_engines() {
         let g = super::Group { engine: "dnat", size: 64, burst: 32, simd: crate::simd::Simd::detect(), paths: &[] };
         let y = super::yaml(&g, BenchPath::Wasm, std::path::Path::new("p"), 0);
         assert!(y.contains("engine: io") && y.contains("dnat.wasm") && y.contains("match: 198.18.0.0/24"), "{y}");
-        assert!(!BenchPath::Native.applies_to("dnat") && BenchPath::Io.applies_to("dnat"));
+        assert!(BenchPath::Native.applies_to("dnat") && BenchPath::Io.applies_to("dnat"));
+        let y = super::yaml(&g, BenchPath::Native, std::path::Path::new("p"), 0);
+        assert!(y.contains("engine: io") && y.contains("plugin: 'native:dnat'") && y.contains("match: 198"), "{y}");
+        assert!(!BenchPath::NativeBuild.applies_to("dnat") && BenchPath::NativeBuild.applies_to("macswap"));
         let g = super::Group { engine: "vxlan_encap", ..g };
         let y = super::yaml(&g, BenchPath::Wasm, std::path::Path::new("p"), 0);
         assert!(y.contains("local_ip: 192.0.2.1, remote_ip: 192.0.2.2") && y.contains("engine: io"), "{y}");

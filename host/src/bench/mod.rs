@@ -59,12 +59,13 @@ pub struct MatrixArgs {
     /// ratelimit (measured on the `wasm` path against `io`).
     #[arg(long, value_delimiter = ',', default_value = "io,mac,macswap,5tswap,copy")]
     pub engines: Vec<String>,
-    /// Paths, comma-separated: native, plugin, plugin-sticky, wasm (an example plugin doing the work
-    /// in WebAssembly: wasm_macswap for macswap, the vxlan plugins for the vxlan engines, the
-    /// per-packet examples), io and no-prefetch (the io engine on the same frames, for the tunnel
-    /// engines and the examples; the engine without the metadata prefetch). Each engine runs the
-    /// paths that apply to it.
-    #[arg(long, value_delimiter = ',', default_value = "native,plugin,plugin-sticky,wasm,io,no-prefetch")]
+    /// Paths, comma-separated: native (the engine; for a per-packet example, its native build),
+    /// plugin, plugin-sticky, wasm (an example plugin doing the work in WebAssembly: wasm_macswap
+    /// for macswap, the vxlan plugins for the vxlan engines, the per-packet examples), native-build
+    /// (that plugin's source compiled into the host), io and no-prefetch (the io engine on the same
+    /// frames, for the tunnel engines and the examples; the engine without the metadata prefetch).
+    /// Each engine runs the paths that apply to it.
+    #[arg(long, value_delimiter = ',', default_value = "native,plugin,plugin-sticky,wasm,native-build,io,no-prefetch")]
     pub paths: Vec<String>,
     /// Kernel variants, comma-separated (default: every variant this CPU supports).
     #[arg(long, value_delimiter = ',')]

@@ -333,7 +333,7 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         }
     };
     for p in &mut cfg.ports {
-        if let Some(pol) = &mut p.policy {
+        if let Some(pol) = p.policy.as_mut().filter(|pol| crate::plugin::native::named(&pol.plugin).is_none()) {
             rebase(&mut pol.plugin);
         }
         if let Some(pc) = &mut p.pcap {

@@ -11,7 +11,8 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyCfg {
-    /// Path of the .wasm module (relative paths are relative to the config file).
+    /// Path of the .wasm module (relative paths are relative to the config file), or `native:NAME`:
+    /// the host's own native build of example policy NAME (`plugin::native`; trusted, no sandbox).
     pub plugin: PathBuf,
     /// Parameters handed to the plugin's init (scalars only), read with `param_get`.
     #[serde(default)]

@@ -1,10 +1,12 @@
 //! A checked, compiled plugin, and instantiating it for one stream (ABI version check, init).
 
+use super::area::Area;
 use super::check;
 use super::counters::PluginCounters;
 use super::deadline::Watch;
 use super::error::{InstanceError, LoadError};
 use super::module::StaticLimits;
+use super::native::{self, NativeHost, Twin};
 use super::state::HostState;
 use super::Runtime;
 use super::StreamEnv;
@@ -14,6 +16,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::Arc;
 use wasmdp_abi::{export, ABI_MAJOR};
+use wasmdp_sdk::native::NativePolicy;
 use wasmtime::{InstancePre, Linker, Store, StoreLimitsBuilder, Trap, TypedFunc, WasmBacktrace};
 
 /// A plugin file, checked against ABI v1 and compiled, ready to instantiate per stream.
@@ -25,18 +28,93 @@ pub struct Plugin {
     /// SHA-256 of the module file, to tell a rebuilt plugin from the one running.
     pub digest: [u8; 32],
     runtime: Arc<Runtime>,
-    pre: InstancePre<HostState>,
+    code: Code,
     params: Arc<BTreeMap<String, String>>,
+}
+
+/// What runs: a module, or a native build (`plugin: native:NAME`).
+enum Code {
+    Wasm(InstancePre<HostState>),
+    Native(&'static Twin),
 }
 
 /// A live instance: its store and entry points.
 pub(crate) struct Live {
     pub store: Store<HostState>,
-    pub on_burst: TypedFunc<(i32, i32), i32>,
-    pub tick: Option<TypedFunc<i64, ()>>,
+    pub entry: Entry,
     /// Built for ABI 1.1 or later: `wasmdp_on_burst` may return an engine verdict (for 1.0 modules
     /// every nonzero value is a failure, as 1.0 said).
     pub verdicts: bool,
+}
+
+/// An instance's entry points.
+pub(crate) enum Entry {
+    /// A module's exports.
+    Wasm { on_burst: TypedFunc<(i32, i32), i32>, tick: Option<TypedFunc<i64, ()>> },
+    /// A native build (its state is in the store's data like a module's).
+    Native(Box<dyn NativePolicy>),
+}
+
+impl Live {
+    /// `wasmdp_on_burst(port, n)`.
+    #[inline]
+    pub fn on_burst(&mut self, port: u16, n: usize) -> wasmtime::Result<i32> {
+        match &mut self.entry {
+            Entry::Wasm { on_burst, .. } => on_burst.call(&mut self.store, (i32::from(port), n as i32)),
+            Entry::Native(p) => Ok(p.on_burst(&mut NativeHost(self.store.data_mut()), u32::from(port), n as u32)),
+        }
+    }
+
+    /// `wasmdp_tick(now_ns)`, if the plugin has one.
+    pub fn tick(&mut self, now_ns: u64) -> wasmtime::Result<()> {
+        match &mut self.entry {
+            Entry::Wasm { tick: Some(t), .. } => t.call(&mut self.store, now_ns as i64),
+            Entry::Wasm { tick: None, .. } => Ok(()),
+            Entry::Native(p) => {
+                p.tick(&mut NativeHost(self.store.data_mut()), now_ns);
+                Ok(())
+            }
+        }
+    }
+
+    /// Whether it has a tick.
+    pub fn has_tick(&self) -> bool {
+        !matches!(self.entry, Entry::Wasm { tick: None, .. })
+    }
+
+    /// The area and the memory it is in: the module's, or (native) the instance's buffer.
+    #[inline]
+    pub fn area_bytes(&mut self) -> Option<(Area, &mut [u8])> {
+        let a = self.store.data().area?;
+        match self.store.data().memory {
+            Some(mem) => Some((a, mem.data_mut(&mut self.store))),
+            None => native_area(a),
+        }
+    }
+
+    /// As [`Live::area_bytes`], with the state.
+    #[inline]
+    pub fn area_and_state(&mut self) -> Option<(Area, &mut [u8], &mut HostState)> {
+        let a = self.store.data().area?;
+        match self.store.data().memory {
+            Some(mem) => {
+                let (data, st) = mem.data_and_store_mut(&mut self.store);
+                Some((a, data, st))
+            }
+            None => native_area(a).map(|(a, bytes)| (a, bytes, self.store.data_mut())),
+        }
+    }
+}
+
+/// A native build's area, registered at its address: its bytes, and the area at offset 0 of them.
+fn native_area<'a>(a: Area) -> Option<(Area, &'a mut [u8])> {
+    let len = a.end()? - a.ptr;
+    // SAFETY: a native build registers its area in its `Instance`'s own buffer (`Live::entry`), at
+    // `ptr..ptr+len` (`NativeHost::burst_area` checks the length), and only the `Live` that owns the
+    // instance asks, for a borrow of itself; the SDK makes references to the buffer only inside
+    // `on_burst`, which is not running then.
+    let bytes = unsafe { std::slice::from_raw_parts_mut(a.ptr as *mut u8, len) };
+    Some((Area { ptr: 0, ..a }, bytes))
 }
 
 /// CPU time allowed to instantiation, `wasmdp_abi_version` and `wasmdp_init` together: they run on
@@ -48,6 +126,16 @@ impl Plugin {
     /// the file; the caller adds which port.
     pub fn load(runtime: &Arc<Runtime>, cfg: &PolicyCfg) -> Result<Arc<Plugin>, LoadError> {
         let path = cfg.plugin.clone();
+        let params = Arc::new(cfg.params.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect());
+        if let Some(twin) = native::named(&path) {
+            let twin = twin.map_err(|name| LoadError::File {
+                path: path.clone(),
+                reason: format!("no native build is called `{name}` (there are: {})", native::names()),
+            })?;
+            let digest = digest(path.as_os_str().as_encoded_bytes());
+            let code = Code::Native(twin);
+            return Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime: runtime.clone(), code, params }));
+        }
         let max = cfg.limits.module_kib.0 * 1024;
         let bytes = crate::input::read_bounded(&path, max).map_err(|e| {
             let hint = if e.is_not_found() && path.components().any(|c| c.as_os_str() == "target") {
@@ -74,10 +162,9 @@ impl Plugin {
         check::module(&module).map_err(abi)?;
         let mut linker = Linker::new(runtime.engine());
         super::hostfns::link(&mut linker).map_err(|e| abi(format!("linking the host functions: {e}")))?;
-        let pre = linker.instantiate_pre(&module).map_err(|e| abi(e.to_string()))?;
-        let params = Arc::new(cfg.params.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect());
+        let code = Code::Wasm(linker.instantiate_pre(&module).map_err(|e| abi(e.to_string()))?);
         let digest = digest(&bytes);
-        Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime: runtime.clone(), pre, params }))
+        Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime: runtime.clone(), code, params }))
     }
 
     /// The plugin's file name, for logs.
@@ -121,28 +208,50 @@ impl Plugin {
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_callback(|mut cx| Ok(cx.data_mut().watch.on_epoch()));
         store.set_epoch_deadline(1);
-        let trapped = |during| move |e: wasmtime::Error| InstanceError::Trapped { during, cause: trap_text(&e) };
-        let setup = |e: wasmtime::Error| InstanceError::Setup(e.to_string());
-        let inst = self.pre.instantiate(&mut store).map_err(trapped("instantiation (the start function)"))?;
-        store.data_mut().memory = inst.get_memory(&mut store, export::MEMORY);
-        let version = inst.get_typed_func::<(), i32>(&mut store, export::ABI_VERSION).map_err(setup)?;
-        let v = version.call(&mut store, ()).map_err(trapped(export::ABI_VERSION))? as u32;
-        if v >> 16 != ABI_MAJOR {
-            return Err(InstanceError::Version { major: v >> 16, minor: v & 0xffff, host: ABI_MAJOR });
-        }
-        let init = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::INIT).map_err(setup)?;
-        let rc = init.call(&mut store, (port as i32, instance as i32)).map_err(trapped("init"))?;
-        if rc != 0 {
-            return Err(InstanceError::Refused { code: rc });
-        }
+        let (entry, minor) = match &self.code {
+            Code::Wasm(pre) => instantiate_wasm(pre, &mut store, port, instance)?,
+            Code::Native(twin) => {
+                let mut policy = twin.instance();
+                let rc = policy.init(&mut NativeHost(store.data_mut()), u32::from(port), instance);
+                if rc != 0 {
+                    return Err(InstanceError::Refused { code: rc });
+                }
+                (Entry::Native(policy), wasmdp_sdk::ABI_VERSION & 0xffff)
+            }
+        };
         let st = store.data_mut();
         st.in_init = false;
         st.counters.seal();
         st.watch = Watch::new(l.deadline_us.0 * 1000);
-        let on_burst = inst.get_typed_func::<(i32, i32), i32>(&mut store, export::ON_BURST).map_err(setup)?;
-        let tick = inst.get_typed_func::<i64, ()>(&mut store, export::TICK).ok();
-        Ok(Live { store, on_burst, tick, verdicts: v & 0xffff >= 1 })
+        Ok(Live { store, entry, verdicts: minor >= 1 })
     }
+}
+
+/// Instantiates a module in `store`, checks its ABI version and runs its init: its entry points
+/// and ABI minor version.
+fn instantiate_wasm(
+    pre: &InstancePre<HostState>,
+    store: &mut Store<HostState>,
+    port: u16,
+    instance: u32,
+) -> Result<(Entry, u32), InstanceError> {
+    let trapped = |during| move |e: wasmtime::Error| InstanceError::Trapped { during, cause: trap_text(&e) };
+    let setup = |e: wasmtime::Error| InstanceError::Setup(e.to_string());
+    let inst = pre.instantiate(&mut *store).map_err(trapped("instantiation (the start function)"))?;
+    store.data_mut().memory = inst.get_memory(&mut *store, export::MEMORY);
+    let version = inst.get_typed_func::<(), i32>(&mut *store, export::ABI_VERSION).map_err(setup)?;
+    let v = version.call(&mut *store, ()).map_err(trapped(export::ABI_VERSION))? as u32;
+    if v >> 16 != ABI_MAJOR {
+        return Err(InstanceError::Version { major: v >> 16, minor: v & 0xffff, host: ABI_MAJOR });
+    }
+    let init = inst.get_typed_func::<(i32, i32), i32>(&mut *store, export::INIT).map_err(setup)?;
+    let rc = init.call(&mut *store, (i32::from(port), instance as i32)).map_err(trapped("init"))?;
+    if rc != 0 {
+        return Err(InstanceError::Refused { code: rc });
+    }
+    let on_burst = inst.get_typed_func::<(i32, i32), i32>(&mut *store, export::ON_BURST).map_err(setup)?;
+    let tick = inst.get_typed_func::<i64, ()>(&mut *store, export::TICK).ok();
+    Ok((Entry::Wasm { on_burst, tick }, v & 0xffff))
 }
 
 /// A trap's cause and where it happened, for the log: "deadline exceeded" for the deadline.

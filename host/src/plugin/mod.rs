@@ -22,6 +22,7 @@ mod instance;
 mod logs;
 pub mod maps;
 mod module;
+pub mod native;
 mod runner;
 mod runtime;
 mod state;

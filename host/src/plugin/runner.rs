@@ -152,31 +152,29 @@ impl Runner {
     fn call(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst) -> Result<(), Failure> {
         let Some(live) = self.live.as_mut() else { return Err(Failure::Trap("no instance".into())) };
         bump(&self.counters.calls, 1);
-        let st = live.store.data_mut();
-        st.begin_call(burst, ctx);
-        let (sticky_before, area, memory) = (st.sticky, st.area, st.memory);
-        if let (Some(a), Some(mem)) = (area, memory) {
+        live.store.data_mut().begin_call(burst, ctx);
+        let sticky_before = live.store.data().sticky;
+        let has_area = live.store.data().area.is_some();
+        if let Some((a, mem)) = live.area_bytes() {
             let env = &self.env;
             let now_ns = super::counters::coarse_now_ns();
             let stamp = Stamp { port: env.port, queue: env.queue, tx_port: env.tx_port, now_ns };
-            if !area::fill(&a, mem.data_mut(&mut live.store), burst, &stamp, self.simd) {
+            if !area::fill(&a, mem, burst, &stamp, self.simd) {
                 live.store.data_mut().end_call();
                 return Err(Failure::Error(wasmdp_abi::err::BAD_MEMORY));
             }
         }
-        let res = live.on_burst.call(&mut live.store, (self.port as i32, burst.len() as i32));
+        let res = live.on_burst(self.port, burst.len());
         let verdict = match res {
             Ok(rc) if live.verdicts => verdict::engine_of(rc),
             _ => None,
         };
         let outcome = match res {
             Ok(rc) if rc == 0 || verdict.is_some() => {
-                let applied = match (area, memory) {
-                    (Some(a), Some(mem)) => {
-                        let (data, st) = mem.data_and_store_mut(&mut live.store);
-                        area::apply(&a, data, st).map_err(Failure::Error)
-                    }
-                    _ => Ok(()),
+                let applied = match live.area_and_state() {
+                    Some((a, data, st)) => area::apply(&a, data, st).map_err(Failure::Error),
+                    None if has_area => Err(Failure::Error(wasmdp_abi::err::BAD_MEMORY)),
+                    None => Ok(()),
                 };
                 applied.and_then(|()| run_verdict(live.store.data_mut(), verdict))
             }
@@ -338,11 +336,10 @@ impl Runner {
             return;
         }
         self.next_tick = tick_period(&self.plugin).map(|p| now + p);
-        let Some(live) = self.live.as_mut() else { return };
-        let Some(tick) = live.tick.clone() else { return };
+        let Some(live) = self.live.as_mut().filter(|l| l.has_tick()) else { return };
         live.store.data_mut().watch.begin();
         bump(&self.counters.ticks, 1);
-        if let Err(e) = tick.call(&mut live.store, now_ns() as i64) {
+        if let Err(e) = live.tick(now_ns()) {
             self.failed(Failure::Trap(format!("tick trapped: {}", trap_text(&e))));
         }
     }

@@ -224,7 +224,7 @@ impl Plane {
         for (i, port) in new.ports.iter().enumerate() {
             let old = (&self.cfg.ports[i].policy, &self.plugins[i]);
             let changed_file = match (&port.policy, old.1) {
-                (Some(p), Some(l)) => {
+                (Some(p), Some(l)) if plugin::native::named(&p.plugin).is_none() => {
                     let bytes = std::fs::read(&p.plugin)
                         .with_context(|| format!("port `{}`: plugin {}: cannot read", port.name, p.plugin.display()))?;
                     plugin::digest(&bytes) != l.plugin.digest

@@ -97,7 +97,10 @@ impl ControlThread {
     /// Watches the folders of the config file and of every plugin file of the running config.
     fn rewatch(&mut self) {
         let mut files = vec![self.path.clone()];
-        files.extend(self.plane.cfg.ports.iter().filter_map(|p| p.policy.as_ref().map(|pc| pc.plugin.clone())));
+        let policies = self.plane.cfg.ports.iter().filter_map(|p| p.policy.as_ref());
+        files.extend(
+            policies.filter(|pc| crate::plugin::native::named(&pc.plugin).is_none()).map(|pc| pc.plugin.clone()),
+        );
         self.files = files.iter().map(|f| normal(f)).collect();
         for f in &self.files {
             let Some(dir) = f.parent() else { continue };

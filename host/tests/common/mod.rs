@@ -288,3 +288,18 @@ pub enum Skip {
     /// Needs something beside the repository that may be absent (the shared tcpdump captures).
     Optional,
 }
+
+/// An IPv4/UDP frame of `size` bytes from 10.0.0.1:`src_port` (MACs 5a.. -> d0..) to
+/// `dst_ip`:`dst_port`, with checksums, optionally 802.1Q-tagged.
+pub fn udp(size: usize, dst_ip: [u8; 4], src_port: u16, dst_port: u16, vlan: Option<u16>) -> Vec<u8> {
+    wasmdp::wire::build_udp(&wasmdp::wire::FrameSpec {
+        size,
+        dst_mac: [0xd0; 6],
+        src_mac: [0x5a; 6],
+        src_ip: [10, 0, 0, 1],
+        dst_ip,
+        src_port,
+        dst_port,
+        vlan,
+    })
+}

@@ -36,6 +36,7 @@ impl Policy for WasmMacswap {
 wasmdp_sdk::export_policy!(WasmMacswap);
 
 /// Destination MAC (bytes 0..6) and source MAC (6..12) swapped; bytes 12..16 kept.
+#[cfg(target_arch = "wasm32")]
 const SWAP_MASK: [u8; 16] = [6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4, 5, 12, 13, 14, 15];
 
 /// Swaps the MACs of a 16-byte frame head with one `i8x16.swizzle`. `simd128` is enabled for this
@@ -52,10 +53,14 @@ fn swap16(head: &mut [u8; 16]) {
     unsafe { v128_store(head.as_mut_ptr().cast::<v128>(), i8x16_swizzle(v, mask)) };
 }
 
-/// The same swap in scalar code (native builds, for the tests).
+/// The same swap on native targets (the host's native build, `native:wasm_macswap`, and the tests):
+/// the head as one 128-bit integer, its two 48-bit addresses exchanged with shifts.
 #[cfg(not(target_arch = "wasm32"))]
 fn swap16(head: &mut [u8; 16]) {
-    *head = SWAP_MASK.map(|i| head[usize::from(i)]);
+    const MAC: u128 = (1 << 48) - 1;
+    let v = u128::from_le_bytes(*head);
+    let (dst, src, rest) = (v & MAC, v >> 48 & MAC, v >> 96 << 96);
+    *head = (rest | dst << 48 | src).to_le_bytes();
 }
 
 /// Swaps the MACs of a frame head of at least 12 bytes in scalar code.

@@ -6,9 +6,9 @@
 //! rest of the SDK ([`Burst`](crate::Burst), [`Packet`](crate::Packet), ...) is built on them, and a
 //! plugin may call them directly.
 //!
-//! On `wasm32` they call the imports. On any other target (where plugins are unit-tested natively)
-//! they call `crate::mock` (native targets only), a per-thread fake host, so that the same policy code runs in
-//! `cargo test`.
+//! On `wasm32` they call the imports. On any other target they call the host a native build runs
+//! under ([`crate::native`]), or else `crate::mock`, a per-thread fake host, so that the same policy
+//! code runs in `cargo test` (both native targets only).
 //!
 //! Guest pointers are passed as the `i32` bit pattern of the (32-bit) address: the host reads them as
 //! unsigned.
@@ -16,7 +16,7 @@
 use crate::Error;
 
 #[cfg(not(target_arch = "wasm32"))]
-use crate::mock;
+use crate::native as host;
 
 mod v1_1;
 pub use v1_1::*;
@@ -57,7 +57,7 @@ pub fn burst_len() -> Result<u32, Error> {
     // SAFETY: no arguments; the host only reads its own burst state.
     let rc = unsafe { wasmdp_burst_len() };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::burst_len();
+    let rc = host::burst_len();
     Error::check(rc)
 }
 
@@ -79,7 +79,7 @@ pub fn pkt_len(idx: u32) -> Result<u32, Error> {
     // SAFETY: scalar argument, checked by the host.
     let rc = unsafe { wasmdp_pkt_len(idx) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::pkt_len(idx);
+    let rc = host::pkt_len(idx);
     Error::check(rc)
 }
 
@@ -106,7 +106,7 @@ pub fn pkt_read(idx: u32, off: u32, buf: &mut [u8]) -> Result<usize, Error> {
     // up to `len` bytes at its address cannot alias anything else; the host checks the packet range.
     let rc = unsafe { wasmdp_pkt_read(idx, off, ptr(buf.as_mut_ptr()), len) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::pkt_read(idx, off, buf, len);
+    let rc = host::pkt_read(idx, off, buf, len);
     Error::check(rc).map(|n| n as usize)
 }
 
@@ -131,7 +131,7 @@ pub fn pkt_write(idx: u32, off: u32, data: &[u8]) -> Result<usize, Error> {
     // SAFETY: `data` is a shared borrow of `len` bytes of our linear memory; the host only reads them.
     let rc = unsafe { wasmdp_pkt_write(idx, off, ptr(data.as_ptr()), len) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::pkt_write(idx, off, data, len);
+    let rc = host::pkt_write(idx, off, data, len);
     Error::check(rc).map(|n| n as usize)
 }
 
@@ -158,7 +158,7 @@ pub fn pkt_copy(dst_idx: u32, dst_off: u32, src_idx: u32, src_off: u32, len: u32
     // SAFETY: scalar arguments only (no guest memory involved), checked by the host.
     let rc = unsafe { wasmdp_pkt_copy(dst_idx, dst_off, src_idx, src_off, len) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::pkt_copy(dst_idx, dst_off, src_idx, src_off, len);
+    let rc = host::pkt_copy(dst_idx, dst_off, src_idx, src_off, len);
     Error::check(rc)
 }
 
@@ -183,7 +183,7 @@ pub fn run_engine(engine: u32, start: u32, count: u32) -> Result<u32, Error> {
     // SAFETY: scalar arguments, checked by the host.
     let rc = unsafe { wasmdp_run_engine(engine, start, count) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::run_engine(engine, start, count);
+    let rc = host::run_engine(engine, start, count);
     Error::check(rc)
 }
 
@@ -207,7 +207,7 @@ pub fn macswap(start: u32, count: u32) -> Result<u32, Error> {
     // SAFETY: scalar arguments, checked by the host.
     let rc = unsafe { wasmdp_macswap(start, count) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::macswap(start, count);
+    let rc = host::macswap(start, count);
     Error::check(rc)
 }
 
@@ -236,7 +236,7 @@ pub fn set_offloads(idx: i32, flags: u64, vlan_tci: u16, vlan_tci_outer: u16) ->
     // SAFETY: scalar arguments, checked by the host.
     let rc = unsafe { wasmdp_set_offloads(idx, flags, tci, outer) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::set_offloads(idx, flags, tci, outer);
+    let rc = host::set_offloads(idx, flags, tci, outer);
     Error::check(rc).map(drop)
 }
 
@@ -259,7 +259,7 @@ pub fn drop_pkt(idx: u32) -> Result<(), Error> {
     // SAFETY: scalar argument, checked by the host.
     let rc = unsafe { wasmdp_drop_pkt(idx) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::drop_pkt(idx);
+    let rc = host::drop_pkt(idx);
     Error::check(rc).map(drop)
 }
 
@@ -283,7 +283,7 @@ pub fn send_to(idx: u32, port: u32) -> Result<(), Error> {
     // SAFETY: scalar arguments, checked by the host.
     let rc = unsafe { wasmdp_send_to(idx, port) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::send_to(idx, port);
+    let rc = host::send_to(idx, port);
     Error::check(rc).map(drop)
 }
 
@@ -308,7 +308,7 @@ pub fn set_sticky(engine: u32, flags: u64, vlan_tci: u16, vlan_tci_outer: u16, b
     // SAFETY: scalar arguments, checked by the host.
     let rc = unsafe { wasmdp_set_sticky(engine, flags, tci, outer, bursts) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::set_sticky(engine, flags, tci, outer, bursts);
+    let rc = host::set_sticky(engine, flags, tci, outer, bursts);
     Error::check(rc).map(drop)
 }
 
@@ -330,7 +330,7 @@ pub fn clear_sticky() -> Result<(), Error> {
     // SAFETY: no arguments.
     let rc = unsafe { wasmdp_clear_sticky() };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::clear_sticky();
+    let rc = host::clear_sticky();
     Error::check(rc).map(drop)
 }
 
@@ -353,7 +353,7 @@ pub fn counter_register(name: &str) -> Result<u32, Error> {
     // SAFETY: `name` is a shared borrow of `len` bytes of our linear memory; the host only reads them.
     let rc = unsafe { wasmdp_counter_register(ptr(name.as_ptr()), len) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::counter_register(name, len);
+    let rc = host::counter_register(name, len);
     Error::check(rc)
 }
 
@@ -375,7 +375,7 @@ pub fn counter_add(id: u32, value: i64) -> Result<(), Error> {
     // SAFETY: scalar arguments, checked by the host.
     let rc = unsafe { wasmdp_counter_add(id, value) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::counter_add(id, value);
+    let rc = host::counter_add(id, value);
     Error::check(rc).map(drop)
 }
 
@@ -401,7 +401,7 @@ pub fn param_get(key: &str, out: &mut [u8]) -> Result<usize, Error> {
     // of our linear memory, which the host writes at most; the two cannot overlap.
     let rc = unsafe { wasmdp_param_get(ptr(key.as_ptr()), key_len, ptr(out.as_mut_ptr()), out_cap) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::param_get(key, key_len, out, out_cap);
+    let rc = host::param_get(key, key_len, out, out_cap);
     Error::check(rc).map(|n| n as usize)
 }
 
@@ -422,7 +422,7 @@ pub fn now_ns() -> u64 {
     // SAFETY: no arguments.
     let ns = unsafe { wasmdp_now_ns() };
     #[cfg(not(target_arch = "wasm32"))]
-    let ns = mock::now_ns();
+    let ns = host::now_ns();
     ns.max(0) as u64
 }
 
@@ -449,5 +449,5 @@ pub fn log(level: u32, msg: &str) {
         wasmdp_log(level, ptr(msg.as_ptr()), len)
     };
     #[cfg(not(target_arch = "wasm32"))]
-    mock::log(level, msg, len);
+    host::log(level, msg, len);
 }

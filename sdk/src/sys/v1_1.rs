@@ -1,6 +1,6 @@
 //! The imports ABI 1.1 added: the burst area, length changes, the context, maps and gauges. Same
 //! shape as the 1.0 wrappers: slices instead of pointer/length pairs, checked numbers, codes turned
-//! into [`Error`]s; the mock on native targets.
+//! into [`Error`]s; the native host or the mock on native targets.
 
 use super::len_arg;
 #[cfg(target_arch = "wasm32")]
@@ -8,7 +8,7 @@ use super::ptr;
 use crate::Error;
 
 #[cfg(not(target_arch = "wasm32"))]
-use crate::mock;
+use crate::native as host;
 
 #[cfg(target_arch = "wasm32")]
 #[link(wasm_import_module = "wasmdp")]
@@ -65,7 +65,7 @@ pub unsafe fn burst_area(area: *mut u8, len: usize, max_pkts: u32, window: u32) 
     // SAFETY: the caller guarantees the region is the area's own for the instance's life.
     let rc = unsafe { wasmdp_burst_area(ptr(area), n, w) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::burst_area(area as usize, len, n, w);
+    let rc = host::burst_area(area as usize, len, n, w);
     Error::check(rc).map(drop)
 }
 
@@ -77,7 +77,7 @@ pub fn pkt_adjust(idx: u32, head: i32, tail: i32) -> Result<u32, Error> {
     // SAFETY: scalar arguments, checked by the host.
     let rc = unsafe { wasmdp_pkt_adjust(idx, head, tail) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::pkt_adjust(idx, head, tail);
+    let rc = host::pkt_adjust(idx, head, tail);
     Error::check(rc)
 }
 
@@ -88,7 +88,7 @@ pub fn pkt_room(idx: u32) -> Result<(u32, u32), Error> {
     // SAFETY: scalar argument, checked by the host.
     let rc = unsafe { wasmdp_pkt_room(idx) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::pkt_room(idx);
+    let rc = host::pkt_room(idx);
     if rc < 0 {
         return Err(i32::try_from(rc).ok().and_then(Error::from_code).unwrap_or(Error::Other(i32::MIN)));
     }
@@ -103,7 +103,7 @@ pub fn context(out: &mut [u8]) -> Result<usize, Error> {
     // SAFETY: `out` is an exclusive borrow of `cap` bytes of our memory.
     let rc = unsafe { wasmdp_context(ptr(out.as_mut_ptr()), cap) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::context(out, cap);
+    let rc = host::context(out, cap);
     Error::check(rc).map(|n| n as usize)
 }
 
@@ -116,7 +116,7 @@ pub fn map_declare(name: &str, kind: u32, key_size: u32, value_size: u32, capaci
     // SAFETY: `name` is `nl` readable bytes of our memory; the host only reads them.
     let rc = unsafe { wasmdp_map_declare(ptr(name.as_ptr()), nl, k, ks, vs, cap) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::map_declare(name, nl, k, ks, vs, cap);
+    let rc = host::map_declare(name, nl, k, ks, vs, cap);
     Error::check(rc)
 }
 
@@ -128,7 +128,7 @@ pub fn map_lookup(id: u32, key: &[u8], value: &mut [u8]) -> Result<bool, Error> 
     // (the wrappers in `crate::map` guarantee them); the host checks the ranges.
     let rc = unsafe { wasmdp_map_lookup(id as i32, ptr(key.as_ptr()), ptr(value.as_mut_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::map_lookup(id as i32, key, value);
+    let rc = host::map_lookup(id as i32, key, value);
     found(rc)
 }
 
@@ -138,7 +138,7 @@ pub fn map_update(id: u32, key: &[u8], value: &[u8]) -> Result<(), Error> {
     // SAFETY: both are readable bytes of our memory of the map's sizes; the host only reads them.
     let rc = unsafe { wasmdp_map_update(id as i32, ptr(key.as_ptr()), ptr(value.as_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::map_update(id as i32, key, value);
+    let rc = host::map_update(id as i32, key, value);
     Error::check(rc).map(drop)
 }
 
@@ -148,7 +148,7 @@ pub fn map_delete(id: u32, key: &[u8]) -> Result<bool, Error> {
     // SAFETY: `key` is readable bytes of our memory; the host only reads them.
     let rc = unsafe { wasmdp_map_delete(id as i32, ptr(key.as_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::map_delete(id as i32, key);
+    let rc = host::map_delete(id as i32, key);
     found(rc)
 }
 
@@ -159,7 +159,7 @@ pub fn map_add(id: u32, key: &[u8], word: u32, delta: i64) -> Result<(), Error> 
     // SAFETY: `key` is readable bytes of our memory; the host only reads them.
     let rc = unsafe { wasmdp_map_add(id as i32, ptr(key.as_ptr()), w, delta) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::map_add(id as i32, key, w, delta);
+    let rc = host::map_add(id as i32, key, w, delta);
     Error::check(rc).map(drop)
 }
 
@@ -174,7 +174,7 @@ pub fn map_lookup_batch(id: u32, keys: &[u8], values: &mut [u8], found: &mut [u8
         wasmdp_map_lookup_batch(id as i32, ptr(keys.as_ptr()), n, ptr(values.as_mut_ptr()), ptr(found.as_mut_ptr()))
     };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::map_lookup_batch(id as i32, keys, n, values, found);
+    let rc = host::map_lookup_batch(id as i32, keys, n, values, found);
     Error::check(rc)
 }
 
@@ -186,7 +186,7 @@ pub fn map_update_batch(id: u32, keys: &[u8], values: &[u8], n: u32) -> Result<u
     // SAFETY: both are readable bytes of our memory sized for `n` entries; the host only reads them.
     let rc = unsafe { wasmdp_map_update_batch(id as i32, ptr(keys.as_ptr()), ptr(values.as_ptr()), n) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::map_update_batch(id as i32, keys, values, n);
+    let rc = host::map_update_batch(id as i32, keys, values, n);
     Error::check(rc)
 }
 
@@ -197,7 +197,7 @@ pub fn gauge_register(name: &str) -> Result<u32, Error> {
     // SAFETY: `name` is readable bytes of our memory; the host only reads them.
     let rc = unsafe { wasmdp_gauge_register(ptr(name.as_ptr()), nl) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::gauge_register(name, nl);
+    let rc = host::gauge_register(name, nl);
     Error::check(rc)
 }
 
@@ -207,7 +207,7 @@ pub fn gauge_set(id: u32, value: i64) -> Result<(), Error> {
     // SAFETY: scalar arguments.
     let rc = unsafe { wasmdp_gauge_set(id as i32, value) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = mock::gauge_set(id as i32, value);
+    let rc = host::gauge_set(id as i32, value);
     Error::check(rc).map(drop)
 }
 

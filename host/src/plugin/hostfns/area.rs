@@ -10,22 +10,28 @@ use wasmtime::Linker;
 
 pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()> {
     linker.func_wrap(m, import::BURST_AREA, |mut c: C<'_>, ptr: i32, max_pkts: i32, window: i32| {
-        if !c.data().in_init {
-            return err::NOT_INIT;
-        }
-        let (Ok(max_pkts), Ok(window)) = (usize::try_from(max_pkts), usize::try_from(window)) else {
-            return err::BAD_RANGE;
-        };
-        if max_pkts > MAX_BURST || window > area::MAX_WINDOW {
-            return err::BAD_RANGE;
-        }
-        let a = Area { ptr: ptr as u32 as usize, max_pkts, window };
-        let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
-        if a.end().is_none_or(|end| end > mem.data_size(&c)) {
-            return err::BAD_MEMORY;
-        }
-        c.data_mut().area = Some(a);
-        0
+        let size = c.data().memory.map_or(0, |mem| mem.data_size(&c));
+        burst_area(c.data_mut(), ptr as u32 as usize, max_pkts, window, size)
     })?;
     Ok(())
+}
+
+/// Registers the area at `ptr` of a memory of `size` bytes (a wasm module's offsets; a native
+/// build's addresses, with `size` the end of the address space).
+pub(crate) fn burst_area(st: &mut HostState, ptr: usize, max_pkts: i32, window: i32, size: usize) -> i32 {
+    if !st.in_init {
+        return err::NOT_INIT;
+    }
+    let (Ok(max_pkts), Ok(window)) = (usize::try_from(max_pkts), usize::try_from(window)) else {
+        return err::BAD_RANGE;
+    };
+    if max_pkts > MAX_BURST || window > area::MAX_WINDOW {
+        return err::BAD_RANGE;
+    }
+    let a = Area { ptr, max_pkts, window };
+    if a.end().is_none_or(|end| end > size) {
+        return err::BAD_MEMORY;
+    }
+    st.area = Some(a);
+    0
 }

@@ -11,16 +11,22 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
     linker.func_wrap(m, import::RUN_ENGINE, |mut c: C<'_>, e: i32, start: i32, n: i32| {
         run_engine(c.data_mut(), e, start, n)
     })?;
-    linker.func_wrap(m, import::MACSWAP, macswap)?;
-    linker.func_wrap(m, import::SET_OFFLOADS, set_offloads)?;
-    linker.func_wrap(m, import::DROP_PKT, |mut c: C<'_>, i: i32| request(c.data_mut(), i, None))?;
-    linker.func_wrap(m, import::SEND_TO, send_to)?;
-    linker.func_wrap(m, import::SET_STICKY, set_sticky)?;
-    linker.func_wrap(m, import::CLEAR_STICKY, |mut c: C<'_>| {
-        c.data_mut().sticky = None;
-        0
+    linker.func_wrap(m, import::MACSWAP, |mut c: C<'_>, start: i32, n: i32| macswap(c.data_mut(), start, n))?;
+    linker.func_wrap(m, import::SET_OFFLOADS, |mut c: C<'_>, i: i32, f: i64, tci: i32, outer: i32| {
+        set_offloads(c.data_mut(), i, f, tci, outer)
     })?;
+    linker.func_wrap(m, import::DROP_PKT, |mut c: C<'_>, i: i32| request(c.data_mut(), i, None))?;
+    linker.func_wrap(m, import::SEND_TO, |mut c: C<'_>, i: i32, port: i32| send_to(c.data_mut(), i, port))?;
+    linker.func_wrap(m, import::SET_STICKY, |mut c: C<'_>, e: i32, f: i64, tci: i32, outer: i32, bursts: i32| {
+        set_sticky(c.data_mut(), e, f, tci, outer, bursts)
+    })?;
+    linker.func_wrap(m, import::CLEAR_STICKY, |mut c: C<'_>| clear_sticky(c.data_mut()))?;
     Ok(())
+}
+
+pub(crate) fn clear_sticky(st: &mut HostState) -> i32 {
+    st.sticky = None;
+    0
 }
 
 /// An index range of the call's burst.
@@ -69,8 +75,7 @@ pub(crate) fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 
     .map_or(err::NO_BURST, |()| n)
 }
 
-fn macswap(mut c: C<'_>, start: i32, n: i32) -> i32 {
-    let st = c.data_mut();
+pub(crate) fn macswap(st: &mut HostState, start: i32, n: i32) -> i32 {
     let swap = crate::engines::MACSWAP_ONLY.get(st.simd);
     let range = match index_range(st, start, n) {
         Ok(r) => r,
@@ -91,12 +96,11 @@ pub(crate) fn tx_of(f: i64, tci: i32, outer: i32) -> Result<TxOffloads, i32> {
     Ok(TxOffloads { flags: f, vlan_tci: tci, vlan_tci_outer: outer })
 }
 
-fn set_offloads(mut c: C<'_>, i: i32, f: i64, tci: i32, outer: i32) -> i32 {
+pub(crate) fn set_offloads(st: &mut HostState, i: i32, f: i64, tci: i32, outer: i32) -> i32 {
     let tx = match tx_of(f, tci, outer) {
         Ok(tx) => tx,
         Err(e) => return e,
     };
-    let st = c.data_mut();
     if i == ALL_PACKETS {
         return st
             .with_call(|burst, _, _, view| {
@@ -126,8 +130,7 @@ pub(crate) fn request(st: &mut HostState, i: i32, send: Option<u16>) -> i32 {
     }
 }
 
-fn send_to(mut c: C<'_>, i: i32, port: i32) -> i32 {
-    let st = c.data_mut();
+pub(crate) fn send_to(st: &mut HostState, i: i32, port: i32) -> i32 {
     if let Err(e) = live(st, i) {
         return e;
     }
@@ -137,7 +140,7 @@ fn send_to(mut c: C<'_>, i: i32, port: i32) -> i32 {
     }
 }
 
-fn set_sticky(mut c: C<'_>, e: i32, f: i64, tci: i32, outer: i32, bursts: i32) -> i32 {
+pub(crate) fn set_sticky(st: &mut HostState, e: i32, f: i64, tci: i32, outer: i32, bursts: i32) -> i32 {
     let Some(engine) = u32::try_from(e).ok().filter(|&e| e < engine::COUNT) else { return err::BAD_ENGINE };
     let tx = match tx_of(f, tci, outer) {
         Ok(tx) => tx,
@@ -148,7 +151,7 @@ fn set_sticky(mut c: C<'_>, e: i32, f: i64, tci: i32, outer: i32, bursts: i32) -
         1.. => bursts as u64,
         _ => return err::BAD_RANGE,
     };
-    c.data_mut().sticky =
+    st.sticky =
         Some(Sticky { engine, flags: tx.flags, vlan_tci: tx.vlan_tci, vlan_tci_outer: tx.vlan_tci_outer, left });
     0
 }

@@ -14,47 +14,83 @@ const MAX_COUNTER_NAME: usize = 64;
 
 pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()> {
     linker.func_wrap(m, import::COUNTER_REGISTER, |mut c: C<'_>, ptr: i32, len: i32| {
-        // Outside init: NO_BURST, as in 1.0 (the 1.1 imports say NOT_INIT).
-        name_of(&mut c, ptr, len, err::NO_BURST).map_or_else(|e| e, |n| c.data().counters.register(n))
+        with_guest(&mut c, ptr, len, counter_register)
     })?;
-    linker.func_wrap(m, import::COUNTER_ADD, |c: C<'_>, id: i32, v: i64| match u64::try_from(v) {
-        Ok(v) => c.data().counters.add(id, v),
-        Err(_) => err::BAD_RANGE,
-    })?;
+    linker.func_wrap(m, import::COUNTER_ADD, |c: C<'_>, id: i32, v: i64| counter_add(c.data(), id, v))?;
     linker.func_wrap(m, import::GAUGE_REGISTER, |mut c: C<'_>, ptr: i32, len: i32| {
-        name_of(&mut c, ptr, len, err::NOT_INIT).map_or_else(|e| e, |n| c.data().counters.gauges.register(n))
+        with_guest(&mut c, ptr, len, gauge_register)
     })?;
     linker.func_wrap(m, import::GAUGE_SET, |c: C<'_>, id: i32, v: i64| c.data().counters.gauges.set(id, v))?;
-    linker.func_wrap(m, import::PARAM_GET, param_get)?;
+    linker.func_wrap(m, import::PARAM_GET, |mut c: C<'_>, kp: i32, kl: i32, op: i32, cap: i32| {
+        // The key is copied out first: the two ranges may overlap.
+        let (key, total) = match guest_bytes(&mut c, kp, kl, MAX_PARAM_KEY) {
+            Ok(k) => k,
+            Err(e) => return e,
+        };
+        with_guest_mut(&mut c, op, cap, |st, out| param_get(st, &key, total, out))
+    })?;
     linker.func_wrap(m, import::NOW_NS, |_: C<'_>| crate::plugin::counters::now_ns() as i64)?;
-    linker.func_wrap(m, import::LOG, log)?;
-    linker.func_wrap(m, import::CONTEXT, context)?;
+    linker.func_wrap(m, import::LOG, |mut c: C<'_>, lvl: i32, ptr: i32, len: i32| {
+        // The rate is checked first: a line over it reads nothing.
+        let Some(suppressed) = c.data_mut().logs.allow() else { return };
+        let Ok((bytes, total)) = guest_bytes(&mut c, ptr, len, MAX_LOG_BYTES) else { return };
+        log(c.data(), lvl, &bytes, total, suppressed);
+    })?;
+    linker
+        .func_wrap(m, import::CONTEXT, |mut c: C<'_>, ptr: i32, cap: i32| with_guest_mut(&mut c, ptr, cap, context))?;
     Ok(())
 }
 
-/// A counter's or gauge's name, during init only (`late`: the code otherwise).
-fn name_of(c: &mut C<'_>, ptr: i32, len: i32, late: i32) -> Result<String, i32> {
-    if !c.data().in_init {
-        return Err(late);
-    }
-    let (name, total) = guest_bytes(c, ptr, len, MAX_COUNTER_NAME)?;
-    if !(1..=MAX_COUNTER_NAME).contains(&total) {
-        return Err(err::BAD_RANGE);
-    }
-    Ok(String::from_utf8_lossy(&name).into_owned())
+/// `f` on the state and `ptr..ptr+len` of the plugin's memory (None: not all in it).
+fn with_guest(c: &mut C<'_>, ptr: i32, len: i32, f: impl FnOnce(&mut HostState, Option<&[u8]>) -> i32) -> i32 {
+    with_guest_mut(c, ptr, len, |st, b| f(st, b.map(|b| &*b)))
 }
 
-/// Copies the context (`wasmdp_abi::context`) to `ptr`.
-fn context(mut c: C<'_>, ptr: i32, cap: i32) -> i32 {
-    let env = c.data().env.clone();
+/// As [`with_guest`], writable.
+fn with_guest_mut(c: &mut C<'_>, ptr: i32, len: i32, f: impl FnOnce(&mut HostState, Option<&mut [u8]>) -> i32) -> i32 {
+    let Some(mem) = c.data().memory else { return f(c.data_mut(), None) };
+    let (data, st) = mem.data_and_store_mut(c);
+    let bytes = guest_span(ptr, len, data.len()).map(|r| &mut data[r]);
+    f(st, bytes)
+}
+
+pub(crate) fn counter_register(st: &mut HostState, name: Option<&[u8]>) -> i32 {
+    // Outside init: NO_BURST, as in 1.0 (the 1.1 imports say NOT_INIT).
+    name_of(st, name, err::NO_BURST).map_or_else(|e| e, |n| st.counters.register(n))
+}
+
+pub(crate) fn gauge_register(st: &mut HostState, name: Option<&[u8]>) -> i32 {
+    name_of(st, name, err::NOT_INIT).map_or_else(|e| e, |n| st.counters.gauges.register(n))
+}
+
+pub(crate) fn counter_add(st: &HostState, id: i32, v: i64) -> i32 {
+    match u64::try_from(v) {
+        Ok(v) => st.counters.add(id, v),
+        Err(_) => err::BAD_RANGE,
+    }
+}
+
+/// A counter's or gauge's name, during init only (`late`: the code otherwise).
+fn name_of(st: &HostState, name: Option<&[u8]>, late: i32) -> Result<String, i32> {
+    if !st.in_init {
+        return Err(late);
+    }
+    let name = name.ok_or(err::BAD_MEMORY)?;
+    if !(1..=MAX_COUNTER_NAME).contains(&name.len()) {
+        return Err(err::BAD_RANGE);
+    }
+    Ok(String::from_utf8_lossy(name).into_owned())
+}
+
+/// Copies the context (`wasmdp_abi::context`) to `out`.
+pub(crate) fn context(st: &mut HostState, out: Option<&mut [u8]>) -> i32 {
+    let env = &st.env;
     let size = cx::HEADER + cx::PORT * env.ports.len();
-    let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
-    let data = mem.data_mut(&mut c);
-    let Some(r) = guest_span(ptr, cap, data.len()) else { return err::BAD_MEMORY };
-    if r.len() < size {
+    let Some(out) = out else { return err::BAD_MEMORY };
+    if out.len() < size {
         return err::TOO_SMALL;
     }
-    let out = &mut data[r.start..r.start + size];
+    let out = &mut out[..size];
     out.fill(0);
     let put16 = |o: &mut [u8], at: usize, v: u16| o[at..at + 2].copy_from_slice(&v.to_le_bytes());
     put16(out, cx::RX_PORT, env.port);
@@ -72,35 +108,29 @@ fn context(mut c: C<'_>, ptr: i32, cap: i32) -> i32 {
     size as i32
 }
 
-fn param_get(mut c: C<'_>, kp: i32, kl: i32, op: i32, cap: i32) -> i32 {
-    let (key, total) = match guest_bytes(&mut c, kp, kl, MAX_PARAM_KEY) {
-        Ok(k) => k,
-        Err(e) => return e,
-    };
-    let params = c.data().params.clone();
-    let Some(value) = std::str::from_utf8(&key).ok().filter(|_| total <= MAX_PARAM_KEY).and_then(|k| params.get(k))
+/// The value of param `key` (`total` bytes long in the plugin, of which `key` holds at most
+/// [`MAX_PARAM_KEY`]) into `out`.
+pub(crate) fn param_get(st: &HostState, key: &[u8], total: usize, out: Option<&mut [u8]>) -> i32 {
+    let Some(value) = std::str::from_utf8(key).ok().filter(|_| total <= MAX_PARAM_KEY).and_then(|k| st.params.get(k))
     else {
         return err::NOT_FOUND;
     };
-    let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
-    let data = mem.data_mut(&mut c);
-    let Some(r) = guest_span(op, cap, data.len()) else { return err::BAD_MEMORY };
-    if value.len() > r.len() {
+    let Some(out) = out else { return err::BAD_MEMORY };
+    if value.len() > out.len() {
         return err::TOO_SMALL;
     }
-    data[r.start..r.start + value.len()].copy_from_slice(value.as_bytes());
+    out[..value.len()].copy_from_slice(value.as_bytes());
     value.len() as i32
 }
 
-fn log(mut c: C<'_>, lvl: i32, ptr: i32, len: i32) {
-    // The rate is checked first: a line over it reads nothing.
-    let Some(suppressed) = c.data_mut().logs.allow() else { return };
-    let Ok((bytes, total)) = guest_bytes(&mut c, ptr, len, MAX_LOG_BYTES) else { return };
-    let mut msg = message(&bytes, total);
+/// A log line of the plugin (`total` bytes long, of which `bytes` holds what is logged), with the
+/// lines the rate limit kept back before it.
+pub(crate) fn log(st: &HostState, lvl: i32, bytes: &[u8], total: usize, suppressed: u64) {
+    let mut msg = message(bytes, total);
     if suppressed > 0 {
         msg.push_str(&format!(" ({suppressed} earlier lines over the rate limit were not logged)"));
     }
-    let label = c.data().label.clone();
+    let label = &st.label;
     match lvl as u32 {
         level::ERROR => tracing::error!(plugin = %label, "{msg}"),
         level::WARN => tracing::warn!(plugin = %label, "{msg}"),

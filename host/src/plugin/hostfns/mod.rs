@@ -4,11 +4,11 @@
 //! one does work bounded by the burst (at most `MAX_BURST` packets of at most the pool's data room)
 //! or by a fixed small size: none can hold a call past its deadline by more than a few microseconds.
 
-mod area;
-mod decide;
-mod info;
-mod maps;
-mod packets;
+pub(crate) mod area;
+pub(crate) mod decide;
+pub(crate) mod info;
+pub(crate) mod maps;
+pub(crate) mod packets;
 
 use super::state::HostState;
 use wasmdp_abi::{err, IMPORT_MODULE};

@@ -1,42 +1,54 @@
 //! Packet access: `burst_len`, `pkt_len`, `pkt_read`, `pkt_write`, `pkt_copy`, and the 1.1 length
 //! changes `pkt_adjust`, `pkt_room`.
 
-use super::{guest_span, live, span, C};
+use super::{guest_span, live, span, HostState, C};
 use crate::mbuf::{Burst, Pkt, RoomError};
 use crate::simd;
 use wasmdp_abi::{err, import};
 use wasmtime::Linker;
 
 pub(super) fn link(linker: &mut Linker<super::HostState>, m: &str) -> anyhow::Result<()> {
-    linker.func_wrap(m, import::BURST_LEN, |mut c: C<'_>| {
-        let st = c.data_mut();
-        if st.burst().is_none() {
-            return err::NO_BURST;
-        }
-        st.view.len as i32
-    })?;
-    linker.func_wrap(m, import::PKT_LEN, |mut c: C<'_>, i: i32| with_pkt(&mut c, i, |p| p.len() as i32))?;
+    linker.func_wrap(m, import::BURST_LEN, |mut c: C<'_>| burst_len(c.data_mut()))?;
+    linker.func_wrap(m, import::PKT_LEN, |mut c: C<'_>, i: i32| pkt_len(c.data_mut(), i))?;
     linker.func_wrap(m, import::PKT_READ, |mut c: C<'_>, i: i32, off: i32, ptr: i32, len: i32| {
         guest_io(&mut c, i, off, ptr, len, false)
     })?;
     linker.func_wrap(m, import::PKT_WRITE, |mut c: C<'_>, i: i32, off: i32, ptr: i32, len: i32| {
         guest_io(&mut c, i, off, ptr, len, true)
     })?;
-    linker.func_wrap(m, import::PKT_COPY, pkt_copy)?;
+    linker.func_wrap(m, import::PKT_COPY, |mut c: C<'_>, di: i32, doff: i32, si: i32, soff: i32, len: i32| {
+        pkt_copy(c.data_mut(), di, doff, si, soff, len)
+    })?;
     linker.func_wrap(m, import::PKT_ADJUST, |mut c: C<'_>, i: i32, head: i32, tail: i32| {
-        with_pkt(&mut c, i, |p| adjust(p, head, tail).map_or_else(|e| e, |n| n as i32))
+        pkt_adjust(c.data_mut(), i, head, tail)
     })?;
-    linker.func_wrap(m, import::PKT_ROOM, |mut c: C<'_>, i: i32| {
-        let st = c.data_mut();
-        match live(st, i) {
-            Ok(pos) => st.burst().map_or(i64::from(err::NO_BURST), |b| {
-                let p = &b[pos];
-                (p.headroom() as i64) << 32 | p.tailroom() as i64
-            }),
-            Err(e) => i64::from(e),
-        }
-    })?;
+    linker.func_wrap(m, import::PKT_ROOM, |mut c: C<'_>, i: i32| pkt_room(c.data_mut(), i))?;
     Ok(())
+}
+
+pub(crate) fn burst_len(st: &mut HostState) -> i32 {
+    match st.burst() {
+        Some(_) => st.view.len as i32,
+        None => err::NO_BURST,
+    }
+}
+
+pub(crate) fn pkt_len(st: &mut HostState, i: i32) -> i32 {
+    with_pkt(st, i, |p| p.len() as i32)
+}
+
+pub(crate) fn pkt_adjust(st: &mut HostState, i: i32, head: i32, tail: i32) -> i32 {
+    with_pkt(st, i, |p| adjust(p, head, tail).map_or_else(|e| e, |n| n as i32))
+}
+
+pub(crate) fn pkt_room(st: &mut HostState, i: i32) -> i64 {
+    match live(st, i) {
+        Ok(pos) => st.burst().map_or(i64::from(err::NO_BURST), |b| {
+            let p = &b[pos];
+            (p.headroom() as i64) << 32 | p.tailroom() as i64
+        }),
+        Err(e) => i64::from(e),
+    }
 }
 
 /// A length change: `head` bytes at the front (`> 0` prepends, `< 0` strips), then `tail` at the end
@@ -65,8 +77,7 @@ pub(crate) fn adjust(p: &mut Pkt, head: i32, tail: i32) -> Result<usize, i32> {
     Ok(p.len())
 }
 
-fn with_pkt(c: &mut C<'_>, i: i32, f: impl FnOnce(&mut Pkt) -> i32) -> i32 {
-    let st = c.data_mut();
+fn with_pkt(st: &mut HostState, i: i32, f: impl FnOnce(&mut Pkt) -> i32) -> i32 {
     match live(st, i) {
         Ok(p) => st.burst().map_or(err::NO_BURST, |b| f(&mut b[p])),
         Err(e) => e,
@@ -76,6 +87,21 @@ fn with_pkt(c: &mut C<'_>, i: i32, f: impl FnOnce(&mut Pkt) -> i32) -> i32 {
 fn guest_io(c: &mut C<'_>, i: i32, off: i32, ptr: i32, len: i32, write: bool) -> i32 {
     let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
     let (guest, st) = mem.data_and_store_mut(c);
+    let buf = guest_span(ptr, len, guest.len()).map(|r| &mut guest[r]);
+    pkt_io(st, i, off, len, buf.map(|b| if write { Buf::Write(b) } else { Buf::Read(b) }))
+}
+
+/// The plugin's side of a packet read or write.
+pub(crate) enum Buf<'a> {
+    /// `pkt_read` into it.
+    Read(&'a mut [u8]),
+    /// `pkt_write` from it.
+    Write(&'a [u8]),
+}
+
+/// `pkt_read` / `pkt_write` of `len` bytes at `off` of packet `i`, with `buf` (None: not in the
+/// plugin's memory).
+pub(crate) fn pkt_io(st: &mut HostState, i: i32, off: i32, len: i32, buf: Option<Buf<'_>>) -> i32 {
     let simd = st.simd;
     let p = match live(st, i) {
         Ok(p) => p,
@@ -84,17 +110,15 @@ fn guest_io(c: &mut C<'_>, i: i32, off: i32, ptr: i32, len: i32, write: bool) ->
     let Some(b) = st.burst() else { return err::NO_BURST };
     let pkt = &mut b[p];
     let Some(pr) = span(off, len, pkt.len()) else { return err::BAD_RANGE };
-    let Some(gr) = guest_span(ptr, len, guest.len()) else { return err::BAD_MEMORY };
-    if write {
-        simd::copy_dyn(simd, &mut pkt.data_mut()[pr], &guest[gr]);
-    } else {
-        simd::copy_dyn(simd, &mut guest[gr], &pkt.data()[pr]);
+    match buf {
+        Some(Buf::Write(data)) if data.len() == pr.len() => simd::copy_dyn(simd, &mut pkt.data_mut()[pr], data),
+        Some(Buf::Read(out)) if out.len() == pr.len() => simd::copy_dyn(simd, out, &pkt.data()[pr]),
+        _ => return err::BAD_MEMORY,
     }
     len
 }
 
-fn pkt_copy(mut c: C<'_>, di: i32, doff: i32, si: i32, soff: i32, len: i32) -> i32 {
-    let st = c.data_mut();
+pub(crate) fn pkt_copy(st: &mut HostState, di: i32, doff: i32, si: i32, soff: i32, len: i32) -> i32 {
     let simd = st.simd;
     let (d, s) = match (live(st, di), live(st, si)) {
         (Ok(d), Ok(s)) => (d, s),

@@ -1,0 +1,60 @@
+//! Native builds of the example policies, as Envoy's NullVM runs proxy-wasm filters: the same
+//! source as the `.wasm` modules of `plugins/`, compiled into the host against the SDK's
+//! [`wasmdp_sdk::native`] layer, whose imports are answered by the same host functions a module's
+//! are ([`host`]). A config names one with `plugin: native:NAME`.
+//!
+//! What they are for: `wasmdp bench` measures each per-packet example against its own native build
+//! (the wasm tax, `path: native`). What they are not: a sandbox. A native build runs with the
+//! host's privileges and without a deadline; only the policies in [`TWINS`], which ship with the
+//! host, exist.
+
+mod host;
+
+pub(crate) use host::NativeHost;
+use std::path::Path;
+use wasmdp_sdk::native::{Instance, NativePolicy};
+use wasmdp_sdk::Policy;
+
+/// The prefix of `plugin:` that names a native build.
+pub const PREFIX: &str = "native:";
+
+/// A policy compiled into the host.
+pub struct Twin {
+    /// Its name: the `.wasm` file name of its WebAssembly build, without `.wasm`.
+    pub name: &'static str,
+    make: fn() -> Box<dyn NativePolicy>,
+}
+
+impl Twin {
+    /// A new, uninitialised instance.
+    pub(crate) fn instance(&self) -> Box<dyn NativePolicy> {
+        (self.make)()
+    }
+}
+
+fn make<P: Policy + Send>() -> Box<dyn NativePolicy> {
+    Box::<Instance<P>>::default()
+}
+
+/// Every native build, by the name of its WebAssembly build.
+pub const TWINS: [Twin; 7] = [
+    Twin { name: "dnat", make: make::<dnat::Dnat> },
+    Twin { name: "l4_lb", make: make::<l4_lb::L4Lb> },
+    Twin { name: "ratelimit", make: make::<ratelimit::RateLimit> },
+    Twin { name: "static_policy", make: make::<static_policy::StaticPolicy> },
+    Twin { name: "vxlan_decap", make: make::<vxlan_decap::VxlanDecap> },
+    Twin { name: "vxlan_encap", make: make::<vxlan_encap::VxlanEncap> },
+    Twin { name: "wasm_macswap", make: make::<wasm_macswap::WasmMacswap> },
+];
+
+/// The native build `plugin:` names (`native:NAME`): `None` for a file, `Some(Err(name))` for an
+/// unknown name.
+pub fn named(plugin: &Path) -> Option<Result<&'static Twin, String>> {
+    let name = plugin.to_str()?.strip_prefix(PREFIX)?;
+    Some(TWINS.iter().find(|t| t.name == name).ok_or_else(|| name.to_string()))
+}
+
+/// The names, for errors.
+pub fn names() -> String {
+    TWINS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+}
