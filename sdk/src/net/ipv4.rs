@@ -225,17 +225,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4<T> {
     /// covers the address too, is the caller's: see
     /// [`Udp::update_checksum_addr_v4`](super::Udp::update_checksum_addr_v4).
     pub fn set_src_incremental(&mut self, addr: [u8; 4]) {
-        let c = cksum::update32(self.checksum(), u32::from_be_bytes(self.src()), u32::from_be_bytes(addr));
+        let c = cksum::update32_bytes(rd(self.buf.as_ref(), CKSUM), self.src(), addr);
         self.set_src(addr);
-        self.set_checksum(c);
+        wr(self.buf.as_mut(), CKSUM, c);
     }
 
     /// Sets the destination address and updates the header checksum incrementally (see
     /// [`set_src_incremental`](Ipv4::set_src_incremental)).
     pub fn set_dst_incremental(&mut self, addr: [u8; 4]) {
-        let c = cksum::update32(self.checksum(), u32::from_be_bytes(self.dst()), u32::from_be_bytes(addr));
+        let c = cksum::update32_bytes(rd(self.buf.as_ref(), CKSUM), self.dst(), addr);
         self.set_dst(addr);
-        self.set_checksum(c);
+        wr(self.buf.as_mut(), CKSUM, c);
     }
 
     /// Sets the TTL and updates the header checksum incrementally.

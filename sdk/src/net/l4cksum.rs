@@ -6,7 +6,7 @@
 //! after it, or end before it). They return `None` rather than a wrong checksum when the segment is
 //! not all in the buffer.
 
-use super::{cksum, proto, rd16, Ipv4, Ipv6, Tcp, Udp};
+use super::{cksum, proto, rd, rd16, wr, Ipv4, Ipv6, Tcp, Udp};
 
 /// Offset of the UDP checksum field.
 const UDP_CKSUM: usize = 6;
@@ -115,7 +115,12 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Udp<T> {
     /// Updates the checksum after an IPv4 address of the pseudo-header changed from `old` to `new`
     /// (the IP header's own checksum is [`Ipv4::set_src_incremental`]'s business).
     pub fn update_checksum_addr_v4(&mut self, old: [u8; 4], new: [u8; 4]) {
-        self.patch(|c| cksum::update32(c, u32::from_be_bytes(old), u32::from_be_bytes(new)));
+        // On the field's bytes (`cksum::update32_bytes`); 0 (no checksum) reads the same either way.
+        let c: [u8; 2] = rd(self.buf.as_ref(), 6);
+        if c != [0, 0] {
+            let n = cksum::update32_bytes(c, old, new);
+            wr(self.buf.as_mut(), 6, if n == [0, 0] { [0xFF, 0xFF] } else { n });
+        }
     }
 
     /// Updates the checksum after an IPv6 address changed from `old` to `new`.
@@ -186,8 +191,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Tcp<T> {
 
     /// Updates the checksum after an IPv4 address of the pseudo-header changed from `old` to `new`.
     pub fn update_checksum_addr_v4(&mut self, old: [u8; 4], new: [u8; 4]) {
-        let c = cksum::update32(self.checksum(), u32::from_be_bytes(old), u32::from_be_bytes(new));
-        self.set_checksum(c);
+        let c = cksum::update32_bytes(rd(self.buf.as_ref(), 16), old, new);
+        wr(self.buf.as_mut(), 16, c);
     }
 
     /// Updates the checksum after an IPv6 address changed from `old` to `new`.
