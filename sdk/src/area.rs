@@ -303,11 +303,13 @@ impl Window<'_> {
     }
 
     /// The packet's first bytes (all of it when it fits the window).
+    #[inline(always)]
     pub fn bytes(&self) -> &[u8] {
         &self.bytes[..self.filled]
     }
 
     /// The packet's first bytes, to change: they are all copied back into the packet.
+    #[inline(always)]
     pub fn bytes_mut(&mut self) -> &mut [u8] {
         let n = self.filled;
         self.set_dirty(n);
@@ -321,6 +323,7 @@ impl Window<'_> {
     }
 
     /// Copy the window's first `n` bytes into the packet (more than the window holds: all of it).
+    #[inline(always)]
     pub fn set_dirty(&mut self, n: usize) {
         let n = n.min(self.bytes.len()) as u16;
         let cur = u16::from_le_bytes(self.get(desc::DIRTY));

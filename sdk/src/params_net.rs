@@ -31,8 +31,13 @@ impl Cidr {
     }
 
     /// Whether the IPv4 address is inside (an IPv6 prefix holds no IPv4 address).
+    #[inline]
     pub fn contains_v4(&self, a: [u8; 4]) -> bool {
-        matches!(*self, Cidr::V4(net, len) if mask(a, len) == net)
+        let Cidr::V4(net, len) = *self else { return false };
+        // The prefix's bits compared as one word in the machine's byte order (the mask's bytes put
+        // in that order once), not byte by byte: a per-packet check in policies like dnat.
+        let m = u32::MAX.checked_shl(32 - u32::from(len.min(32))).unwrap_or(0).to_be();
+        (u32::from_ne_bytes(a) ^ u32::from_ne_bytes(net)) & m == 0
     }
 
     /// Whether the IPv6 address is inside.
@@ -132,5 +137,18 @@ mod tests {
         assert!(p.get_u16_list::<2>("l").is_err());
         let e = p.get_ipv4("bad").unwrap_err();
         assert_eq!(String::from(e.reason()), "param `bad`: `300.1.1.1` is not an IPv4 address");
+    }
+
+    #[test]
+    fn contains_v4_agrees_with_the_bytewise_mask_at_every_length() {
+        let net = [192, 168, 77, 129];
+        let probes = [net, [192, 168, 77, 128], [192, 168, 76, 129], [193, 168, 77, 129], [0; 4], [255; 4]];
+        for len in 0..=32u8 {
+            let c = Cidr::V4(mask(net, len), len);
+            for a in probes {
+                assert_eq!(c.contains_v4(a), mask(a, len) == mask(net, len), "/{len} {a:?}");
+            }
+        }
+        assert!(!Cidr::V6([0; 16], 0).contains_v4(net), "an IPv6 prefix holds no IPv4 address");
     }
 }

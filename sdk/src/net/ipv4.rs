@@ -25,6 +25,7 @@ const CKSUM: usize = 10;
 impl<T: AsRef<[u8]>> Ipv4<T> {
     /// A view of the header at the start of `buf`; `None` unless it is an IPv4 header (version 4,
     /// IHL >= 5) that is all in `buf`, options included, with a total length of at least its length.
+    #[inline(always)]
     pub fn new(buf: T) -> Option<Self> {
         let b = buf.as_ref();
         let vihl = *b.first()?;
@@ -224,6 +225,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4<T> {
     /// Sets the source address and updates the header checksum incrementally. The L4 checksum, which
     /// covers the address too, is the caller's: see
     /// [`Udp::update_checksum_addr_v4`](super::Udp::update_checksum_addr_v4).
+    #[inline]
     pub fn set_src_incremental(&mut self, addr: [u8; 4]) {
         let c = cksum::update32_bytes(rd(self.buf.as_ref(), CKSUM), self.src(), addr);
         self.set_src(addr);
@@ -232,6 +234,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4<T> {
 
     /// Sets the destination address and updates the header checksum incrementally (see
     /// [`set_src_incremental`](Ipv4::set_src_incremental)).
+    #[inline]
     pub fn set_dst_incremental(&mut self, addr: [u8; 4]) {
         let c = cksum::update32_bytes(rd(self.buf.as_ref(), CKSUM), self.dst(), addr);
         self.set_dst(addr);

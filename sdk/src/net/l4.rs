@@ -18,6 +18,7 @@ impl<T> Udp<T> {
 
 impl<T: AsRef<[u8]>> Udp<T> {
     /// A view of the header at the start of `buf`; `None` if `buf` is shorter than 8 bytes.
+    #[inline]
     pub fn new(buf: T) -> Option<Self> {
         (buf.as_ref().len() >= Self::LEN).then_some(Udp { buf })
     }
@@ -133,6 +134,7 @@ impl<T> Tcp<T> {
 impl<T: AsRef<[u8]>> Tcp<T> {
     /// A view of the header at the start of `buf`; `None` unless the data offset is at least 5 and
     /// the whole header, options included, is in `buf`.
+    #[inline]
     pub fn new(buf: T) -> Option<Self> {
         let b = buf.as_ref();
         let hlen = usize::from(rd8(b, 12) >> 4) * 4;
@@ -279,6 +281,7 @@ impl<T> Icmp<T> {
 
 impl<T: AsRef<[u8]>> Icmp<T> {
     /// A view of the header at the start of `buf`; `None` if `buf` is shorter than 8 bytes.
+    #[inline]
     pub fn new(buf: T) -> Option<Self> {
         (buf.as_ref().len() >= Self::LEN).then_some(Icmp { buf })
     }
