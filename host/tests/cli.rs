@@ -162,3 +162,30 @@ fn sighup_reloads_the_configuration() {
     assert_eq!(j["reloads"]["applied"], 1, "the SIGHUP reloaded the (unchanged) file: {}", j["reloads"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn perf_map_names_the_plugin_functions_compiled_or_cached() {
+    let dir = std::env::temp_dir().join(format!("wasmdp-perfmap-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cfg = concat!(env!("CARGO_MANIFEST_DIR"), "/../config.yaml");
+    // Twice with one cache folder: the module compiled, then loaded from the cache.
+    for run in ["compiled", "cached"] {
+        let child = Command::new(env!("CARGO_BIN_EXE_wasmdp"))
+            .args(["run", cfg, "--duration", "0.3", "--stats-period", "0"])
+            .env("RUST_LOG", "warn")
+            .env("WASMDP_PERF_MAP", "1")
+            .env("WASMDP_CACHE_DIR", &dir)
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let map = std::path::PathBuf::from(format!("/tmp/perf-{}.map", child.id()));
+        let out = child.wait_with_output().unwrap();
+        let text = std::fs::read_to_string(&map).unwrap_or_default();
+        std::fs::remove_file(&map).ok();
+        assert!(out.status.success(), "{run}: {}", String::from_utf8_lossy(&out.stderr));
+        // The example is stripped of its name section: its functions are named by index.
+        let plugin_functions = text.lines().filter(|l| l.contains(" wasm[0]::function[")).count();
+        assert!(plugin_functions > 0, "{run}: {map:?} names none of the plugin's functions:\n{text}");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -34,8 +34,16 @@ fn config() -> Config {
     cfg.compiler_inlining(wasmtime::Inlining::No);
     cfg.wasm_features(wasmtime::WasmFeatures::all(), false);
     cfg.wasm_features(module::FEATURES, true);
+    if std::env::var_os(PERF_MAP_ENV).is_some_and(|v| v == "1") {
+        // For `perf` and the like: /tmp/perf-PID.map names each compiled function (its name-section
+        // name, else `wasm[M]::function[N]`), so a profile shows where a plugin spends.
+        cfg.profiler(wasmtime::ProfilingStrategy::PerfMap);
+    }
     cfg
 }
+
+/// Set to `1`, wasmtime writes `/tmp/perf-PID.map` for the compiled plugins.
+pub const PERF_MAP_ENV: &str = "WASMDP_PERF_MAP";
 
 impl Runtime {
     /// Creates the engine and starts its threads; compiled modules are cached in the default cache
