@@ -82,17 +82,7 @@ impl Live {
         !matches!(self.entry, Entry::Wasm { tick: None, .. })
     }
 
-    /// The area and the memory it is in: the module's, or (native) the instance's buffer.
-    #[inline]
-    pub fn area_bytes(&mut self) -> Option<(Area, &mut [u8])> {
-        let a = self.store.data().area?;
-        match self.store.data().memory {
-            Some(mem) => Some((a, mem.data_mut(&mut self.store))),
-            None => native_area(a),
-        }
-    }
-
-    /// As [`Live::area_bytes`], with the state.
+    /// The area, the memory it is in (the module's, or a native build's own buffer) and the state.
     #[inline]
     pub fn area_and_state(&mut self) -> Option<(Area, &mut [u8], &mut HostState)> {
         let a = self.store.data().area?;

@@ -154,8 +154,7 @@ impl Runner {
         bump(&self.counters.calls, 1);
         live.store.data_mut().begin_call(burst, ctx);
         let sticky_before = live.store.data().sticky;
-        let has_area = live.store.data().area.is_some();
-        if let Some((a, mem)) = live.area_bytes() {
+        if let Some((a, mem, _)) = live.area_and_state() {
             let env = &self.env;
             let now_ns = super::counters::coarse_now_ns();
             let stamp = Stamp { port: env.port, queue: env.queue, tx_port: env.tx_port, now_ns };
@@ -173,7 +172,6 @@ impl Runner {
             Ok(rc) if rc == 0 || verdict.is_some() => {
                 let applied = match live.area_and_state() {
                     Some((a, data, st)) => area::apply(&a, data, st).map_err(Failure::Error),
-                    None if has_area => Err(Failure::Error(wasmdp_abi::err::BAD_MEMORY)),
                     None => Ok(()),
                 };
                 applied.and_then(|()| run_verdict(live.store.data_mut(), verdict))
