@@ -104,21 +104,50 @@ fn netns_icmpecho_answers_ping_and_arping() {
     eprintln!("ports: {}", j["ports"]);
 }
 
-/// Starts tcpdump writing what `dev` in `ns` receives to `out`; returns it to be stopped.
+/// Starts tcpdump writing what `dev` in `ns` receives to `out`, and waits until it says it is
+/// listening (a fixed sleep lost frames on a loaded machine); returns it to be stopped.
 fn capture(ns: &str, dev: &str, out: &std::path::Path) -> Child {
-    let c = Command::new("ip")
+    use std::io::BufRead;
+    let mut c = Command::new("ip")
         .args(["netns", "exec", ns, "tcpdump", "-i", dev, "-U", "-n", "-w"])
         .arg(out)
         .args(["not", "ip6"])
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
         .expect("tcpdump");
-    std::thread::sleep(Duration::from_millis(700));
+    let stderr = c.stderr.take().expect("tcpdump stderr");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stderr).lines().map_while(Result::ok) {
+            if line.contains("listening on") {
+                let _ = tx.send(());
+            }
+        }
+    });
+    rx.recv_timeout(Duration::from_secs(20)).expect("tcpdump did not start listening within 20 s");
     c
 }
 
-fn stop_capture(mut c: Child) {
-    std::thread::sleep(Duration::from_millis(300));
+/// Whole packet records in the pcap file at `path` so far (a capture still being written).
+fn records_so_far(path: &std::path::Path) -> usize {
+    let b = std::fs::read(path).unwrap_or_default();
+    let mut at = 24;
+    let mut n = 0;
+    while let Some(h) = b.get(at..at + 16) {
+        let len = u32::from_le_bytes([h[8], h[9], h[10], h[11]]) as usize;
+        at += 16 + len;
+        n += usize::from(at <= b.len());
+    }
+    n
+}
+
+/// Stops the capture once `want` frames are in `pcap`, or after 10 s (the test then says what
+/// it saw).
+fn stop_capture(mut c: Child, pcap: &std::path::Path, want: usize) {
+    let give_up = std::time::Instant::now() + Duration::from_secs(10);
+    while records_so_far(pcap) < want && std::time::Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(50));
+    }
     // SAFETY: signalling our own child process by its id.
     unsafe { libc::kill(c.id() as libc::pid_t, libc::SIGINT) };
     let _ = c.wait();
@@ -144,7 +173,7 @@ fn netns_tags_survive_the_kernel_and_offloads_show_on_the_wire() {
         udp_frame(&net, &[(0x88a8, 100), (0x8100, 20)], b"qinq"),
     ];
     send_raw(&a.0, &a.1, &sent);
-    stop_capture(tcpdump);
+    stop_capture(tcpdump, &pcap, sent.len());
     let got = common::pcap_packets(&pcap);
     let j = w.stop();
     check_accounting(&j);
