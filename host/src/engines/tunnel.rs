@@ -9,7 +9,7 @@ use super::FwdCtx;
 use crate::config::TunnelOthers;
 use crate::mbuf::{flags, Burst, Marks, Pkt, PoolCache};
 use crate::offload::{self, TxOffloads};
-use crate::wire::tunnel::{self, Expect, Found, Kind, Matcher, Outer, OuterSpec};
+use crate::wire::tunnel::{self, Expect, Family, FastPath, Found, Kind, Matcher, Outer, OuterSpec};
 use crate::wire::{self, Headers, L3};
 
 /// What a stream's tunnel engines work with: outer headers for its TX port's tunnels, what its RX
@@ -65,16 +65,35 @@ pub(super) fn decap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
     let Some(matcher) = tunnels.decap[kind.index()].as_ref() else {
         return drop_all(ctx, burst);
     };
-    let mut job = Decap { matcher, tx: ctx.tx, pass: tunnels.others == TunnelOthers::Pass, passed: 0 };
     let n = burst.len() as u64;
+    let (refused, passed) = match matcher.family() {
+        Family::V4(v4) => decap_family(ctx, burst, kind, matcher, v4),
+        Family::V6(v6) => decap_family(ctx, burst, kind, matcher, v6),
+    };
+    ctx.drops.tunnel += refused;
+    ctx.tunnel.passed += passed;
+    ctx.tunnel.decapsulated += n - refused - passed;
+}
+
+/// [`decap`]'s loop for one underlay family, so that no packet asks which one it is. Returns how
+/// many packets it refused and passed.
+#[inline(always)]
+fn decap_family<const V6: bool>(
+    ctx: &mut FwdCtx<'_>,
+    burst: &mut Burst,
+    kind: Kind,
+    matcher: &Matcher,
+    fast: FastPath<'_, V6>,
+) -> (u64, u64) {
+    let pass = ctx.tunnels.others == TunnelOthers::Pass;
+    let tunnel_type = kind.tunnel_type();
+    let mut job = Decap { matcher, fast, tunnel_type, tx: ctx.tx, pass, passed: 0 };
     let refused = if ctx.prefetch_flow {
         each::<true, _>(ctx.cache, burst, &mut job)
     } else {
         each::<false, _>(ctx.cache, burst, &mut job)
     };
-    ctx.drops.tunnel += refused;
-    ctx.tunnel.passed += job.passed;
-    ctx.tunnel.decapsulated += n - refused - job.passed;
+    (refused, job.passed)
 }
 
 /// No section for the engine: every packet is a `tunnel` drop.
@@ -96,13 +115,13 @@ trait PerPacket {
 fn each<const PF: bool, J: PerPacket>(cache: &mut PoolCache, burst: &mut Burst, job: &mut J) -> u64 {
     let pkts: &mut [Pkt] = burst;
     if PF {
-        (0..AHEAD).for_each(|i| prefetch_flow(pkts, i));
+        pkts.iter().take(AHEAD).for_each(prefetch_flow);
     }
     let mut refused = Marks::default();
     let mut n = 0;
     for i in 0..pkts.len() {
-        if PF {
-            prefetch_flow(pkts, i + AHEAD);
+        if let Some(ahead) = pkts.get(i + AHEAD).filter(|_| PF) {
+            prefetch_flow(ahead);
         }
         if !job.one(&mut pkts[i]) {
             refused.set(i);
@@ -115,12 +134,10 @@ fn each<const PF: bool, J: PerPacket>(cache: &mut PoolCache, burst: &mut Burst, 
     n
 }
 
-/// Prefetches the second metadata cache line of the packet at `i`, if there is one.
+/// Prefetches the second metadata cache line of `p`.
 #[inline(always)]
-fn prefetch_flow(pkts: &[Pkt], i: usize) {
-    if let Some(p) = pkts.get(i) {
-        crate::simd::prefetch(p.meta_ptr().wrapping_add(crate::mbuf::META_SIZE / 2));
-    }
+fn prefetch_flow(p: &Pkt) {
+    crate::simd::prefetch(p.meta_ptr().wrapping_add(crate::mbuf::META_SIZE / 2));
 }
 
 /// One encapsulation's constants.
@@ -162,21 +179,23 @@ fn outer_headers(o: &Outer) -> Headers {
 }
 
 /// One decapsulation's constants, and what it passed.
-struct Decap<'a> {
+struct Decap<'a, const V6: bool> {
     matcher: &'a Matcher,
+    fast: FastPath<'a, V6>,
+    tunnel_type: u32,
     tx: TxOffloads,
     pass: bool,
     passed: u64,
 }
 
-impl PerPacket for Decap<'_> {
+impl<const V6: bool> PerPacket for Decap<'_, V6> {
     /// Decapsulates `p`, or passes it on unchanged (`pass`, counted); false when it is to be
     /// dropped.
     #[inline(always)]
     fn one(&mut self, p: &mut Pkt) -> bool {
         // `check` puts the inner frame within the frame and makes it at least an Ethernet header,
         // so `crop` cannot refuse it; if it somehow did, the frame is treated as not ours.
-        match self.matcher.fast(p.data()) {
+        match self.fast.fast(p.data()) {
             Some(f) if p.crop(f.outer_len, f.inner_len).is_ok() => {
                 self.record(p, &f);
                 true
@@ -186,7 +205,7 @@ impl PerPacket for Decap<'_> {
     }
 }
 
-impl Decap<'_> {
+impl<const V6: bool> Decap<'_, V6> {
     /// Packets the fast path did not take: the full check, then pass or drop.
     #[cold]
     #[inline(never)]
@@ -207,7 +226,7 @@ impl Decap<'_> {
     fn record(&self, p: &mut Pkt, f: &Found) {
         let flow = p.flow_mut();
         (flow.outer_l2_len, flow.outer_l3_len) = (f.outer_l2, f.outer_l3);
-        (flow.tunnel_type, flow.tunnel_id) = (self.matcher.expect().kind.tunnel_type(), f.vni);
+        (flow.tunnel_type, flow.tunnel_id) = (self.tunnel_type, f.vni);
         offload::mark(p, &self.tx);
         let ol = p.meta().ol_flags | flags::RX_TUNNEL;
         p.meta_mut().set_ol_flags(ol);

@@ -92,17 +92,31 @@ impl Matcher {
     /// says nothing (ask [`Matcher::check`]).
     #[inline(always)]
     pub fn fast(&self, frame: &[u8]) -> Option<Found> {
+        match self.family() {
+            Family::V4(v4) => v4.fast(frame),
+            Family::V6(v6) => v6.fast(frame),
+        }
+    }
+
+    /// The fast path with the underlay family fixed at compile time, for a loop that asks once per
+    /// burst rather than once per packet.
+    #[inline(always)]
+    pub fn family(&self) -> Family<'_> {
         if self.v6 {
-            self.fast_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(frame)
+            Family::V6(FastPath(self))
         } else {
-            self.fast_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(frame)
+            Family::V4(FastPath(self))
         }
     }
 
     /// The fast path for outer headers of `N` bytes with an IP header of `L3` bytes: every offset a
     /// constant, so the compiler checks the frame's length once.
     #[inline(always)]
-    fn fast_n<const N: usize, const L3: usize>(&self, frame: &[u8]) -> Option<Found> {
+    fn fast_n<const N: usize, const L3: usize>(
+        &self,
+        frame: &[u8],
+        pattern_ok: impl FnOnce(&[u8; N]) -> bool,
+    ) -> Option<Found> {
         let head = frame.first_chunk::<N>()?;
         let l4 = ETH_HLEN + L3;
         let ip_len = if L3 == ipv6::LEN {
@@ -111,7 +125,7 @@ impl Matcher {
             be16(head, ETH_HLEN + ipv4::TOTAL_LEN)
         };
         let inner_len = ip_len.wrapping_sub(N - ETH_HLEN);
-        let ok = pattern_ok(head, &self.mask, &self.value)
+        let ok = pattern_ok(head)
             && ETH_HLEN + ip_len <= frame.len()
             && be16(head, l4 + udp::LENGTH) == ip_len.wrapping_sub(L3)
             && (ETH_HLEN..=usize::from(u16::MAX)).contains(&inner_len)
@@ -123,9 +137,36 @@ impl Matcher {
             0 => L3 == ipv4::MIN_LEN || self.expect.zero_csum_v6,
             _ => udp_sum_ok(&head[ETH_HLEN..l4], &frame[l4..ETH_HLEN + ip_len]),
         };
+        // The VNI is the top three bytes of the header's second word.
         let t = N - TUNNEL_HLEN;
-        let vni = u32::from_be_bytes([0, head[t + 4], head[t + 5], head[t + 6]]);
+        let vni = u32::from_be_bytes([head[t + 4], head[t + 5], head[t + 6], head[t + 7]]) >> 8;
         sum_ok.then_some(Found { outer_len: N, inner_len, outer_l2: ETH_HLEN as u16, outer_l3: L3 as u16, vni })
+    }
+}
+
+/// A matcher's fast path for its underlay family ([`Matcher::family`]).
+#[derive(Debug, Clone, Copy)]
+pub enum Family<'a> {
+    /// An IPv4 underlay.
+    V4(FastPath<'a, false>),
+    /// An IPv6 underlay.
+    V6(FastPath<'a, true>),
+}
+
+/// [`Matcher::fast`] for one underlay family (`V6`), which only [`Matcher::family`] makes.
+#[derive(Debug, Clone, Copy)]
+pub struct FastPath<'a, const V6: bool>(&'a Matcher);
+
+impl<const V6: bool> FastPath<'_, V6> {
+    /// As [`Matcher::fast`].
+    #[inline(always)]
+    pub fn fast(self, frame: &[u8]) -> Option<Found> {
+        let m = self.0;
+        if V6 {
+            m.fast_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(frame, |h| pattern_ok(h, &m.mask, &m.value))
+        } else {
+            m.fast_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(frame, |h| pattern_ok(h, &m.mask, &m.value))
+        }
     }
 }
 

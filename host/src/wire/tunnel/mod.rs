@@ -11,7 +11,7 @@ mod fast;
 mod outer;
 
 pub use check::{check, Expect, Found, Reject};
-pub use fast::Matcher;
+pub use fast::{Family, FastPath, Matcher};
 pub use outer::{Outer, OuterSpec};
 
 /// Which tunnel.
