@@ -9,7 +9,9 @@ use super::FwdCtx;
 use crate::config::TunnelOthers;
 use crate::mbuf::{flags, Burst, Marks, Pkt, PoolCache};
 use crate::offload::{self, TxOffloads};
-use crate::wire::tunnel::{self, Expect, Family, FastPath, Found, Kind, Matcher, Outer, OuterSpec};
+use crate::wire::tunnel::{
+    self, Expect, Family, FastPath, Found, Kind, Matcher, Outer, OuterFamily, OuterSpec, OuterWriter,
+};
 use crate::wire::{self, Headers, L3};
 
 /// What a stream's tunnel engines work with: outer headers for its TX port's tunnels, what its RX
@@ -47,15 +49,31 @@ pub(super) fn encap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
         // Only a plugin can get here (the config checks native streams): nothing to build from.
         return drop_all(ctx, burst);
     };
-    let mut job = Encap { outer, tx: ctx.tx, headers: outer_headers(outer) };
     let n = burst.len() as u64;
-    let refused = if ctx.prefetch_flow {
-        each::<true, _>(ctx.cache, burst, &mut job)
-    } else {
-        each::<false, _>(ctx.cache, burst, &mut job)
+    let refused = match outer.family() {
+        OuterFamily::V4(w) => encap_family(ctx, burst, outer, w),
+        OuterFamily::V6(w) => encap_family(ctx, burst, outer, w),
     };
     ctx.drops.headroom += refused;
     ctx.tunnel.encapsulated += n - refused;
+}
+
+/// [`encap`]'s loop for one underlay family, so that no packet asks which one it is. Returns how
+/// many packets it refused.
+#[inline(always)]
+fn encap_family<const V6: bool>(
+    ctx: &mut FwdCtx<'_>,
+    burst: &mut Burst,
+    outer: &Outer,
+    writer: OuterWriter<'_, V6>,
+) -> u64 {
+    let ip_cksum_later = ctx.tx.flags & flags::TX_IP_CKSUM != 0;
+    let mut job = Encap { outer, writer, ip_cksum_later, tx: ctx.tx, headers: outer_headers(outer) };
+    if ctx.prefetch_flow {
+        each::<true, _>(ctx.cache, burst, &mut job)
+    } else {
+        each::<false, _>(ctx.cache, burst, &mut job)
+    }
 }
 
 /// Decapsulates the packets of the RX port's `kind` tunnel; the others follow `tunnel_others`.
@@ -141,13 +159,16 @@ fn prefetch_flow(p: &Pkt) {
 }
 
 /// One encapsulation's constants.
-struct Encap<'a> {
+struct Encap<'a, const V6: bool> {
     outer: &'a Outer,
+    writer: OuterWriter<'a, V6>,
+    /// A TX offload fills the outer IPv4 header checksum.
+    ip_cksum_later: bool,
     tx: TxOffloads,
     headers: Headers,
 }
 
-impl PerPacket for Encap<'_> {
+impl<const V6: bool> PerPacket for Encap<'_, V6> {
     /// Encapsulates `p`; false when its headroom is too small.
     #[inline(always)]
     fn one(&mut self, p: &mut Pkt) -> bool {
@@ -155,8 +176,8 @@ impl PerPacket for Encap<'_> {
             0 => wire::flow_hash(p.data()),
             h => h,
         };
-        let Ok(frame) = p.prepend(self.outer.len()) else { return false };
-        self.outer.write(frame, tunnel::src_port(hash), self.tx.flags & flags::TX_IP_CKSUM != 0);
+        let Ok(frame) = p.prepend(self.writer.added()) else { return false };
+        self.writer.write(frame, tunnel::src_port(hash), self.ip_cksum_later);
         let f = p.flow_mut();
         (f.outer_l2_len, f.outer_l3_len) = (self.headers.l2_len, self.headers.l3_len);
         (f.tunnel_type, f.tunnel_id) = (self.outer.kind().tunnel_type(), self.outer.vni());

@@ -12,7 +12,7 @@ mod outer;
 
 pub use check::{check, Expect, Found, Reject};
 pub use fast::{Family, FastPath, Matcher};
-pub use outer::{Outer, OuterSpec};
+pub use outer::{Outer, OuterFamily, OuterSpec, OuterWriter};
 
 /// Which tunnel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

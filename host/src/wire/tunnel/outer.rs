@@ -137,16 +137,26 @@ impl Outer {
         &self.bytes[..self.len()]
     }
 
+    /// The writer with the underlay family fixed at compile time, for a loop that asks once per
+    /// burst rather than once per packet.
+    #[inline(always)]
+    pub fn family(&self) -> OuterFamily<'_> {
+        if self.v6 {
+            OuterFamily::V6(OuterWriter(self))
+        } else {
+            OuterFamily::V4(OuterWriter(self))
+        }
+    }
+
     /// Writes the outer headers over the first [`Outer::len`] bytes of `frame`, whose rest is the
     /// inner frame: lengths from `frame.len()`, the UDP source port, the IPv4 header checksum unless
     /// `ip_cksum_later` (a TX offload fills it), the UDP checksum when configured. Does nothing when
     /// `frame` is shorter than the headers or longer than IP allows.
     #[inline(always)]
     pub fn write(&self, frame: &mut [u8], src_port: u16, ip_cksum_later: bool) {
-        if self.v6 {
-            self.write_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(frame, src_port, ip_cksum_later);
-        } else {
-            self.write_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(frame, src_port, ip_cksum_later);
+        match self.family() {
+            OuterFamily::V4(w) => w.write(frame, src_port, ip_cksum_later),
+            OuterFamily::V6(w) => w.write(frame, src_port, ip_cksum_later),
         }
     }
 
@@ -178,6 +188,41 @@ impl Outer {
             if let Some(h) = frame.first_chunk_mut::<N>() {
                 set(h, u + udp::CHECKSUM, c);
             }
+        }
+    }
+}
+
+/// An [`Outer`]'s writer for its underlay family ([`Outer::family`]).
+#[derive(Debug, Clone, Copy)]
+pub enum OuterFamily<'a> {
+    /// An IPv4 underlay.
+    V4(OuterWriter<'a, false>),
+    /// An IPv6 underlay.
+    V6(OuterWriter<'a, true>),
+}
+
+/// [`Outer::write`] for one underlay family (`V6`), which only [`Outer::family`] makes.
+#[derive(Debug, Clone, Copy)]
+pub struct OuterWriter<'a, const V6: bool>(&'a Outer);
+
+impl<const V6: bool> OuterWriter<'_, V6> {
+    /// As [`Outer::len`], a constant: the bytes the encapsulation adds.
+    #[inline(always)]
+    pub fn added(self) -> usize {
+        if V6 {
+            OUTER_LEN_V6
+        } else {
+            OUTER_LEN_V4
+        }
+    }
+
+    /// As [`Outer::write`].
+    #[inline(always)]
+    pub fn write(self, frame: &mut [u8], src_port: u16, ip_cksum_later: bool) {
+        if V6 {
+            self.0.write_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(frame, src_port, ip_cksum_later);
+        } else {
+            self.0.write_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(frame, src_port, ip_cksum_later);
         }
     }
 }
