@@ -9,9 +9,7 @@ use super::FwdCtx;
 use crate::config::TunnelOthers;
 use crate::mbuf::{flags, Burst, Marks, Pkt, PoolCache};
 use crate::offload::{self, TxOffloads};
-use crate::wire::tunnel::{
-    self, Expect, Family, FastPath, Found, Kind, Matcher, Outer, OuterFamily, OuterSpec, OuterWriter,
-};
+use crate::wire::tunnel::{self, Expect, FastPath, Found, Kind, Matcher, Outer, OuterSpec, OuterWriter, Underlay};
 use crate::wire::{self, Headers, L3};
 
 /// What a stream's tunnel engines work with: outer headers for its TX port's tunnels, what its RX
@@ -51,8 +49,8 @@ pub(super) fn encap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
     };
     let n = burst.len() as u64;
     let refused = match outer.family() {
-        OuterFamily::V4(w) => encap_family(ctx, burst, outer, w),
-        OuterFamily::V6(w) => encap_family(ctx, burst, outer, w),
+        Underlay::V4(w) => encap_family(ctx, burst, outer, w),
+        Underlay::V6(w) => encap_family(ctx, burst, outer, w),
     };
     ctx.drops.headroom += refused;
     ctx.tunnel.encapsulated += n - refused;
@@ -85,8 +83,8 @@ pub(super) fn decap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
     };
     let n = burst.len() as u64;
     let (refused, passed) = match matcher.family() {
-        Family::V4(v4) => decap_family(ctx, burst, kind, matcher, v4),
-        Family::V6(v6) => decap_family(ctx, burst, kind, matcher, v6),
+        Underlay::V4(v4) => decap_family(ctx, burst, kind, matcher, v4),
+        Underlay::V6(v6) => decap_family(ctx, burst, kind, matcher, v6),
     };
     ctx.drops.tunnel += refused;
     ctx.tunnel.passed += passed;
@@ -138,8 +136,10 @@ fn each<const PF: bool, J: PerPacket>(cache: &mut PoolCache, burst: &mut Burst, 
     let mut refused = Marks::default();
     let mut n = 0;
     for i in 0..pkts.len() {
-        if let Some(ahead) = pkts.get(i + AHEAD).filter(|_| PF) {
-            prefetch_flow(ahead);
+        if PF {
+            if let Some(ahead) = pkts.get(i + AHEAD) {
+                prefetch_flow(ahead);
+            }
         }
         if !job.one(&mut pkts[i]) {
             refused.set(i);

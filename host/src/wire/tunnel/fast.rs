@@ -5,7 +5,9 @@
 //! to [`check`], which decides (and says why): the fast path never accepts what `check` refuses.
 
 use super::check::udp_sum_ok;
-use super::{check, Expect, Found, Kind, Reject, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I};
+use super::{
+    check, Expect, Found, Kind, Reject, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I,
+};
 use crate::wire::cksum::{add_carry, fold};
 use crate::wire::field::{eth, ipv4, ipv6, proto, udp};
 use crate::wire::{ethertype, ETH_HLEN};
@@ -93,30 +95,26 @@ impl Matcher {
     #[inline(always)]
     pub fn fast(&self, frame: &[u8]) -> Option<Found> {
         match self.family() {
-            Family::V4(v4) => v4.fast(frame),
-            Family::V6(v6) => v6.fast(frame),
+            Underlay::V4(v4) => v4.fast(frame),
+            Underlay::V6(v6) => v6.fast(frame),
         }
     }
 
     /// The fast path with the underlay family fixed at compile time, for a loop that asks once per
     /// burst rather than once per packet.
     #[inline(always)]
-    pub fn family(&self) -> Family<'_> {
+    pub fn family(&self) -> Underlay<FastPath<'_, false>, FastPath<'_, true>> {
         if self.v6 {
-            Family::V6(FastPath(self))
+            Underlay::V6(FastPath(self))
         } else {
-            Family::V4(FastPath(self))
+            Underlay::V4(FastPath(self))
         }
     }
 
     /// The fast path for outer headers of `N` bytes with an IP header of `L3` bytes: every offset a
     /// constant, so the compiler checks the frame's length once.
     #[inline(always)]
-    fn fast_n<const N: usize, const L3: usize>(
-        &self,
-        frame: &[u8],
-        pattern_ok: impl FnOnce(&[u8; N]) -> bool,
-    ) -> Option<Found> {
+    fn fast_n<const N: usize, const L3: usize>(&self, frame: &[u8]) -> Option<Found> {
         let head = frame.first_chunk::<N>()?;
         let l4 = ETH_HLEN + L3;
         let ip_len = if L3 == ipv6::LEN {
@@ -125,7 +123,7 @@ impl Matcher {
             be16(head, ETH_HLEN + ipv4::TOTAL_LEN)
         };
         let inner_len = ip_len.wrapping_sub(N - ETH_HLEN);
-        let ok = pattern_ok(head)
+        let ok = pattern_ok(head, &self.mask, &self.value)
             && ETH_HLEN + ip_len <= frame.len()
             && be16(head, l4 + udp::LENGTH) == ip_len.wrapping_sub(L3)
             && (ETH_HLEN..=usize::from(u16::MAX)).contains(&inner_len)
@@ -144,15 +142,6 @@ impl Matcher {
     }
 }
 
-/// A matcher's fast path for its underlay family ([`Matcher::family`]).
-#[derive(Debug, Clone, Copy)]
-pub enum Family<'a> {
-    /// An IPv4 underlay.
-    V4(FastPath<'a, false>),
-    /// An IPv6 underlay.
-    V6(FastPath<'a, true>),
-}
-
 /// [`Matcher::fast`] for one underlay family (`V6`), which only [`Matcher::family`] makes.
 #[derive(Debug, Clone, Copy)]
 pub struct FastPath<'a, const V6: bool>(&'a Matcher);
@@ -161,11 +150,10 @@ impl<const V6: bool> FastPath<'_, V6> {
     /// As [`Matcher::fast`].
     #[inline(always)]
     pub fn fast(self, frame: &[u8]) -> Option<Found> {
-        let m = self.0;
         if V6 {
-            m.fast_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(frame, |h| pattern_ok(h, &m.mask, &m.value))
+            self.0.fast_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(frame)
         } else {
-            m.fast_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(frame, |h| pattern_ok(h, &m.mask, &m.value))
+            self.0.fast_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(frame)
         }
     }
 }

@@ -11,8 +11,19 @@ mod fast;
 mod outer;
 
 pub use check::{check, Expect, Found, Reject};
-pub use fast::{Family, FastPath, Matcher};
-pub use outer::{Outer, OuterFamily, OuterSpec, OuterWriter};
+pub use fast::{FastPath, Matcher};
+pub use outer::{Outer, OuterSpec, OuterWriter};
+
+/// One value per underlay family, the family fixed at compile time in each: what
+/// [`Matcher::family`] and [`Outer::family`] return, so that a burst loop is instantiated per
+/// family and no packet asks which one it is.
+#[derive(Debug, Clone, Copy)]
+pub enum Underlay<V4, V6> {
+    /// For an IPv4 underlay.
+    V4(V4),
+    /// For an IPv6 underlay.
+    V6(V6),
+}
 
 /// Which tunnel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

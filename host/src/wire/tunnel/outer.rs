@@ -1,7 +1,7 @@
 //! [`Outer`]: the outer headers of one tunnel, built once from the config, then copied in front of
 //! each packet with its lengths, source port and checksums patched.
 
-use super::{Kind, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I};
+use super::{Kind, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I};
 use crate::wire::cksum::{add_carry, fold, sum};
 use crate::wire::field::{eth, ipv4, ipv6, proto, put_be16, put_bytes, udp};
 use crate::wire::{ethertype, ETH_HLEN};
@@ -140,11 +140,11 @@ impl Outer {
     /// The writer with the underlay family fixed at compile time, for a loop that asks once per
     /// burst rather than once per packet.
     #[inline(always)]
-    pub fn family(&self) -> OuterFamily<'_> {
+    pub fn family(&self) -> Underlay<OuterWriter<'_, false>, OuterWriter<'_, true>> {
         if self.v6 {
-            OuterFamily::V6(OuterWriter(self))
+            Underlay::V6(OuterWriter(self))
         } else {
-            OuterFamily::V4(OuterWriter(self))
+            Underlay::V4(OuterWriter(self))
         }
     }
 
@@ -155,8 +155,8 @@ impl Outer {
     #[inline(always)]
     pub fn write(&self, frame: &mut [u8], src_port: u16, ip_cksum_later: bool) {
         match self.family() {
-            OuterFamily::V4(w) => w.write(frame, src_port, ip_cksum_later),
-            OuterFamily::V6(w) => w.write(frame, src_port, ip_cksum_later),
+            Underlay::V4(w) => w.write(frame, src_port, ip_cksum_later),
+            Underlay::V6(w) => w.write(frame, src_port, ip_cksum_later),
         }
     }
 
@@ -190,15 +190,6 @@ impl Outer {
             }
         }
     }
-}
-
-/// An [`Outer`]'s writer for its underlay family ([`Outer::family`]).
-#[derive(Debug, Clone, Copy)]
-pub enum OuterFamily<'a> {
-    /// An IPv4 underlay.
-    V4(OuterWriter<'a, false>),
-    /// An IPv6 underlay.
-    V6(OuterWriter<'a, true>),
 }
 
 /// [`Outer::write`] for one underlay family (`V6`), which only [`Outer::family`] makes.
