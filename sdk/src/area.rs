@@ -229,19 +229,34 @@ impl<'a> Area<'a> {
     /// descriptors as to be read back.
     pub(crate) fn into_windows(mut self, n: usize) -> Windows<'a> {
         self.put(hdr::CHANGED, &1u32.to_le_bytes());
-        let left = n.min(self.descs.len() / DESC).min(self.wins.len().checked_div(self.window).unwrap_or(usize::MAX));
-        Windows { descs: self.descs, wins: self.wins, window: self.window, index: 0, left }
+        let held = (self.descs.len() / DESC).min(self.wins.len().checked_div(self.window).unwrap_or(usize::MAX));
+        let end = n.min(held).min(u32::MAX as usize) as u32;
+        Windows {
+            descs: self.descs.as_mut_ptr(),
+            wins: self.wins.as_mut_ptr(),
+            window: self.window,
+            index: 0,
+            end,
+            area: core::marker::PhantomData,
+        }
     }
 }
 
 /// The packets' [`Window`]s, in order ([`Burst::windows`](crate::Burst::windows)).
+///
+/// Raw pointers rather than two shrinking slices: every bound is checked once, when the iterator is
+/// made, and the loop per packet is an index compare (the slices cost a dozen instructions per
+/// packet in wasmtime's code, in bounds checks and spilled lengths).
 #[derive(Debug)]
 pub struct Windows<'a> {
-    descs: &'a mut [u8],
-    wins: &'a mut [u8],
+    /// Descriptor 0; descriptors `0..end` are in the area.
+    descs: *mut u8,
+    /// Window 0; windows `0..end`, `window` bytes each, are in the area.
+    wins: *mut u8,
     window: usize,
     index: u32,
-    left: usize,
+    end: u32,
+    area: core::marker::PhantomData<&'a mut [u8]>,
 }
 
 impl<'a> Iterator for Windows<'a> {
@@ -249,18 +264,28 @@ impl<'a> Iterator for Windows<'a> {
 
     #[inline]
     fn next(&mut self) -> Option<Window<'a>> {
-        self.left = self.left.checked_sub(1)?;
-        let (desc, descs) = core::mem::take(&mut self.descs).split_first_chunk_mut::<DESC>()?;
-        let (bytes, wins) = core::mem::take(&mut self.wins).split_at_mut_checked(self.window)?;
-        (self.descs, self.wins) = (descs, wins);
-        let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(bytes.len());
+        if self.index >= self.end {
+            return None;
+        }
         let index = self.index;
         self.index += 1;
+        let i = index as usize;
+        // SAFETY: `i < end`, and `into_windows` made `end` at most the descriptors and the windows
+        // the area's slices hold, which it borrowed mutably for `'a`; each index is yielded once, so
+        // the descriptor and window given out here alias nothing else given out.
+        let (desc, bytes) = unsafe {
+            (
+                &mut *self.descs.add(i * DESC).cast::<[u8; DESC]>(),
+                core::slice::from_raw_parts_mut(self.wins.add(i * self.window), self.window),
+            )
+        };
+        let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(self.window);
         Some(Window { index, desc, bytes, filled })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+        let left = (self.end - self.index) as usize;
+        (left, Some(left))
     }
 }
 

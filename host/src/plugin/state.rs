@@ -89,6 +89,12 @@ impl View {
         }
     }
 
+    /// Whether every index is still its packet's position and none was consumed or requested.
+    #[inline(always)]
+    pub fn untouched(&self) -> bool {
+        !self.dirty && !self.shifted
+    }
+
     /// Whether index `i` no longer names a packet the plugin may act on.
     #[inline(always)]
     pub fn gone(&self, i: usize) -> bool {
