@@ -150,7 +150,7 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
             copy_back(descs, wins, a.window, st)?;
         }
         if let Some(e) = header.engine.filter(|_| len > 0) {
-            let rc = super::hostfns::run_engine(st, e as i32, 0, len as i32);
+            let rc = super::hostfns::run_whole(st, e);
             if rc < 0 {
                 return Err(rc);
             }

@@ -321,13 +321,23 @@ impl Runner {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn maybe_tick(&mut self) {
-        let Some(at) = self.next_tick else { return };
-        self.tick_countdown -= 1;
-        if self.tick_countdown != 0 {
+        if self.next_tick.is_none() {
             return;
         }
+        self.tick_countdown -= 1;
+        if self.tick_countdown == 0 {
+            self.check_tick();
+        }
+    }
+
+    /// Every [`TICK_CHECK_EVERY`] polls: the tick, when it is due (out of line: the hot path is
+    /// only `maybe_tick`'s countdown).
+    #[cold]
+    #[inline(never)]
+    fn check_tick(&mut self) {
+        let Some(at) = self.next_tick else { return };
         self.tick_countdown = TICK_CHECK_EVERY;
         let now = Instant::now();
         if now < at {
@@ -348,7 +358,7 @@ impl Runner {
 #[inline]
 fn run_verdict(st: &mut HostState, engine: Option<u32>) -> Result<(), Failure> {
     let Some(id) = engine else { return Ok(()) };
-    let rc = super::hostfns::run_engine(st, id as i32, 0, st.view.len as i32);
+    let rc = super::hostfns::run_whole(st, id);
     if rc < 0 {
         return Err(Failure::Error(rc));
     }

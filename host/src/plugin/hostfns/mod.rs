@@ -16,7 +16,7 @@ use wasmtime::{Caller, Linker};
 
 type C<'a> = Caller<'a, HostState>;
 
-pub(crate) use decide::run_engine;
+pub(crate) use decide::{run_engine, run_whole};
 pub use info::MAX_PARAM_KEY;
 pub(crate) use packets::adjust;
 
