@@ -180,6 +180,37 @@ impl Pkt {
         self.set_data_len(left)
     }
 
+    /// `head` bytes at the front (`> 0` prepends into the headroom, `< 0` strips) then `tail` at the
+    /// end (`> 0` appends into the tailroom, `< 0` trims), as [`Pkt::prepend`] or [`Pkt::adj`] then
+    /// [`Pkt::append`] or [`Pkt::trim`] would, but checked once and made in one step (a plugin's
+    /// length changes, once per packet): both are checked before either is made, and a strip or a
+    /// trim must leave [`MIN_FRAME`] bytes after it.
+    #[inline]
+    pub fn reframe(&mut self, head: isize, tail: isize) -> Result<(), RoomError> {
+        let (off, len) = (self.headroom() as isize, self.len() as isize);
+        let tailroom = self.tailroom() as isize;
+        let (after_head, after) = (len + head, len + head + tail);
+        if head > off {
+            return Err(RoomError::NoHeadroom { need: head as usize, have: off as usize });
+        }
+        if tail > tailroom {
+            return Err(RoomError::NoTailroom { need: tail as usize, have: tailroom as usize });
+        }
+        let min = MIN_FRAME as isize;
+        if (head < 0 && after_head < min) || (tail < 0 && after < min) {
+            let remove = (-head.min(0) - tail.min(0)) as usize;
+            return Err(RoomError::TooShort { remove, len: len as usize });
+        }
+        // SAFETY: the new start `off - head` is >= 0 (head <= off); the new end `off + len + tail`
+        // is <= buf_len (tail <= tailroom, which a change at the front leaves as it is); the new
+        // length `after` is >= 0 (each shrink leaves MIN_FRAME, each growth adds); unique ownership.
+        let m = unsafe { &mut self.0.as_mut().meta };
+        m.data_off = (off - head) as u16;
+        m.data_len = after as u16;
+        m.pkt_len = after as u32;
+        Ok(())
+    }
+
     /// Keeps only the bytes `start..start + len` of the data: [`Pkt::adj`] and [`Pkt::trim`] in one
     /// step (a decapsulation: outer headers off the front, padding off the tail). Fails when the
     /// range is not within the data or is shorter than [`MIN_FRAME`].

@@ -130,3 +130,50 @@ fn refusals_say_what_to_raise() {
     assert_eq!(p.len(), 60);
     c.free(p);
 }
+
+/// `reframe` against the two steps it stands for, front then tail, on every small change: the same
+/// result (bytes, room) when both steps succeed, and the packet untouched when either fails.
+#[test]
+fn reframe_is_the_front_then_the_tail_change() {
+    let mut c = cache();
+    let changes = (-80isize..=80).step_by(3).chain([-1, 0, 1, HEADROOM as isize, -(MIN_FRAME as isize)]);
+    let changes: Vec<isize> = changes.collect();
+    for len in [MIN_FRAME, 20, 60, 200] {
+        for &head in &changes {
+            for &tail in &changes {
+                let bytes: Vec<u8> = (0..len).map(|i| i as u8).collect();
+                let (mut p, mut q) = (c.alloc().unwrap(), c.alloc().unwrap());
+                p.copy_from(&bytes).unwrap();
+                q.copy_from(&bytes).unwrap();
+                let steps = (|| {
+                    match head {
+                        1.. => q.prepend(head as usize).map(|_| ())?,
+                        ..0 => q.adj(head.unsigned_abs())?,
+                        0 => {}
+                    }
+                    match tail {
+                        1.. => q.append(tail as usize).map(|_| ()),
+                        ..0 => q.trim(tail.unsigned_abs()),
+                        0 => Ok(()),
+                    }
+                })();
+                let one = p.reframe(head, tail);
+                let what = format!("len {len}, head {head}, tail {tail}");
+                assert_eq!(one.is_ok(), steps.is_ok(), "{what}: {one:?} vs {steps:?}");
+                if one.is_err() {
+                    assert_eq!((p.len(), p.headroom()), (len, HEADROOM as usize), "{what}: changed on error");
+                } else {
+                    let (pl, ql) = ((p.len(), p.headroom(), p.tailroom()), (q.len(), q.headroom(), q.tailroom()));
+                    assert_eq!(pl, ql, "{what}");
+                    // The bytes the packet had that it keeps (not the ones prepended or appended).
+                    let kept = head.max(0) as usize..p.len() - tail.max(0) as usize;
+                    if !kept.is_empty() {
+                        assert_eq!(p.data()[kept.clone()], q.data()[kept], "{what}");
+                    }
+                }
+                c.free(p);
+                c.free(q);
+            }
+        }
+    }
+}

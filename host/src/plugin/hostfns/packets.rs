@@ -2,7 +2,7 @@
 //! changes `pkt_adjust`, `pkt_room`.
 
 use super::{guest_span, live, span, HostState, C};
-use crate::mbuf::{Burst, Pkt, RoomError};
+use crate::mbuf::{Burst, Pkt};
 use crate::simd;
 use wasmdp_abi::{err, import};
 use wasmtime::Linker;
@@ -55,25 +55,7 @@ pub(crate) fn pkt_room(st: &mut HostState, i: i32) -> i64 {
 /// (`> 0` appends, `< 0` trims). Both are checked before either is made: on `NO_ROOM` the packet is
 /// as it was. Returns the new length.
 pub(crate) fn adjust(p: &mut Pkt, head: i32, tail: i32) -> Result<usize, i32> {
-    let (h, t) = (head.unsigned_abs() as usize, tail.unsigned_abs() as usize);
-    let after_head = if head >= 0 { p.len().checked_add(h) } else { p.len().checked_sub(h) };
-    let fits_head = if head >= 0 { h <= p.headroom() } else { after_head.is_some_and(|n| n >= crate::mbuf::MIN_FRAME) };
-    let after = after_head.and_then(|n| if tail >= 0 { n.checked_add(t) } else { n.checked_sub(t) });
-    let fits_tail = if tail >= 0 { t <= p.tailroom() } else { after.is_some_and(|n| n >= crate::mbuf::MIN_FRAME) };
-    if !fits_head || !fits_tail {
-        return Err(err::NO_ROOM);
-    }
-    let room = |r: Result<(), RoomError>| r.map_err(|_| err::NO_ROOM);
-    match head {
-        1.. => room(p.prepend(h).map(|_| ()))?,
-        ..0 => room(p.adj(h))?,
-        0 => {}
-    }
-    match tail {
-        1.. => room(p.append(t).map(|_| ()))?,
-        ..0 => room(p.trim(t))?,
-        0 => {}
-    }
+    p.reframe(head as isize, tail as isize).map_err(|_| err::NO_ROOM)?;
     Ok(p.len())
 }
 
