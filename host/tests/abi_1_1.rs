@@ -59,11 +59,12 @@ fn policy(path: &std::path::Path) -> String {
     format!("policy: {{plugin: {}, limits: {{deadline_us: 500000}}}}", path.display())
 }
 
-#[test]
-fn verdicts_windows_and_length_changes_reach_the_wire() {
+/// Decisions for packets 1..=6 of an 8-packet burst (a window byte, a prepend with its bytes, a
+/// trim, a strip, an engine, a prepend that does not fit), and the frames they make with packet 0
+/// dropped.
+fn mixed_decisions() -> (String, Vec<Vec<u8>>, Vec<Vec<u8>>) {
     let burst = format!(
         "(i32.store (i32.const 1040) (i32.const 1))
-         (i32.store8 (i32.const {d0}) (i32.const 1))
          (i32.store8 (i32.const {w1}) (i32.const 0xEE)) (i32.store16 (i32.const {dirty1}) (i32.const 1))
          (i32.store16 (i32.const {head2}) (i32.const 4)) (i32.store (i32.const {w2}) (i32.const 0xAAAAAAAA))
          (i32.store16 (i32.const {dirty2}) (i32.const 4))
@@ -71,7 +72,6 @@ fn verdicts_windows_and_length_changes_reach_the_wire() {
          (i32.store16 (i32.const {head4}) (i32.const -14))
          (i32.store8 (i32.const {v5}) (i32.const 3)) (i32.store16 (i32.const {a5}) (i32.const 2))
          (i32.store16 (i32.const {head6}) (i32.const 1000))",
-        d0 = desc(0, 16),
         w1 = win(1, 0),
         dirty1 = desc(1, 24),
         head2 = desc(2, 20),
@@ -83,10 +83,7 @@ fn verdicts_windows_and_length_changes_reach_the_wire() {
         a5 = desc(5, 18),
         head6 = desc(6, 20),
     );
-    let p = write_wat("area-verdicts", &area_module("", &burst));
-    let mut w = Wire::new(&policy(&p));
     let frames: Vec<Vec<u8>> = (0..8).map(frame).collect();
-    let out = w.send(&frames);
     let f = &frames;
     let mut one = f[1].clone();
     one[0] = 0xEE;
@@ -94,7 +91,35 @@ fn verdicts_windows_and_length_changes_reach_the_wire() {
     two.extend(&f[2]);
     let five = common::swapped(&f[5]);
     let want: Vec<Vec<u8>> = vec![one, two, f[3][..54].to_vec(), f[4][14..].to_vec(), five, f[7].clone()];
-    assert_eq!(out, want);
+    (burst, frames, want)
+}
+
+#[test]
+fn verdicts_windows_and_length_changes_reach_the_wire() {
+    let (decisions, frames, want) = mixed_decisions();
+    let burst = format!("(i32.store8 (i32.const {d0}) (i32.const 1)) {decisions}", d0 = desc(0, 16));
+    let p = write_wat("area-verdicts", &area_module("", &burst));
+    let mut w = Wire::new(&policy(&p));
+    assert_eq!(w.send(&frames), want);
+    let c = w.counts();
+    assert_eq!((c.drops.policy, c.drops.headroom, c.drops.total()), (1, 1, 2), "{c:?}");
+}
+
+/// The same decisions when a 1.0 import changed the burst during the call (packet 0 dropped with
+/// `drop_pkt`, not by its verdict): the host then carries them out through its view of the burst,
+/// not slot by slot, and the result is the same.
+#[test]
+fn area_decisions_after_a_1_0_drop_reach_the_wire_alike() {
+    let (decisions, frames, want) = mixed_decisions();
+    let burst = format!("(drop (call $drop (i32.const 0))) {decisions}");
+    let module = area_module("", &burst).replacen(
+        "(module ",
+        "(module (import \"wasmdp\" \"drop_pkt\" (func $drop (param i32) (result i32)))",
+        1,
+    );
+    let p = write_wat("area-verdicts-1-0-drop", &module);
+    let mut w = Wire::new(&policy(&p));
+    assert_eq!(w.send(&frames), want);
     let c = w.counts();
     assert_eq!((c.drops.policy, c.drops.headroom, c.drops.total()), (1, 1, 2), "{c:?}");
 }

@@ -285,39 +285,59 @@ fn carry_out(
     st.with_call(|burst, _, _, view| {
         let n = descs.len() / DESC;
         engines[n..].fill(header_engine);
-        for (i, d) in descs.chunks_exact(DESC).enumerate() {
-            let d = decode(d);
+        let descs = descs.chunks_exact(DESC).map(decode);
+        if view.untouched() && window > 0 {
+            // Index i is position i and names its packet: the slots are walked together, their
+            // bounds checked once.
+            let slots = burst.iter_mut().zip(descs.zip(wins.chunks_exact(window)));
+            for (i, (p, (d, w))) in slots.enumerate() {
+                engines[i] = carry_one(p, &d, w, header_engine, simd, view, i);
+            }
+            return;
+        }
+        for (i, d) in descs.enumerate() {
             if view.gone(i) {
                 continue;
             }
-            if d.head != 0 || d.tail != 0 || d.dirty != 0 {
-                let p = &mut burst[view.position(i)];
-                if (d.head != 0 || d.tail != 0)
-                    && super::hostfns::adjust(p, i32::from(d.head), i32::from(d.tail)).is_err()
-                {
-                    view.request_room_drop(i);
-                    continue;
-                }
-                let k = usize::from(d.dirty).min(p.len());
-                if let Some(w) = wins.get(i * window..i * window + k) {
-                    copy_small(simd, &mut p.data_mut()[..k], w);
-                }
-            }
-            engines[i] = match d.verdict {
-                verdict::DROP => {
-                    view.request(i, None);
-                    u8::MAX
-                }
-                verdict::SEND => {
-                    view.request(i, Some(d.arg));
-                    u8::MAX
-                }
-                verdict::ENGINE => d.arg as u8, // checked: an engine id
-                _ => header_engine,
-            };
+            let w = wins.get(i * window..(i + 1) * window).unwrap_or_default();
+            engines[i] = carry_one(&mut burst[view.position(i)], &d, w, header_engine, simd, view, i);
         }
     })
     .ok_or(err::NO_BURST)
+}
+
+/// One packet's decision carried out on `p`, whose window is `w`; the engine it is to run.
+#[inline(always)]
+fn carry_one(
+    p: &mut Pkt,
+    d: &Decision,
+    w: &[u8],
+    header_engine: u8,
+    simd: crate::simd::Simd,
+    view: &mut super::state::View,
+    i: usize,
+) -> u8 {
+    if (d.head != 0 || d.tail != 0) && super::hostfns::adjust(p, i32::from(d.head), i32::from(d.tail)).is_err() {
+        view.request_room_drop(i);
+        return u8::MAX;
+    }
+    if d.dirty != 0 {
+        // `dirty` is at most the window (checked).
+        let k = usize::from(d.dirty).min(p.len()).min(w.len());
+        copy_small(simd, &mut p.data_mut()[..k], &w[..k]);
+    }
+    match d.verdict {
+        verdict::DROP => {
+            view.request(i, None);
+            u8::MAX
+        }
+        verdict::SEND => {
+            view.request(i, Some(d.arg));
+            u8::MAX
+        }
+        verdict::ENGINE => d.arg as u8, // checked: an engine id
+        _ => header_engine,
+    }
 }
 
 /// Each engine on its runs of consecutive packets.
