@@ -94,15 +94,21 @@ fn mixed_decisions() -> (String, Vec<Vec<u8>>, Vec<Vec<u8>>) {
     (burst, frames, want)
 }
 
+/// Runs `module` (named `name`) on the burst of [`mixed_decisions`] with packet 0 dropped by it:
+/// the frames and drop counts that must come out.
+fn check_mixed(name: &str, module: &str, frames: &[Vec<u8>], want: &[Vec<u8>]) {
+    let p = write_wat(name, module);
+    let mut w = Wire::new(&policy(&p));
+    assert_eq!(w.send(frames), want);
+    let c = w.counts();
+    assert_eq!((c.drops.policy, c.drops.headroom, c.drops.total()), (1, 1, 2), "{c:?}");
+}
+
 #[test]
 fn verdicts_windows_and_length_changes_reach_the_wire() {
     let (decisions, frames, want) = mixed_decisions();
     let burst = format!("(i32.store8 (i32.const {d0}) (i32.const 1)) {decisions}", d0 = desc(0, 16));
-    let p = write_wat("area-verdicts", &area_module("", &burst));
-    let mut w = Wire::new(&policy(&p));
-    assert_eq!(w.send(&frames), want);
-    let c = w.counts();
-    assert_eq!((c.drops.policy, c.drops.headroom, c.drops.total()), (1, 1, 2), "{c:?}");
+    check_mixed("area-verdicts", &area_module("", &burst), &frames, &want);
 }
 
 /// The same decisions when a 1.0 import changed the burst during the call (packet 0 dropped with
@@ -112,16 +118,9 @@ fn verdicts_windows_and_length_changes_reach_the_wire() {
 fn area_decisions_after_a_1_0_drop_reach_the_wire_alike() {
     let (decisions, frames, want) = mixed_decisions();
     let burst = format!("(drop (call $drop (i32.const 0))) {decisions}");
-    let module = area_module("", &burst).replacen(
-        "(module ",
-        "(module (import \"wasmdp\" \"drop_pkt\" (func $drop (param i32) (result i32)))",
-        1,
-    );
-    let p = write_wat("area-verdicts-1-0-drop", &module);
-    let mut w = Wire::new(&policy(&p));
-    assert_eq!(w.send(&frames), want);
-    let c = w.counts();
-    assert_eq!((c.drops.policy, c.drops.headroom, c.drops.total()), (1, 1, 2), "{c:?}");
+    let import = r#"(module (import "wasmdp" "drop_pkt" (func $drop (param i32) (result i32)))"#;
+    let module = area_module("", &burst).replacen("(module ", import, 1);
+    check_mixed("area-verdicts-1-0-drop", &module, &frames, &want);
 }
 
 #[test]
