@@ -45,8 +45,16 @@ fn bytes_per_packet(view: &StatsView) -> f64 {
     };
     let (b0, p0) = at(view);
     std::thread::sleep(Duration::from_millis(20));
-    let (b1, p1) = at(view);
-    assert!(p1 > p0, "no traffic on b");
+    // On a loaded machine the worker may not have run in those 20 ms: wait for traffic (a stall
+    // that lasts fails the test).
+    let mut now = at(view);
+    let until = Instant::now() + Duration::from_secs(5);
+    while now.1 <= p0 {
+        assert!(Instant::now() < until, "no traffic on b for 5 s");
+        std::thread::sleep(Duration::from_millis(5));
+        now = at(view);
+    }
+    let (b1, p1) = now;
     ((b1 - b0) as f64 / (p1 - p0) as f64).round()
 }
 
