@@ -175,13 +175,18 @@ mod tests {
         mock::end_burst().iter().map(|o| !o.dropped).collect()
     }
 
-    #[test]
-    fn each_source_gets_its_burst_then_its_rate() {
+    /// A fresh mock host and a policy of 1000 packets/s with bursts of `depth`.
+    fn limiter(depth: &str) -> RateLimit {
         mock::reset();
         mock::set_area(RateLimit::AREA);
         mock::set_param("rate_pps", "1000");
-        mock::set_param("burst", "2");
-        let mut p = RateLimit::init(0, &Params::host()).unwrap();
+        mock::set_param("burst", depth);
+        RateLimit::init(0, &Params::host()).unwrap()
+    }
+
+    #[test]
+    fn each_source_gets_its_burst_then_its_rate() {
+        let mut p = limiter("2");
         // Source 1: two pass, the third is over; source 2 has its own bucket.
         assert_eq!(burst(&mut p, &[1, 1, 1, 2], 0), [true, true, false, true]);
         // 1 ms later: one packet's credit back for source 1.
@@ -195,11 +200,7 @@ mod tests {
     /// A burst longer than one chunk: the second chunk finds the bucket the first wrote.
     #[test]
     fn a_bucket_carries_over_the_chunks_of_a_long_burst() {
-        mock::reset();
-        mock::set_area(RateLimit::AREA);
-        mock::set_param("rate_pps", "1000");
-        mock::set_param("burst", "100");
-        let mut p = RateLimit::init(0, &Params::host()).unwrap();
+        let mut p = limiter("100");
         let passed = burst(&mut p, &[7; 150], 0);
         let want: std::vec::Vec<bool> = (0..150).map(|i| i < 100).collect();
         assert_eq!(passed, want);
