@@ -104,11 +104,7 @@ impl Matcher {
     /// burst rather than once per packet.
     #[inline(always)]
     pub fn family(&self) -> Underlay<FastPath<'_, false>, FastPath<'_, true>> {
-        if self.v6 {
-            Underlay::V6(FastPath(self))
-        } else {
-            Underlay::V4(FastPath(self))
-        }
+        Underlay::pick(self.v6, || FastPath(self), || FastPath(self))
     }
 
     /// The fast path for outer headers of `N` bytes with an IP header of `L3` bytes: every offset a

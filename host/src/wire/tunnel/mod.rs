@@ -25,6 +25,18 @@ pub enum Underlay<V4, V6> {
     V6(V6),
 }
 
+impl<V4, V6> Underlay<V4, V6> {
+    /// `V6(v6())` for an IPv6 underlay, else `V4(v4())`.
+    #[inline(always)]
+    pub fn pick(is_v6: bool, v4: impl FnOnce() -> V4, v6: impl FnOnce() -> V6) -> Self {
+        if is_v6 {
+            Underlay::V6(v6())
+        } else {
+            Underlay::V4(v4())
+        }
+    }
+}
+
 /// Which tunnel.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Kind {

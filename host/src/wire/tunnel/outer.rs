@@ -141,11 +141,7 @@ impl Outer {
     /// burst rather than once per packet.
     #[inline(always)]
     pub fn family(&self) -> Underlay<OuterWriter<'_, false>, OuterWriter<'_, true>> {
-        if self.v6 {
-            Underlay::V6(OuterWriter(self))
-        } else {
-            Underlay::V4(OuterWriter(self))
-        }
+        Underlay::pick(self.v6, || OuterWriter(self), || OuterWriter(self))
     }
 
     /// Writes the outer headers over the first [`Outer::len`] bytes of `frame`, whose rest is the
