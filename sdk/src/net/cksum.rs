@@ -17,13 +17,21 @@
 //! The UDP/TCP checksums of whole segments are methods of [`Udp`](super::Udp) and [`Tcp`](super::Tcp).
 
 /// Folds the carries of `acc` back into its low 16 bits (end-around carry), leaving a value of at most
-/// 0xFFFF that is congruent to `acc` modulo 0xFFFF, which is what ones' complement addition is.
-fn fold_carries(mut acc: u64) -> u32 {
-    while acc >> 16 != 0 {
-        acc = (acc & 0xFFFF) + (acc >> 16);
-    }
-    // At most 0xFFFF after the loop: the cast keeps every bit.
-    acc as u32
+/// 0xFFFF that is congruent to `acc` modulo 0xFFFF, which is what ones' complement addition is. Zero
+/// only when `acc` is zero, as the loop of RFC 1071 gives.
+///
+/// Four fixed steps rather than a loop until no carry is left: 2^32 and 2^16 are both 1 modulo
+/// 0xFFFF, so adding the high part to the low part keeps the value, and the bounds below show four
+/// steps always suffice. No loop means no branch and, in WebAssembly, no interruption check per
+/// iteration; on a `u32` argument the compiler drops the first two steps.
+#[inline(always)]
+fn fold_carries(acc: u64) -> u32 {
+    let a = (acc & 0xFFFF_FFFF) + (acc >> 32); // at most 2^33 - 2
+    let a = (a & 0xFFFF_FFFF) + (a >> 32); // at most 2^32 - 1: a carry leaves the low half at most 2^32 - 2
+    let a = (a & 0xFFFF) + (a >> 16); // at most 0x1FFFE
+    let a = (a & 0xFFFF) + (a >> 16); // at most 0xFFFF: a carry leaves the low half at most 0xFFFE
+                                      // At most 0xFFFF: the cast keeps every bit.
+    a as u32
 }
 
 /// Adds `data`, read as big-endian 16-bit words (an odd last byte is padded with a zero byte), to the
@@ -59,6 +67,7 @@ pub fn sum(data: &[u8], initial: u32) -> u32 {
 
 /// Finishes a running sum: folds its carries and complements it, giving the checksum field's value.
 /// Over data that includes a correct checksum field, the result is 0.
+#[inline(always)]
 pub fn fold(sum: u32) -> u16 {
     // `fold_carries` returns at most 0xFFFF: nothing is lost by the cast.
     !(fold_carries(u64::from(sum)) as u16)
@@ -74,11 +83,13 @@ pub fn checksum(data: &[u8]) -> u16 {
 ///
 /// The word must sit at an even offset of the summed data (every header field does). Equation 3,
 /// unlike RFC 1141's, never produces the 0xFFFF ("-0") that a full recomputation cannot produce.
+#[inline(always)]
 pub fn update16(cksum: u16, old: u16, new: u16) -> u16 {
     fold(u32::from(!cksum) + u32::from(!old) + u32::from(new))
 }
 
 /// [`update16`] for a 32-bit field (an IPv4 address, a TCP sequence number) at an even offset.
+#[inline(always)]
 pub fn update32(cksum: u16, old: u32, new: u32) -> u16 {
     let (old_hi, old_lo) = ((old >> 16) as u16, old as u16);
     let (new_hi, new_lo) = ((new >> 16) as u16, new as u16);
@@ -90,6 +101,7 @@ pub fn update32(cksum: u16, old: u32, new: u32) -> u16 {
 /// words and back: the ones' complement sum of byte-swapped words is the byte-swapped sum (RFC
 /// 1071, 2(B)), and so is its complement. The same result as [`update32`] on the big-endian values,
 /// without a byte swap, which WebAssembly has no instruction for (each costs a dozen operations).
+#[inline(always)]
 pub fn update32_bytes(field: [u8; 2], old: [u8; 4], new: [u8; 4]) -> [u8; 2] {
     update32(u16::from_ne_bytes(field), u32::from_ne_bytes(old), u32::from_ne_bytes(new)).to_ne_bytes()
 }
@@ -121,6 +133,27 @@ pub fn pseudo_v6(src: &[u8; 16], dst: &[u8; 16], proto: u8, len: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fold_carries_matches_the_rfc1071_loop() {
+        fn looped(mut acc: u64) -> u32 {
+            while acc >> 16 != 0 {
+                acc = (acc & 0xFFFF) + (acc >> 16);
+            }
+            acc as u32
+        }
+        let edges = [0, 1, 0xFFFE, 0xFFFF, 0x1_0000, 0x1_FFFE, 0x1_FFFF, 0xFFFF_FFFF, 0x1_0000_0000, 0x1_FFFF_FFFE];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let random = core::iter::repeat_with(|| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x >> (x % 64)
+        });
+        for acc in edges.into_iter().chain([u64::MAX, u64::MAX - 1, 0xFFFF << 48]).chain(random.take(100_000)) {
+            assert_eq!(fold_carries(acc), looped(acc), "{acc:#x}");
+        }
+    }
 
     #[test]
     fn update32_on_bytes_is_update32_on_big_endian_values() {

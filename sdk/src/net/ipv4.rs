@@ -225,7 +225,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4<T> {
     /// Sets the source address and updates the header checksum incrementally. The L4 checksum, which
     /// covers the address too, is the caller's: see
     /// [`Udp::update_checksum_addr_v4`](super::Udp::update_checksum_addr_v4).
-    #[inline]
+    #[inline(always)]
     pub fn set_src_incremental(&mut self, addr: [u8; 4]) {
         let c = cksum::update32_bytes(rd(self.buf.as_ref(), CKSUM), self.src(), addr);
         self.set_src(addr);
@@ -234,7 +234,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4<T> {
 
     /// Sets the destination address and updates the header checksum incrementally (see
     /// [`set_src_incremental`](Ipv4::set_src_incremental)).
-    #[inline]
+    #[inline(always)]
     pub fn set_dst_incremental(&mut self, addr: [u8; 4]) {
         let c = cksum::update32_bytes(rd(self.buf.as_ref(), CKSUM), self.dst(), addr);
         self.set_dst(addr);

@@ -114,7 +114,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Udp<T> {
 
     /// Updates the checksum after an IPv4 address of the pseudo-header changed from `old` to `new`
     /// (the IP header's own checksum is [`Ipv4::set_src_incremental`]'s business).
-    #[inline]
+    #[inline(always)]
     pub fn update_checksum_addr_v4(&mut self, old: [u8; 4], new: [u8; 4]) {
         // On the field's bytes (`cksum::update32_bytes`); 0 (no checksum) reads the same either way.
         let c: [u8; 2] = rd(self.buf.as_ref(), 6);
@@ -191,7 +191,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Tcp<T> {
     }
 
     /// Updates the checksum after an IPv4 address of the pseudo-header changed from `old` to `new`.
-    #[inline]
+    #[inline(always)]
     pub fn update_checksum_addr_v4(&mut self, old: [u8; 4], new: [u8; 4]) {
         let c = cksum::update32_bytes(rd(self.buf.as_ref(), 16), old, new);
         wr(self.buf.as_mut(), 16, c);
