@@ -6,7 +6,7 @@
 //! the table is touched, so no range the plugin passes can overlap what the host writes.
 
 use super::{guest_bytes, guest_span, C};
-use crate::plugin::maps::{MapError, MapKind, MapSpec, Table};
+use crate::plugin::maps::{word_of, MapError, MapKind, MapSpec, Table};
 use crate::plugin::state::HostState;
 use std::sync::Arc;
 use wasmdp_abi::{err, import, map};
@@ -192,8 +192,14 @@ fn lookup_batch(mut c: C<'_>, id: i32, kp: i32, n: i32, vp: i32, fp: i32) -> i32
     let mut hits = 0;
     let mut key = [0u8; map::MAX_KEY as usize];
     for i in 0..found.len() {
-        // Copied first: the plugin's ranges may overlap each other.
-        key[..ks].copy_from_slice(&data[keys.start + i * ks..][..ks]);
+        // Copied first: the plugin's ranges may overlap each other. A key of up to 8 bytes as one
+        // word: a copy of a length known only at run time is a call of memcpy (20 per key).
+        let src = &data[keys.start + i * ks..][..ks];
+        if ks <= 8 {
+            key[..8].copy_from_slice(&word_of(src).to_le_bytes());
+        } else {
+            key[..ks].copy_from_slice(src);
+        }
         let hit = t.lookup(&key[..ks], &mut data[values.start + i * vs..][..vs]);
         data[found.start + i] = u8::from(hit);
         hits += usize::from(hit);

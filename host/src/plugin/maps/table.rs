@@ -86,7 +86,7 @@ fn words_of(bytes: &[u8], out: &mut [u64]) {
 /// of the examples are one load; other lengths go byte by byte (a `copy_from_slice` of a length
 /// not known at compile time is a call of memcpy: 28 instructions per lookup of a 4-byte key).
 #[inline(always)]
-fn word_of(chunk: &[u8]) -> u64 {
+pub(crate) fn word_of(chunk: &[u8]) -> u64 {
     if let Ok(b) = <[u8; 8]>::try_from(chunk) {
         return u64::from_le_bytes(b);
     }
