@@ -12,8 +12,9 @@
 //! the new address (and port), the IPv4 header checksum and the TCP/UDP checksum updated
 //! incrementally (a UDP checksum of 0 stays 0). Fragments: the first gets its TCP/UDP checksum
 //! updated too (it covers the whole datagram and lives there), later ones the address only; with
-//! `port` or `to_port` set, TCP/UDP fragments are left alone, as only the first has ports. A matching packet whose TCP/UDP header is not inside the
-//! window is dropped and counted (`too_deep`) rather than sent with a wrong checksum.
+//! `port` or `to_port` set, TCP/UDP fragments are left alone, as only the first has ports. A
+//! matching packet whose TCP/UDP header is not inside the window is dropped and counted
+//! (`too_deep`) rather than sent with a wrong checksum.
 #![cfg_attr(not(test), no_std)]
 
 use wasmdp_sdk::net::{proto, Headers, Ipv4, L3Kind, Tcp, Udp};

@@ -26,11 +26,14 @@
 /// iteration; on a `u32` argument the compiler drops the first two steps.
 #[inline(always)]
 fn fold_carries(acc: u64) -> u32 {
-    let a = (acc & 0xFFFF_FFFF) + (acc >> 32); // at most 2^33 - 2
-    let a = (a & 0xFFFF_FFFF) + (a >> 32); // at most 2^32 - 1: a carry leaves the low half at most 2^32 - 2
-    let a = (a & 0xFFFF) + (a >> 16); // at most 0x1FFFE
-    let a = (a & 0xFFFF) + (a >> 16); // at most 0xFFFF: a carry leaves the low half at most 0xFFFE
-                                      // At most 0xFFFF: the cast keeps every bit.
+    // At most 2^33 - 2.
+    let a = (acc & 0xFFFF_FFFF) + (acc >> 32);
+    // At most 2^32 - 1: with a carry, the low half is at most 2^32 - 2.
+    let a = (a & 0xFFFF_FFFF) + (a >> 32);
+    // At most 0x1FFFE.
+    let a = (a & 0xFFFF) + (a >> 16);
+    // At most 0xFFFF: with a carry, the low half is at most 0xFFFE. The cast keeps every bit.
+    let a = (a & 0xFFFF) + (a >> 16);
     a as u32
 }
 
