@@ -153,6 +153,27 @@ fn dnat_rewrites_on_windows_with_checksums_a_full_computation_agrees_with() {
 }
 
 #[test]
+fn dnat_fixes_a_first_fragments_udp_checksum_and_only_the_address_of_later_ones() {
+    // The fragment word set after the builder's checksums: the UDP checksum stays the datagram's,
+    // the IPv4 header's is filled again.
+    let frag = |mut f: Vec<u8>, word: [u8; 2], dst: [u8; 4]| {
+        f[20..22].copy_from_slice(&word);
+        f[30..34].copy_from_slice(&dst);
+        let h = wasmdp::wire::parse(&f);
+        assert!(wasmdp::wire::fill_ipv4_cksum(&mut f, &h));
+        f
+    };
+    let (old, new) = ([10, 0, 0, 2], [192, 0, 2, 9]);
+    let first = frag(udp_to(old, 1000, 53), [0x20, 0], old);
+    let later = frag(udp_to(old, 1000, 53), [0x20, 0x10], old);
+    let mut w = Wire::new(&policy("dnat", "match: 10.0.0.2, to: 192.0.2.9"));
+    let out = w.send(&[first, later.clone()]);
+    assert_eq!(out[0], frag(udp_to(new, 1000, 53), [0x20, 0], new), "first fragment: UDP checksum for the new address");
+    assert_eq!(out[1], frag(later, [0x20, 0x10], new), "later fragment: the address and the IPv4 checksum only");
+    assert_eq!(w.plugin().named()["rewritten"], 2);
+}
+
+#[test]
 fn vxlan_plugins_round_trip_and_agree_with_the_native_decapsulation() {
     // Encapsulated by the plugin, decapsulated by the native engine and by the plugin: the inner
     // frame comes back byte for byte each time.
