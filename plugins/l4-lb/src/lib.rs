@@ -23,6 +23,9 @@ const MAX_PORTS: usize = 16;
 pub struct L4Lb {
     ports: [u16; MAX_PORTS],
     n_ports: usize,
+    /// The listed ports below 64 as bits: the membership test per packet is a shift, where a
+    /// search of the list is a loop (in WebAssembly, an epoch check per iteration).
+    listed: u64,
     flows: Map<4, 4>,
     unpinned: Counter,
     scratch: Scratch,
@@ -52,9 +55,11 @@ impl Policy for L4Lb {
             return Err(wasmdp_sdk::refuse!("param `ports`: port {p} is not one this stream can send to"));
         }
         let capacity = params.get_u32("flows")?.unwrap_or(65536);
+        let listed = ports[..n_ports].iter().filter(|&&p| p < 64).fold(0u64, |bits, &p| bits | 1 << p);
         Ok(L4Lb {
             ports,
             n_ports,
+            listed,
             flows: Map::declare("flows", MapKind::Hash, capacity)?,
             unpinned: Counter::register("unpinned")?,
             scratch: Scratch {
@@ -77,9 +82,10 @@ impl Policy for L4Lb {
         self.flows.get_batch(&keys[..n], &mut pinned[..n], &mut found[..n])?;
         let mut fresh = 0;
         let ports = &self.ports[..self.n_ports];
+        let listed = |p: u16| if p < 64 { self.listed >> p & 1 == 1 } else { ports.contains(&p) };
         for i in 0..n {
             let port = u16::from_le_bytes([pinned[i][0], pinned[i][1]]);
-            if found[i] == 0 || !ports.contains(&port) {
+            if found[i] == 0 || !listed(port) {
                 let port = place(ports, u32::from_le_bytes(keys[i]));
                 pinned[i] = u32::from(port).to_le_bytes();
                 if !new_keys[..fresh].contains(&keys[i]) {
@@ -157,5 +163,25 @@ mod tests {
         }
         mock::set_param("ports", "1,7");
         assert!(L4Lb::init(0, &Params::host()).is_err(), "a port the stream cannot reach is refused");
+    }
+
+    #[test]
+    fn a_pinned_port_no_longer_listed_or_out_of_range_is_placed_again() {
+        mock::reset();
+        mock::set_area(L4Lb::AREA);
+        mock::with(|h| {
+            h.ports = 32;
+            h.context.ports = (0..32).map(|i| ([2, 0, 0, 0, 0, i], [2, 0, 0, 0, 1, i])).collect();
+        });
+        mock::set_param("ports", "3,31");
+        let mut p = L4Lb::init(0, &Params::host()).unwrap();
+        let sports: std::vec::Vec<u16> = (2000..2100).collect();
+        let first = send(&mut p, &sports);
+        assert!(first.contains(&3) && first.contains(&31), "both ports get flows");
+        // A map entry naming a port past the bitmask's 64 (kept from another module, say).
+        let key = flow_hash(&frame(sports[0])).to_le_bytes();
+        p.flows.insert(&key, &100u32.to_le_bytes()).unwrap();
+        assert_eq!(send(&mut p, &sports), first, "pinned flows stay; the stale one is placed again");
+        assert_eq!(p.flows.get(&key).unwrap(), Some(u32::from(first[0]).to_le_bytes()), "and pinned again");
     }
 }
