@@ -137,16 +137,21 @@ mod tests {
         mock::end_burst().iter().map(|o| o.sent_to.unwrap()).collect()
     }
 
-    #[test]
-    fn flows_spread_stay_put_and_survive_a_port_list_change() {
+    /// A fresh mock host of `ports` ports, every one sendable, and a balancer over `list`.
+    fn balancer(ports: u8, list: &str) -> L4Lb {
         mock::reset();
         mock::set_area(L4Lb::AREA);
         mock::with(|h| {
-            h.ports = 4;
-            h.context.ports = (0..4).map(|i| ([2, 0, 0, 0, 0, i], [2, 0, 0, 0, 1, i])).collect();
+            h.ports = ports.into();
+            h.context.ports = (0..ports).map(|i| ([2, 0, 0, 0, 0, i], [2, 0, 0, 0, 1, i])).collect();
         });
-        mock::set_param("ports", "1,2,3");
-        let mut p = L4Lb::init(0, &Params::host()).unwrap();
+        mock::set_param("ports", list);
+        L4Lb::init(0, &Params::host()).unwrap()
+    }
+
+    #[test]
+    fn flows_spread_stay_put_and_survive_a_port_list_change() {
+        let mut p = balancer(4, "1,2,3");
         let sports: std::vec::Vec<u16> = (1000..1300).collect();
         let first = send(&mut p, &sports);
         for port in 1..=3 {
@@ -167,14 +172,7 @@ mod tests {
 
     #[test]
     fn a_pinned_port_no_longer_listed_or_out_of_range_is_placed_again() {
-        mock::reset();
-        mock::set_area(L4Lb::AREA);
-        mock::with(|h| {
-            h.ports = 32;
-            h.context.ports = (0..32).map(|i| ([2, 0, 0, 0, 0, i], [2, 0, 0, 0, 1, i])).collect();
-        });
-        mock::set_param("ports", "3,31");
-        let mut p = L4Lb::init(0, &Params::host()).unwrap();
+        let mut p = balancer(32, "3,31");
         let sports: std::vec::Vec<u16> = (2000..2100).collect();
         let first = send(&mut p, &sports);
         assert!(first.contains(&3) && first.contains(&31), "both ports get flows");
@@ -182,6 +180,6 @@ mod tests {
         let key = flow_hash(&frame(sports[0])).to_le_bytes();
         p.flows.insert(&key, &100u32.to_le_bytes()).unwrap();
         assert_eq!(send(&mut p, &sports), first, "pinned flows stay; the stale one is placed again");
-        assert_eq!(p.flows.get(&key).unwrap(), Some(u32::from(first[0]).to_le_bytes()), "and pinned again");
+        assert_eq!(p.flows.get(&key).unwrap(), Some(first[0].to_le_bytes()), "and pinned again");
     }
 }
