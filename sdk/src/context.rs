@@ -4,8 +4,9 @@
 use crate::{sys, Error};
 use wasmdp_abi::context as cx;
 
-/// Most ports a [`Context`] holds (the host's configs have fewer).
-pub const MAX_PORTS: usize = 32;
+/// Most ports a [`Context`] holds: with more ports in the config, [`Context::get`] fails with
+/// [`Error::TooSmall`]. 4 KiB of context, read once in `init`.
+pub const MAX_PORTS: usize = 256;
 
 /// The instance's context, read once (`context`), typically in [`Policy::init`](crate::Policy::init).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -91,5 +92,23 @@ mod tests {
         assert_eq!(c.peer_mac(0), Some([2, 0, 0, 0, 0, 0x10]));
         assert_eq!(c.mac(2), None);
         assert!(c.can_send(1) && !c.can_send(2));
+    }
+
+    #[test]
+    fn a_config_of_many_ports_fits_up_to_max_ports() {
+        for n in [33u16, MAX_PORTS as u16] {
+            mock::reset();
+            mock::with(|h| {
+                h.ports = n.into();
+                h.context.ports = (0..n).map(|i| ([2, 0, 0, 0, (i >> 8) as u8, i as u8], [0; 6])).collect();
+            });
+            let c = Context::get().unwrap_or_else(|e| panic!("{n} ports: {e:?}"));
+            assert_eq!((c.ports(), c.mac(n - 1)), (n, Some([2, 0, 0, 0, ((n - 1) >> 8) as u8, (n - 1) as u8])));
+        }
+        mock::with(|h| {
+            h.ports = MAX_PORTS as u32 + 1;
+            h.context.ports.push(([0; 6], [0; 6]));
+        });
+        assert!(Context::get().is_err(), "one port more than it holds");
     }
 }
