@@ -260,6 +260,25 @@ mod tests {
     }
 
     #[test]
+    fn windows_skip_and_nth_land_on_the_packet_asked_for() {
+        mock::reset();
+        mock::set_area(crate::AreaSpec::Windows(16));
+        let frames: std::vec::Vec<_> = (0..10u8).map(|i| frame(i, 0, 60)).collect();
+        mock::begin_burst(&frames.iter().map(|f| f.as_slice()).collect::<std::vec::Vec<_>>());
+        let mut b = Burst::current().unwrap();
+        let picked: std::vec::Vec<_> =
+            b.windows().unwrap().skip(3).take(4).map(|w| (w.index(), w.bytes()[0])).collect();
+        assert_eq!(picked, [(3, 3), (4, 4), (5, 5), (6, 6)]);
+        let mut w = b.windows().unwrap();
+        assert_eq!((w.nth(7).map(|w| w.index()), w.nth(1).map(|w| w.index())), (Some(7), Some(9)));
+        assert!(w.nth(1).is_none() && w.next().is_none(), "past the end");
+        assert!(b.windows().unwrap().nth(10).is_none() && b.windows().unwrap().nth(usize::MAX).is_none());
+        assert_eq!(b.windows().unwrap().skip(9).count(), 1);
+        drop(b);
+        mock::end_burst();
+    }
+
+    #[test]
     fn outside_a_burst() {
         mock::reset();
         assert_eq!(Burst::current().unwrap_err(), Error::NoBurst);
