@@ -161,31 +161,43 @@ impl Table {
             // such, not through slices of any length (151 instructions per lookup of a 4-byte key
             // went to that generality).
             let key = word_of(key);
-            return self.probe(self.hash(&[key]), |slot| slot[1].load(Relaxed) == key);
+            let found =
+                self.probe(self.hash(&[key]), |i| Some(self.slot(i)), |s| (s[1].load(Relaxed) == key).then_some(()));
+            return found.map(|(i, h, ())| (i, h));
         }
         let mut kw = [0u64; 8];
         let kw = &mut kw[..self.layout.key_words];
         words_of(key, kw);
         let same = |slot: &[AtomicU64]| slot[1..][..kw.len()].iter().zip(kw.iter()).all(|(a, b)| a.load(Relaxed) == *b);
-        self.probe(self.hash(kw), same)
+        let found = self.probe(self.hash(kw), |i| Some(self.slot(i)), |s| same(s).then_some(()));
+        found.map(|(i, h, ())| (i, h))
     }
 
-    /// Linear probing from `hash` for the full slot whose key `same` says is ours.
+    /// Linear probing from `hash` (slot `i` is `slot_of(i)`) for the full slot that `read` says
+    /// holds our key, returning what `read` read there: its index, its header and that, all seen
+    /// between two equal reads of the header (a seqlock pass).
     #[inline(always)]
-    fn probe(&self, hash: usize, same: impl Fn(&[AtomicU64]) -> bool) -> Option<(usize, u64)> {
+    fn probe<S: AsRef<[AtomicU64]>, T>(
+        &self,
+        hash: usize,
+        slot_of: impl Fn(usize) -> Option<S>,
+        read: impl Fn(&S) -> Option<T>,
+    ) -> Option<(usize, u64, T)> {
         let mask = self.layout.slots - 1;
         let mut i = hash & mask;
         for _ in 0..self.layout.slots {
-            let slot = self.slot(i);
-            let h = self.settled(slot);
+            let slot = slot_of(i)?;
+            let h = self.settled(slot.as_ref());
             match h & STATE {
                 EMPTY => return None,
-                FULL if same(slot) => {
-                    fence(Acquire);
-                    if slot[0].load(Relaxed) == h {
-                        return Some((i, h));
+                FULL => {
+                    if let Some(got) = read(&slot) {
+                        fence(Acquire);
+                        if slot.as_ref()[0].load(Relaxed) == h {
+                            return Some((i, h, got));
+                        }
+                        continue; // rewritten while read: look at this slot again
                     }
-                    continue; // rewritten while compared: look at this slot again
                 }
                 _ => {}
             }
@@ -241,26 +253,10 @@ impl Table {
     /// then copies the value and checks again: 180 instructions per lookup measured, most of them
     /// strides, bounds and lengths computed at run time.
     fn lookup_word(&self, key: u64) -> Option<u64> {
-        let mask = self.layout.slots - 1;
-        let mut i = self.hash(&[key]) & mask;
-        for _ in 0..self.layout.slots {
-            let slot = self.words.get(i * 3..)?.first_chunk::<3>()?;
-            let h = self.settled(slot);
-            match h & STATE {
-                EMPTY => return None,
-                FULL if slot[1].load(Relaxed) == key => {
-                    let value = slot[2].load(Relaxed);
-                    fence(Acquire);
-                    if slot[0].load(Relaxed) == h {
-                        return Some(value);
-                    }
-                    continue; // rewritten while read: look at this slot again
-                }
-                _ => {}
-            }
-            i = (i + 1) & mask;
-        }
-        None
+        // Fixed-size slots: the compiler checks their bounds once, at `first_chunk`.
+        let slot_of = |i: usize| self.words.get(i * 3..)?.first_chunk::<3>();
+        let read = |s: &&[AtomicU64; 3]| (s[1].load(Relaxed) == key).then(|| s[2].load(Relaxed));
+        self.probe(self.hash(&[key]), slot_of, read).map(|(_, _, value)| value)
     }
 
     /// Runs `write` on the slot's value words with the slot's write bit held.
