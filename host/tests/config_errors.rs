@@ -255,3 +255,13 @@ fn af_xdp_keys_are_checked_before_any_socket_exists() {
         assert_has(&format!("{e:#}"), &["af_packet/af_xdp rings", "af_xdp.ring_size"]);
     }
 }
+
+#[test]
+fn more_ports_than_a_plugin_context_describes_are_refused() {
+    let ports = |n: usize| {
+        let list: String = (0..n).map(|i| format!("  - {{name: p{i}, driver: null}}\n")).collect();
+        format!("ports:\n{list}")
+    };
+    config::parse(&ports(config::MAX_PORTS), "cfg.yaml").unwrap();
+    assert_has(&err(&ports(config::MAX_PORTS + 1)), &["ports", "257 ports given", "at most 256"]);
+}

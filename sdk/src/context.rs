@@ -4,9 +4,10 @@
 use crate::{sys, Error};
 use wasmdp_abi::context as cx;
 
-/// Most ports a [`Context`] holds: with more ports in the config, [`Context::get`] fails with
-/// [`Error::TooSmall`]. 4 KiB of context, read once in `init`.
-pub const MAX_PORTS: usize = 256;
+/// Most ports a [`Context`] holds: as many as a host runs (`wasmdp_abi::context::MAX_PORTS`; its
+/// config refuses more). 4 KiB of context, read once in `init`. A host claiming more ports makes
+/// [`Context::get`] fail with [`Error::TooSmall`].
+pub const MAX_PORTS: usize = cx::MAX_PORTS;
 
 /// The instance's context, read once (`context`), typically in [`Policy::init`](crate::Policy::init).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,6 +10,12 @@ pub fn validate(cfg: &Config) -> Result<(), String> {
     if cfg.ports.is_empty() {
         return Err("ports: at least one port is required".into());
     }
+    if cfg.ports.len() > MAX_PORTS {
+        return Err(format!(
+            "ports: {} ports given; at most {MAX_PORTS} are supported (the most a plugin's context describes)",
+            cfg.ports.len()
+        ));
+    }
     let mut names = HashSet::new();
     for (i, p) in cfg.ports.iter().enumerate() {
         if p.name.is_empty() {
@@ -29,6 +35,9 @@ pub fn validate(cfg: &Config) -> Result<(), String> {
     let lcores = lcores(cfg)?;
     super::sizes::check(cfg, &pairs, lcores.len())
 }
+
+/// Most ports a config may have: what the plugin ABI's context describes.
+pub const MAX_PORTS: usize = wasmdp_abi::context::MAX_PORTS;
 
 /// Most parameters a policy may have.
 pub const MAX_PARAMS: usize = 256;

@@ -14,7 +14,7 @@ mod tunnel;
 mod values;
 mod yaml;
 
-pub use checks::{lcores, port_names, validate, MAX_LCORE, MAX_PARAMS};
+pub use checks::{lcores, port_names, validate, MAX_LCORE, MAX_PARAMS, MAX_PORTS};
 pub use drivers::{AfPacketCfg, AfXdpCfg, IcmpEchoCfg, PcapCfg, Repeat, XdpMode, ZeroCopy};
 pub use error::ConfigError;
 pub use policy::{FailurePolicy, LimitsCfg, ParamValue, PolicyCfg};

@@ -379,6 +379,8 @@ pub mod context {
     pub const FLAGS: usize = 12;
     /// Port flag: this stream may `send_to` the port.
     pub const SENDABLE: u16 = 1;
+    /// Most ports a host runs (its config refuses more), so the most port entries a context has.
+    pub const MAX_PORTS: usize = 256;
 }
 
 /// Maps (1.1): fixed-size keys and values, declared at init with `map_declare`.
