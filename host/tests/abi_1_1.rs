@@ -7,6 +7,7 @@ mod common;
 
 use common::{plugin_path, run_yaml, write_wat, Wire};
 use wasmdp::wire::{build_udp, FrameSpec};
+use wasmdp_abi::area;
 
 /// Imports of 1.1 and memory; the area sits at 1024: header 64 bytes, 32 descriptors of 32 bytes
 /// (from 1088), 32 windows of 64 bytes (from 2112).
@@ -24,10 +25,16 @@ const HEAD: &str = r#"
 
 /// A module whose init registers the area (and runs `init`), and whose on_burst runs `burst`.
 fn area_module(init: &str, burst: &str) -> String {
+    area_module_flags(0, init, burst)
+}
+
+/// [`area_module`] with `flags` (`area::FLOW_HASH`) registered beside the 64-byte windows.
+fn area_module_flags(flags: u32, init: &str, burst: &str) -> String {
+    let window = 64 | flags;
     format!(
         "(module {HEAD}
            (func (export \"wasmdp_init\") (param i32 i32) (result i32)
-             (if (i32.ne (call $area (i32.const 1024) (i32.const 32) (i32.const 64)) (i32.const 0))
+             (if (i32.ne (call $area (i32.const 1024) (i32.const 32) (i32.const {window})) (i32.const 0))
                (then (return (i32.const 1))))
              {init} (i32.const 0))
            (func (export \"wasmdp_on_burst\") (param i32 i32) (result i32) {burst} (i32.const 0)))"
@@ -193,7 +200,8 @@ fn an_area_outside_the_memory_or_outside_init_is_refused() {
     let init = "
       (if (i32.ne (call $area (i32.const 65000) (i32.const 32) (i32.const 64)) (i32.const -3)) (then (return (i32.const 2))))
       (if (i32.ne (call $area (i32.const 0) (i32.const 513) (i32.const 64)) (i32.const -2)) (then (return (i32.const 3))))
-      (if (i32.ne (call $area (i32.const 0) (i32.const 32) (i32.const 1025)) (i32.const -2)) (then (return (i32.const 4))))";
+      (if (i32.ne (call $area (i32.const 0) (i32.const 32) (i32.const 1025)) (i32.const -2)) (then (return (i32.const 4))))
+      (if (i32.ne (call $area (i32.const 0) (i32.const 32) (i32.const 0x20040)) (i32.const -2)) (then (return (i32.const 5))))";
     let burst =
         "(if (i32.ne (call $area (i32.const 1024) (i32.const 32) (i32.const 64)) (i32.const -13)) (then unreachable))";
     let p = write_wat("area-refusals", &area_module(init, burst));
@@ -204,6 +212,34 @@ fn an_area_outside_the_memory_or_outside_init_is_refused() {
     let a = &j["ports"][0];
     assert!(a["plugin_calls"].as_u64().unwrap() > 0, "{a}");
     assert_eq!((a["plugin_traps"].as_u64(), a["plugin_errors"].as_u64()), (Some(0), Some(0)), "{a}");
+}
+
+#[test]
+fn with_flow_hash_registered_each_descriptor_holds_the_hosts_flow_hash() {
+    // Each packet's descriptor hash is copied over its first 4 bytes (window written, dirty 4).
+    let burst = "(local $i i32) (i32.store (i32.const 1040) (i32.const 1))
+      (block $d (loop $l (br_if $d (i32.ge_u (local.get $i) (local.get 1)))
+        (i32.store (i32.add (i32.const 2112) (i32.mul (local.get $i) (i32.const 64)))
+          (i32.load (i32.add (i32.const 1096) (i32.mul (local.get $i) (i32.const 32)))))
+        (i32.store16 (i32.add (i32.const 1112) (i32.mul (local.get $i) (i32.const 32))) (i32.const 4))
+        (local.set $i (i32.add (local.get $i) (i32.const 1))) (br $l)))";
+    for (flags, name) in [(area::FLOW_HASH, "area-hash"), (0, "area-no-hash")] {
+        let p = write_wat(name, &area_module_flags(flags, "", burst));
+        let frames: Vec<Vec<u8>> = (0..8).map(|i| frame(1000 + i)).collect();
+        let want: Vec<Vec<u8>> = frames
+            .iter()
+            .map(|f| {
+                let hash = if flags == 0 { 0 } else { wasmdp_abi::hash::flow_hash(f) };
+                let mut f = f.clone();
+                f[..4].copy_from_slice(&hash.to_le_bytes());
+                f
+            })
+            .collect();
+        if flags != 0 {
+            assert_ne!(want[0][..4], want[1][..4], "{name}: the flows differ");
+        }
+        assert_eq!(Wire::new(&policy(&p)).send(&frames), want, "{name}");
+    }
 }
 
 #[test]

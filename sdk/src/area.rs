@@ -28,6 +28,10 @@ pub enum AreaSpec {
     /// The header and, per packet, a descriptor and a window of this many bytes (at most
     /// [`wasmdp_abi::area::MAX_WINDOW`]).
     Windows(u16),
+    /// As `Windows` (0 bytes: descriptors only), and each packet's [`Window::hash`] is the host's
+    /// [`flow_hash`](crate::flow_hash) of the whole packet, computed natively before the call: a
+    /// policy keying on flows reads it instead of hashing in WebAssembly.
+    HashedWindows(u16),
 }
 
 impl AreaSpec {
@@ -36,7 +40,9 @@ impl AreaSpec {
         match self {
             AreaSpec::None => 0,
             AreaSpec::Header => HEADER,
-            AreaSpec::Windows(w) => wasmdp_abi::area::size(wasmdp_abi::MAX_BURST as usize, w as usize),
+            AreaSpec::Windows(w) | AreaSpec::HashedWindows(w) => {
+                wasmdp_abi::area::size(wasmdp_abi::MAX_BURST as usize, w as usize)
+            }
         }
     }
 
@@ -44,7 +50,15 @@ impl AreaSpec {
     pub(crate) const fn shape(self) -> (u32, u32) {
         match self {
             AreaSpec::None | AreaSpec::Header => (0, 0),
-            AreaSpec::Windows(w) => (wasmdp_abi::MAX_BURST, w as u32),
+            AreaSpec::Windows(w) | AreaSpec::HashedWindows(w) => (wasmdp_abi::MAX_BURST, w as u32),
+        }
+    }
+
+    /// The flags registered with the window's bytes (`wasmdp_abi::area::FLOW_HASH`).
+    pub(crate) const fn flags(self) -> u32 {
+        match self {
+            AreaSpec::HashedWindows(_) => wasmdp_abi::area::FLOW_HASH,
+            _ => 0,
         }
     }
 }
@@ -117,7 +131,7 @@ pub(crate) unsafe fn register(ptr: *mut u8, len: usize, spec: AreaSpec) -> Resul
     }
     let (max_pkts, window) = spec.shape();
     // SAFETY: forwarded from our caller.
-    unsafe { sys::burst_area(ptr, spec.bytes(), max_pkts, window) }?;
+    unsafe { sys::burst_area(ptr, spec.bytes(), max_pkts, window | spec.flags()) }?;
     registry::set(Some(Registered { ptr: ptr as usize, len: spec.bytes(), spec }));
     Ok(())
 }
@@ -164,7 +178,7 @@ impl Held {
 
     /// Whether the area has windows (not just the header).
     pub(crate) fn has_windows(&self) -> bool {
-        matches!(self.0.spec, AreaSpec::Windows(_))
+        matches!(self.0.spec, AreaSpec::Windows(_) | AreaSpec::HashedWindows(_))
     }
 }
 
@@ -371,8 +385,9 @@ impl Window<'_> {
         u16::from_le_bytes(self.get(desc::PORT))
     }
 
-    /// The flow hash the RX port gave (0: none; [`crate::flow_hash`] computes the host's on the
-    /// window).
+    /// With [`AreaSpec::HashedWindows`], the host's [`flow_hash`](crate::flow_hash) of the whole
+    /// packet; else the hash the RX port gave (0: none; [`crate::flow_hash`] computes the host's on
+    /// the window).
     pub fn hash(&self) -> u32 {
         u32::from_le_bytes(self.get(desc::HASH))
     }

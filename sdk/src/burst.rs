@@ -279,6 +279,24 @@ mod tests {
     }
 
     #[test]
+    fn hashed_windows_carry_the_flow_hash_without_the_bytes() {
+        let frames: std::vec::Vec<_> = (0..4u8).map(|i| frame(i, 9, 60)).collect();
+        let refs: std::vec::Vec<_> = frames.iter().map(|f| f.as_slice()).collect();
+        for (spec, hashed) in [(crate::AreaSpec::HashedWindows(0), true), (crate::AreaSpec::Windows(0), false)] {
+            mock::reset();
+            mock::set_area(spec);
+            mock::begin_burst(&refs);
+            let mut b = Burst::current().unwrap();
+            let got: std::vec::Vec<_> = b.windows().unwrap().map(|w| (w.hash(), w.bytes().len())).collect();
+            let want: std::vec::Vec<_> =
+                frames.iter().map(|f| (if hashed { crate::flow_hash(f) } else { 0 }, 0)).collect();
+            assert_eq!(got, want, "{spec:?}");
+            drop(b);
+            mock::end_burst();
+        }
+    }
+
+    #[test]
     fn outside_a_burst() {
         mock::reset();
         assert_eq!(Burst::current().unwrap_err(), Error::NoBurst);

@@ -19,6 +19,8 @@ pub(crate) struct Area {
     pub ptr: usize,
     pub max_pkts: usize,
     pub window: usize,
+    /// Whether each descriptor gets the host's flow hash (`area::FLOW_HASH`).
+    pub flow_hash: bool,
 }
 
 impl Area {
@@ -66,28 +68,30 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: cra
     if a.window == 0 {
         // Descriptors without windows (`chunks_exact_mut` refuses a chunk of 0).
         for (p, d) in burst[..n].iter().zip(descs) {
-            put(d, 0, &descriptor(p, 0));
+            put(d, 0, &descriptor(p, 0, a.flow_hash));
         }
         return true;
     }
     // Zipped chunks: the slots' bounds are checked once, not per packet.
     for (p, (d, w)) in burst[..n].iter().zip(descs.zip(wins.chunks_exact_mut(a.window))) {
         let win = p.len().min(a.window);
-        put(d, 0, &descriptor(p, win));
+        put(d, 0, &descriptor(p, win, a.flow_hash));
         copy_small(simd, &mut w[..win], &p.data()[..win]);
     }
     true
 }
 
-/// A packet's descriptor with its out fields zero.
+/// A packet's descriptor with its out fields zero; its hash the host's flow hash when
+/// `flow_hash`, else the RX port's.
 #[inline(always)]
-fn descriptor(p: &Pkt, win: usize) -> [u8; DESC] {
+fn descriptor(p: &Pkt, win: usize, flow_hash: bool) -> [u8; DESC] {
     let m = p.meta();
+    let hash = if flow_hash { crate::wire::flow_hash(p.data()) } else { m.hash };
     let mut d = [0u8; DESC];
     put(&mut d, desc::LEN, &(p.len() as u32).to_le_bytes());
     put(&mut d, desc::WIN, &(win as u16).to_le_bytes());
     put(&mut d, desc::PORT, &m.port.to_le_bytes());
-    put(&mut d, desc::HASH, &m.hash.to_le_bytes());
+    put(&mut d, desc::HASH, &hash.to_le_bytes());
     let rx_flags = (m.ol_flags as u32) & (rx::VLAN | rx::TUNNEL);
     put(&mut d, desc::RX_FLAGS, &rx_flags.to_le_bytes());
     put(&mut d, desc::HEADROOM, &(p.headroom().min(u16::MAX.into()) as u16).to_le_bytes());

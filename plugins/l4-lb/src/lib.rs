@@ -7,14 +7,15 @@
 //! | `ports` | required | comma list of up to 16 port indexes (in `ports:`) to send to |
 //! | `flows` | 65536 | most flows pinned (the map's capacity); further flows are hashed, not pinned |
 //!
-//! Per burst: each packet's flow hash ([`wasmdp_sdk::flow_hash`], the host's: the 5-tuple, VLANs and
-//! IPv6 extension headers walked) over its 128-byte window; the pinned ports of the burst's flows
+//! Per burst: each packet's flow hash ([`wasmdp_sdk::flow_hash`]: the 5-tuple, VLANs and IPv6
+//! extension headers walked), which the host computes natively and hands over in the descriptors
+//! (`AreaSpec::HashedWindows`; the policy reads no packet bytes, so its windows are empty); the pinned ports of the burst's flows
 //! with one `map_lookup_batch`, new flows placed by rendezvous hashing (highest hash of flow and
 //! port wins: removing a port moves only its flows) and pinned with one `map_update_batch`; each
 //! packet gets the send verdict for its port. Two host calls per burst.
 #![cfg_attr(not(test), no_std)]
 
-use wasmdp_sdk::{flow_hash, AreaSpec, Burst, Context, Counter, Error, Map, MapKind, Params, Policy, Refusal};
+use wasmdp_sdk::{AreaSpec, Burst, Context, Counter, Error, Map, MapKind, Params, Policy, Refusal};
 
 const MAX: usize = wasmdp_sdk::abi::MAX_BURST as usize;
 const MAX_PORTS: usize = 16;
@@ -43,7 +44,7 @@ struct Scratch {
 }
 
 impl Policy for L4Lb {
-    const AREA: AreaSpec = AreaSpec::Windows(128);
+    const AREA: AreaSpec = AreaSpec::HashedWindows(0);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let (ports, n_ports) = params.get_u16_list::<MAX_PORTS>("ports")?.ok_or_else(|| Refusal::missing("ports"))?;
@@ -76,7 +77,7 @@ impl Policy for L4Lb {
         let Scratch { keys, pinned, found, new_keys, new_ports } = &mut self.scratch;
         let mut n = 0;
         for w in burst.windows()? {
-            keys[n] = flow_hash(w.bytes()).to_le_bytes();
+            keys[n] = w.hash().to_le_bytes();
             n += 1;
         }
         self.flows.get_batch(&keys[..n], &mut pinned[..n], &mut found[..n])?;
@@ -120,7 +121,7 @@ wasmdp_sdk::export_policy!(L4Lb);
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wasmdp_sdk::mock;
+    use wasmdp_sdk::{flow_hash, mock};
 
     fn frame(sport: u16) -> std::vec::Vec<u8> {
         let mut f = std::vec![0u8; 60];

@@ -10,13 +10,14 @@
 //! | `dst_port` | 4789 | outer UDP destination port |
 //!
 //! Outer Ethernet: the stream's TX port MAC to its peer MAC (from the context). Outer UDP source
-//! port: 49152 + the inner flow's hash modulo 16384 (RFC 7348's entropy advice), checksum 0. Outer
+//! port: 49152 + the inner flow's hash (the host's, handed over in the descriptors:
+//! `AreaSpec::HashedWindows`) modulo 16384 (RFC 7348's entropy advice), checksum 0. Outer
 //! IPv4 checksum: the template header's sum, computed once, plus the packet's total length, folded.
 //! A packet without 50 bytes of headroom is dropped (`no_room`).
 #![cfg_attr(not(test), no_std)]
 
 use wasmdp_sdk::net::{cksum, tunnel::Vxlan};
-use wasmdp_sdk::{flow_hash, AreaSpec, Burst, Context, Counter, Error, Params, Policy, Refusal};
+use wasmdp_sdk::{AreaSpec, Burst, Context, Counter, Error, Params, Policy, Refusal};
 
 /// Outer Ethernet, IPv4, UDP and VXLAN headers.
 const OUTER: usize = 50;
@@ -31,7 +32,7 @@ pub struct VxlanEncap {
 }
 
 impl Policy for VxlanEncap {
-    const AREA: AreaSpec = AreaSpec::Windows(64);
+    const AREA: AreaSpec = AreaSpec::HashedWindows(64);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let vni = params.get_u32("vni")?.ok_or_else(|| Refusal::missing("vni"))?;
@@ -63,7 +64,7 @@ impl Policy for VxlanEncap {
         let mut no_room = 0;
         for mut w in burst.windows()? {
             let inner_len = w.len() as usize;
-            let sport = 49152 + (flow_hash(w.bytes()) % 16384) as u16;
+            let sport = 49152 + (w.hash() % 16384) as u16;
             let Ok(head) = w.prepend(OUTER) else {
                 no_room += 1;
                 w.drop();
@@ -112,6 +113,8 @@ mod tests {
             let udp_len = (len as u16 + 16).to_be_bytes();
             assert_eq!(&out[36..40], &[0x12, 0xb5, udp_len[0], udp_len[1]]);
             assert_eq!(&out[42..50], &[8, 0, 0, 0, 0, 0, 42, 0]);
+            let sport = 49152 + (wasmdp_sdk::flow_hash(&inner) % 16384) as u16;
+            assert_eq!(&out[34..36], &sport.to_be_bytes(), "the source port from the inner flow's hash");
         }
     }
 }

@@ -270,6 +270,14 @@ pub mod area {
     pub const DESC: usize = 32;
     /// Largest window (bytes per packet).
     pub const MAX_WINDOW: usize = 1024;
+    /// The bits of `burst_area`'s `window` argument that give the window's bytes; the bits above
+    /// are flags ([`FLOW_HASH`]), any other is refused (`BAD_RANGE`).
+    pub const WINDOW_BYTES: u32 = 0xFFFF;
+    /// `burst_area` flag: the host fills each descriptor's [`desc::HASH`] with
+    /// [`hash::flow_hash`](crate::hash::flow_hash) of the whole packet, computed natively, so a
+    /// plugin keying on flows need not hash in WebAssembly (as a NIC's RSS hash spares a DPDK
+    /// application).
+    pub const FLOW_HASH: u32 = 1 << 16;
 
     /// Header field offsets.
     pub mod hdr {
@@ -307,7 +315,8 @@ pub mod area {
         pub const WIN: usize = 4;
         /// `u16` in: input port.
         pub const PORT: usize = 6;
-        /// `u32` in: flow hash from the RX port (0: none; `hash::flow_hash` computes the host's).
+        /// `u32` in: with [`FLOW_HASH`](super::FLOW_HASH) registered, the host's
+        /// `hash::flow_hash` of the packet; else the RX port's hash (0: none).
         pub const HASH: usize = 8;
         /// `u32` in: RX flags (`rx::VLAN`, `rx::TUNNEL`).
         pub const RX_FLAGS: usize = 12;

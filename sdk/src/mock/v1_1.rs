@@ -6,7 +6,7 @@ use std::string::{String, ToString};
 use std::vec;
 use std::vec::Vec;
 
-use wasmdp_abi::area::{desc, hdr, verdict, DESC, HEADER};
+use wasmdp_abi::area::{self, desc, hdr, verdict, DESC, HEADER};
 use wasmdp_abi::{context as cx, engine, err, flags, map};
 
 use super::{run_on, with, MockHost, MockPacket};
@@ -19,6 +19,8 @@ pub struct MockArea {
     len: usize,
     max_pkts: usize,
     window: usize,
+    /// Whether descriptors get the host's flow hash (`area::FLOW_HASH`).
+    flow_hash: bool,
     /// The code the host would have failed the last call with (a bad verdict, port or engine in the
     /// area), if any.
     pub refused: Option<i32>,
@@ -112,13 +114,14 @@ pub fn gauge(name: &str) -> Option<i64> {
 }
 
 pub(crate) fn burst_area(ptr: usize, len: usize, max_pkts: i32, window: i32) -> i32 {
-    let (Ok(max_pkts), Ok(window)) = (usize::try_from(max_pkts), usize::try_from(window)) else {
-        return err::BAD_RANGE;
-    };
-    if max_pkts > wasmdp_abi::MAX_BURST as usize || window > wasmdp_abi::area::MAX_WINDOW {
+    let (bytes, flags) = (window as u32 & area::WINDOW_BYTES, window as u32 & !area::WINDOW_BYTES);
+    let Ok(max_pkts) = usize::try_from(max_pkts) else { return err::BAD_RANGE };
+    let window = bytes as usize;
+    if max_pkts > wasmdp_abi::MAX_BURST as usize || window > area::MAX_WINDOW || flags & !area::FLOW_HASH != 0 {
         return err::BAD_RANGE;
     }
-    with(|h| h.area = Some(MockArea { ptr, len, max_pkts, window, refused: None }));
+    let flow_hash = flags & area::FLOW_HASH != 0;
+    with(|h| h.area = Some(MockArea { ptr, len, max_pkts, window, flow_hash, refused: None }));
     0
 }
 
@@ -159,6 +162,9 @@ pub(super) fn fill_area(h: &mut MockHost) {
         put(d, desc::LEN, &(p.data.len() as u32).to_le_bytes());
         put(d, desc::WIN, &(win as u16).to_le_bytes());
         put(d, desc::PORT, &h.context.port.to_le_bytes());
+        if a.flow_hash {
+            put(d, desc::HASH, &wasmdp_abi::hash::flow_hash(&p.data).to_le_bytes());
+        }
         put(d, desc::HEADROOM, &(p.headroom.min(0xFFFF) as u16).to_le_bytes());
         put(d, desc::TAILROOM, &(p.tailroom.min(0xFFFF) as u16).to_le_bytes());
         wins[i * a.window..][..win].copy_from_slice(&p.data[..win]);

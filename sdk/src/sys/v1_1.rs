@@ -57,7 +57,8 @@ unsafe extern "C" {
 /// instance: the host writes it before every burst and reads it after, and the SDK makes references
 /// to it only during `on_burst` (see `crate::area`).
 pub unsafe fn burst_area(area: *mut u8, len: usize, max_pkts: u32, window: u32) -> Result<(), Error> {
-    if len != wasmdp_abi::area::size(max_pkts as usize, window as usize) {
+    let bytes = window & wasmdp_abi::area::WINDOW_BYTES;
+    if len != wasmdp_abi::area::size(max_pkts as usize, bytes as usize) {
         return Err(Error::BadRange);
     }
     let (n, w) = (len_arg(max_pkts as usize)?, len_arg(window as usize)?);

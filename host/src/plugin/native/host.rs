@@ -108,7 +108,8 @@ impl wasmdp_sdk::native::Host for NativeHost<'_> {
     }
 
     fn burst_area(&mut self, ptr: usize, len: usize, max_pkts: i32, window: i32) -> i32 {
-        let (n, w) = (usize::try_from(max_pkts).unwrap_or(0), usize::try_from(window).unwrap_or(0));
+        let n = usize::try_from(max_pkts).unwrap_or(0);
+        let w = (window as u32 & wasmdp_abi::area::WINDOW_BYTES) as usize;
         if len != wasmdp_abi::area::size(n, w) {
             return err::BAD_MEMORY;
         }
