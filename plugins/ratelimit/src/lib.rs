@@ -10,12 +10,13 @@
 //! Per burst: the windows (64 bytes) give each packet's IPv4 source; the buckets of the burst's
 //! sources are read with one `map_lookup_batch` and written back with one `map_update_batch`, so the
 //! host calls are two per burst (per 64 packets in larger bursts), not per packet. Over-rate packets
-//! get the drop verdict (counted as `policy` drops by the host, and `limited` here); non-IPv4
-//! packets pass. The clock is the burst area's (to within 250 us). Queues updating one source at
+//! get the drop verdict (counted as `policy` drops by the host, and `limited` here). A frame with
+//! the IPv4 EtherType counts against the source address in its header even when the rest of the
+//! header is malformed, so a broken header is no way past the limit; other frames (not IPv4, or
+//! VLAN-tagged) pass. The clock is the burst area's (to within 250 us). Queues updating one source at
 //! the same moment may each refill it: the limit is per source to within one burst per queue.
 #![cfg_attr(not(test), no_std)]
 
-use wasmdp_sdk::net::{Eth, Ipv4};
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Map, MapKind, Params, Policy, Refusal};
 
 /// Packets decided together: their sources' buckets read with one batch call and written with one.
@@ -163,13 +164,12 @@ fn bucket(credit: u64, last: u64) -> Bucket {
     b
 }
 
-/// The IPv4 source of an untagged IPv4 frame.
+/// The IPv4 source address field of an untagged frame with the IPv4 EtherType. The rest of the
+/// header is not checked: a malformed header must not be a way past the limit (the next router
+/// drops it anyway), and checking it cost 33 instructions a packet in WebAssembly, 26 natively.
 fn source(frame: &[u8]) -> Option<[u8; 4]> {
-    let eth = Eth::new(frame)?;
-    if eth.ethertype() != 0x0800 {
-        return None;
-    }
-    Some(Ipv4::new(eth.payload())?.src())
+    let f = frame.first_chunk::<30>()?;
+    (f[12..14] == [0x08, 0x00]).then(|| [f[26], f[27], f[28], f[29]])
 }
 
 wasmdp_sdk::export_policy!(RateLimit);
@@ -240,6 +240,26 @@ mod tests {
         p.on_burst(&mut Burst::current().unwrap()).unwrap();
         let passed: std::vec::Vec<bool> = mock::end_burst().iter().map(|o| !o.dropped).collect();
         assert_eq!(passed, [true, true], "source 2's one packet of credit is its own");
+    }
+
+    /// A malformed IPv4 header (version 5, header length 0, total length 0) still counts against
+    /// its source address; a VLAN-tagged or ARP frame passes.
+    #[test]
+    fn a_broken_ipv4_header_is_no_way_past_the_limit() {
+        let mut p = limiter("1");
+        let mut broken = frame(9);
+        broken[14] = 0x50;
+        broken[16..18].fill(0);
+        let mut tagged = frame(9);
+        tagged[12..14].copy_from_slice(&[0x81, 0x00]);
+        let mut arp = frame(9);
+        arp[13] = 0x06;
+        let frames = [frame(9), broken.clone(), broken, tagged, arp];
+        mock::begin_burst(&frames.iter().map(|f| f.as_slice()).collect::<std::vec::Vec<_>>());
+        p.on_burst(&mut Burst::current().unwrap()).unwrap();
+        let passed: std::vec::Vec<bool> = mock::end_burst().iter().map(|o| !o.dropped).collect();
+        assert_eq!(passed, [true, false, false, true, true]);
+        assert_eq!(mock::counter("limited"), Some(2));
     }
 
     /// A burst longer than one chunk: the second chunk finds the bucket the first wrote.
