@@ -10,6 +10,7 @@
 use crate::mbuf::{flags, Burst, Pkt};
 use crate::offload::{self, TxOffloads};
 use crate::plugin::state::HostState;
+use crate::simd::Simd;
 use wasmdp_abi::area::{desc, hdr, rx, verdict, DESC, HEADER};
 use wasmdp_abi::err;
 
@@ -51,7 +52,7 @@ pub(crate) struct Stamp {
 // around them; inlined, they measured up to 5 instructions per packet dearer after unrelated
 // changes to the runner (callgrind, 16-byte windows).
 #[inline(never)]
-pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: crate::simd::Simd) -> bool {
+pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: Simd) -> bool {
     let Some(region) = a.region(mem) else { return false };
     let (h, rest) = region.split_at_mut(HEADER);
     h.fill(0);
@@ -63,30 +64,42 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: cra
     put(h, hdr::ENGINE, &(-1i32).to_le_bytes());
     put(h, hdr::NOW_NS, &s.now_ns.to_le_bytes());
     let (descs, wins) = rest.split_at_mut(a.max_pkts * DESC);
-    let n = burst.len().min(a.max_pkts);
-    let descs = descs.chunks_exact_mut(DESC);
-    if a.window == 0 {
-        // Descriptors without windows (`chunks_exact_mut` refuses a chunk of 0).
-        for (p, d) in burst[..n].iter().zip(descs) {
-            put(d, 0, &descriptor(p, 0, a.flow_hash));
-        }
-        return true;
-    }
-    // Zipped chunks: the slots' bounds are checked once, not per packet.
-    for (p, (d, w)) in burst[..n].iter().zip(descs.zip(wins.chunks_exact_mut(a.window))) {
-        let win = p.len().min(a.window);
-        put(d, 0, &descriptor(p, win, a.flow_hash));
-        copy_small(simd, &mut w[..win], &p.data()[..win]);
+    let pkts = &burst[..burst.len().min(a.max_pkts)];
+    // One loop per kind of area, so that a loop does not test per packet what the area asked for
+    // (the test cost 7 instructions a packet in the loop with windows).
+    match (a.window, a.flow_hash) {
+        (0, false) => fill_descriptors::<false>(pkts, descs),
+        (0, true) => fill_descriptors::<true>(pkts, descs),
+        (w, false) => fill_windows::<false>(pkts, descs, wins, w, simd),
+        (w, true) => fill_windows::<true>(pkts, descs, wins, w, simd),
     }
     true
 }
 
-/// A packet's descriptor with its out fields zero; its hash the host's flow hash when
-/// `flow_hash`, else the RX port's.
+/// Descriptors without windows (`chunks_exact_mut` refuses a chunk of 0).
+fn fill_descriptors<const HASH: bool>(pkts: &[Pkt], descs: &mut [u8]) {
+    for (p, d) in pkts.iter().zip(descs.chunks_exact_mut(DESC)) {
+        put(d, 0, &descriptor::<HASH>(p, 0));
+    }
+}
+
+/// Descriptors and windows of `window` bytes, as zipped chunks: the slots' bounds are checked
+/// once, not per packet.
 #[inline(always)]
-fn descriptor(p: &Pkt, win: usize, flow_hash: bool) -> [u8; DESC] {
+fn fill_windows<const HASH: bool>(pkts: &[Pkt], descs: &mut [u8], wins: &mut [u8], window: usize, simd: Simd) {
+    for (p, (d, w)) in pkts.iter().zip(descs.chunks_exact_mut(DESC).zip(wins.chunks_exact_mut(window))) {
+        let win = p.len().min(window);
+        put(d, 0, &descriptor::<HASH>(p, win));
+        copy_small(simd, &mut w[..win], &p.data()[..win]);
+    }
+}
+
+/// A packet's descriptor with its out fields zero; its hash the host's flow hash with `HASH`,
+/// else the RX port's.
+#[inline(always)]
+fn descriptor<const HASH: bool>(p: &Pkt, win: usize) -> [u8; DESC] {
     let m = p.meta();
-    let hash = if flow_hash { crate::wire::flow_hash(p.data()) } else { m.hash };
+    let hash = if HASH { crate::wire::flow_hash(p.data()) } else { m.hash };
     let mut d = [0u8; DESC];
     put(&mut d, desc::LEN, &(p.len() as u32).to_le_bytes());
     put(&mut d, desc::WIN, &(win as u16).to_le_bytes());
@@ -317,7 +330,7 @@ fn carry_one(
     d: &Decision,
     w: &[u8],
     header_engine: u8,
-    simd: crate::simd::Simd,
+    simd: Simd,
     view: &mut super::state::View,
     i: usize,
 ) -> u8 {
@@ -368,7 +381,7 @@ fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32> {
 /// bytes: 0..16 and n-16..n) beat a call into memcpy and the SIMD copy's dispatch (measured: 15
 /// instructions per packet fewer for the VXLAN encapsulation plugin's 50..64-byte windows).
 #[inline(always)]
-fn copy_small(simd: crate::simd::Simd, dst: &mut [u8], src: &[u8]) {
+fn copy_small(simd: Simd, dst: &mut [u8], src: &[u8]) {
     let n = dst.len();
     let src = &src[..n];
     if n > 32 {
