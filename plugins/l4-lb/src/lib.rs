@@ -9,10 +9,11 @@
 //!
 //! Per burst: each packet's flow hash ([`wasmdp_sdk::flow_hash`]: the 5-tuple, VLANs and IPv6
 //! extension headers walked), which the host computes natively and hands over in the descriptors
-//! (`AreaSpec::HashedWindows`; the policy reads no packet bytes, so its windows are empty); the pinned ports of the burst's flows
-//! with one `map_lookup_batch`, new flows placed by rendezvous hashing (highest hash of flow and
-//! port wins: removing a port moves only its flows) and pinned with one `map_update_batch`; each
-//! packet gets the send verdict for its port. Two host calls per burst.
+//! (`AreaSpec::HashedWindows`; the policy reads no packet bytes, so its windows are empty); the
+//! pinned ports of the burst's flows with one `map_lookup_batch`, new flows placed by rendezvous
+//! hashing (highest hash of flow and port wins: removing a port moves only its flows) and pinned
+//! with one `map_update_batch`; each packet gets the send verdict for its port. Two host calls per
+//! burst.
 #![cfg_attr(not(test), no_std)]
 
 use wasmdp_sdk::{AreaSpec, Burst, Context, Counter, Error, Map, MapKind, Params, Policy, Refusal};
@@ -101,7 +102,6 @@ impl Policy for L4Lb {
     }
 }
 
-/// Rendezvous hashing: the port of `ports` with the highest mix of flow and port.
 /// The port of a new (or no longer placeable) flow `key`, added to the first `fresh` new flows
 /// unless there: the port and the new count. Out of line: the common packet, a pinned flow, then
 /// keeps its loop's values in registers (about 20 instructions a packet fewer in WebAssembly).
@@ -122,6 +122,7 @@ fn pin_new(
     (port, fresh + 1)
 }
 
+/// Rendezvous hashing: the port of `ports` with the highest mix of flow and port.
 fn place(ports: &[u16], flow: u32) -> u16 {
     let score = |p: u16| {
         let mut h = (u64::from(flow) << 16 | u64::from(p)).wrapping_mul(0x9E37_79B9_7F4A_7C15);

@@ -279,6 +279,16 @@ pub mod area {
     /// application).
     pub const FLOW_HASH: u32 = 1 << 16;
 
+    /// `burst_area`'s `window` argument read: the window's bytes and whether [`FLOW_HASH`] is set.
+    /// None when the bytes pass [`MAX_WINDOW`] or a flag other than `FLOW_HASH` is set.
+    pub const fn parse_window(arg: u32) -> Option<(usize, bool)> {
+        let (bytes, flags) = ((arg & WINDOW_BYTES) as usize, arg & !WINDOW_BYTES);
+        if bytes > MAX_WINDOW || flags & !FLOW_HASH != 0 {
+            return None;
+        }
+        Some((bytes, flags != 0))
+    }
+
     /// Header field offsets.
     pub mod hdr {
         /// `u32` in: packets in the burst.

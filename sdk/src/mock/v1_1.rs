@@ -114,13 +114,12 @@ pub fn gauge(name: &str) -> Option<i64> {
 }
 
 pub(crate) fn burst_area(ptr: usize, len: usize, max_pkts: i32, window: i32) -> i32 {
-    let (bytes, flags) = (window as u32 & area::WINDOW_BYTES, window as u32 & !area::WINDOW_BYTES);
     let Ok(max_pkts) = usize::try_from(max_pkts) else { return err::BAD_RANGE };
-    let window = bytes as usize;
-    if max_pkts > wasmdp_abi::MAX_BURST as usize || window > area::MAX_WINDOW || flags & !area::FLOW_HASH != 0 {
+    let Some((window, flow_hash)) =
+        area::parse_window(window as u32).filter(|_| max_pkts <= wasmdp_abi::MAX_BURST as usize)
+    else {
         return err::BAD_RANGE;
-    }
-    let flow_hash = flags & area::FLOW_HASH != 0;
+    };
     with(|h| h.area = Some(MockArea { ptr, len, max_pkts, window, flow_hash, refused: None }));
     0
 }

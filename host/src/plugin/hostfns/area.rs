@@ -22,13 +22,11 @@ pub(crate) fn burst_area(st: &mut HostState, ptr: usize, max_pkts: i32, window: 
     if !st.in_init {
         return err::NOT_INIT;
     }
-    let (bytes, flags) = (window as u32 & area::WINDOW_BYTES, window as u32 & !area::WINDOW_BYTES);
     let Ok(max_pkts) = usize::try_from(max_pkts) else { return err::BAD_RANGE };
-    let window = bytes as usize;
-    if max_pkts > MAX_BURST || window > area::MAX_WINDOW || flags & !area::FLOW_HASH != 0 {
+    let Some((window, flow_hash)) = area::parse_window(window as u32).filter(|_| max_pkts <= MAX_BURST) else {
         return err::BAD_RANGE;
-    }
-    let a = Area { ptr, max_pkts, window, flow_hash: flags & area::FLOW_HASH != 0 };
+    };
+    let a = Area { ptr, max_pkts, window, flow_hash };
     if a.end().is_none_or(|end| end > size) {
         return err::BAD_MEMORY;
     }
