@@ -176,6 +176,9 @@ fn what_the_plugin_writes_in_the_area_is_checked_before_anything_is_done() {
                 desc(1, 16)
             ),
         ),
+        // Every verdict a plain pass and only the last packet's dirty count too long: the host's
+        // quick pass over a burst of passes must still refuse it.
+        ("dirty-alone", format!("(i32.store16 (i32.const {}) (i32.const 65))", desc(2, 24))),
         ("header-engine", "(i32.store (i32.const 1036) (i32.const 1234))".to_string()),
         ("flags", "(i64.store (i32.const 1048) (i64.const 1))".to_string()),
     ];
