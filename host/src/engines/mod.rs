@@ -138,6 +138,21 @@ pub fn by_abi_id(id: u32) -> Option<&'static EngineDesc> {
     ABI_ENGINES.get(id as usize).copied()
 }
 
+/// An engine a plugin names, resolved for one kernel variant.
+#[derive(Debug, Clone, Copy)]
+pub struct Resolved {
+    /// Its per-burst function for the variant.
+    pub run: EngineFn,
+    /// [`EngineDesc::keeps_packets`].
+    pub keeps_packets: bool,
+}
+
+/// The engines plugins name, by ABI id, resolved for `simd` once (a plugin instance keeps the
+/// table), so that running one costs no dispatch on the variant per call.
+pub fn resolve_abi(simd: crate::simd::Simd) -> [Resolved; wasmdp_abi::engine::COUNT as usize] {
+    ABI_ENGINES.map(|d| Resolved { run: d.run.get(simd), keeps_packets: d.keeps_packets })
+}
+
 /// The engine named `name`.
 pub fn lookup(name: &str) -> Option<&'static EngineDesc> {
     ENGINES.iter().copied().find(|e| e.name == name)

@@ -153,7 +153,9 @@ impl Runner {
         let Some(live) = self.live.as_mut() else { return Err(Failure::Trap("no instance".into())) };
         bump(&self.counters.calls, 1);
         live.store.data_mut().begin_call(burst, ctx);
-        let sticky_before = live.store.data().sticky;
+        // `on_burst` cleared a used-up sticky decision before calling: one set during a call that
+        // then fails is undone (to None) below.
+        debug_assert!(live.store.data().sticky.is_none());
         if let Some((a, mem, _)) = live.area_and_state() {
             let env = &self.env;
             let now_ns = super::counters::coarse_now_ns();
@@ -191,7 +193,7 @@ impl Runner {
         st.end_call();
         match outcome {
             Ok(()) => apply_requests(ctx, burst, st),
-            Err(Failure::Error(_)) => st.sticky = sticky_before,
+            Err(Failure::Error(_)) => st.sticky = None,
             Err(_) => {}
         }
         outcome

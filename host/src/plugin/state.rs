@@ -203,8 +203,8 @@ impl View {
 /// cannot outlive the call, so no reference into it can escape.
 #[derive(Default)]
 pub(crate) struct Call {
-    burst: Option<NonNull<Burst>>,
-    ctx: Option<NonNull<FwdCtx<'static>>>,
+    /// Both or neither, so that a host function tests one pointer for "in a call".
+    current: Option<(NonNull<Burst>, NonNull<FwdCtx<'static>>)>,
 }
 
 // SAFETY: the pointers are set by the runner on the thread that owns the store, right before a call
@@ -233,6 +233,8 @@ pub(crate) struct HostState {
     pub params: Arc<BTreeMap<String, String>>,
     pub counters: Arc<InstanceCounters>,
     pub simd: crate::simd::Simd,
+    /// The engines it can name, by ABI id, resolved for `simd`.
+    pub engines: [crate::engines::Resolved; wasmdp_abi::engine::COUNT as usize],
     pub label: Arc<str>,
     pub in_init: bool,
     pub logs: LogLimit,
@@ -266,6 +268,7 @@ impl HostState {
             params,
             counters,
             simd,
+            engines: crate::engines::resolve_abi(simd),
             label,
             in_init: true,
             logs: LogLimit::default(),
@@ -276,9 +279,8 @@ impl HostState {
     #[inline(always)]
     pub fn begin_call(&mut self, burst: &mut Burst, ctx: &mut FwdCtx<'_>) {
         self.view.begin(burst.len());
-        self.call.burst = Some(NonNull::from(burst));
-        // Only the lifetime changes (see `Call`).
-        self.call.ctx = Some(NonNull::from(ctx).cast::<FwdCtx<'static>>());
+        // Only the context's lifetime changes (see `Call`).
+        self.call.current = Some((NonNull::from(burst), NonNull::from(ctx).cast::<FwdCtx<'static>>()));
         self.watch.begin();
     }
 
@@ -293,7 +295,7 @@ impl HostState {
     pub fn burst(&mut self) -> Option<&mut Burst> {
         // SAFETY: set only during a call, when it points to the stream's burst, which the runner
         // borrows mutably for the whole call and does not touch meanwhile (see `Call`).
-        self.call.burst.map(|mut b| unsafe { b.as_mut() })
+        self.call.current.map(|(mut b, _)| unsafe { b.as_mut() })
     }
 
     /// Runs `f` on the burst, the forwarding context, the scratch burst and the view of the call in
@@ -303,7 +305,7 @@ impl HostState {
         &mut self,
         f: impl for<'x> FnOnce(&mut Burst, &mut FwdCtx<'x>, &mut Burst, &mut View) -> R,
     ) -> Option<R> {
-        let (mut b, mut c) = (self.call.burst?, self.call.ctx?);
+        let (mut b, mut c) = self.call.current?;
         // SAFETY: as in `burst`; the context is likewise borrowed mutably by the runner for the
         // call and is a different object from the burst, the scratch burst and the view. Its
         // lifetime is shortened to `'x` (FwdCtx is covariant), which ends with `f`.

@@ -42,24 +42,36 @@ fn index_range(st: &mut HostState, start: i32, n: i32) -> Result<std::ops::Range
 /// `run_engine(e, 0, ALL_PACKETS)`.
 pub(crate) fn run_whole(st: &mut HostState, e: u32) -> i32 {
     let len = st.view.len as i32;
-    let direct = crate::engines::by_abi_id(e).filter(|d| d.keeps_packets && e != engine::RXONLY);
-    match direct {
-        Some(desc) if st.view.untouched() => {
-            let run = desc.run.get(st.simd);
-            st.with_call(|burst, ctx, _, _| run(ctx, burst)).map_or(err::NO_BURST, |()| len)
+    match st.engines.get(e as usize) {
+        Some(&engine) if engine.keeps_packets && e != engine::RXONLY && st.view.untouched() => {
+            st.with_call(|burst, ctx, _, _| (engine.run)(ctx, burst)).map_or(err::NO_BURST, |()| len)
         }
         _ => run_engine(st, e as i32, 0, len),
     }
 }
 
+/// The `run_engine` import. Its common call (every 1.0 plugin's, `run_engine(e, 0, len)` on an
+/// untouched burst) is taken as in [`run_whole`], here, in a function small enough to need no
+/// stack frame; the rest in [`run_engine_on`].
+#[inline(always)]
 pub(crate) fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 {
-    let simd = st.simd;
-    let Some(desc) = u32::try_from(e).ok().and_then(crate::engines::by_abi_id) else { return err::BAD_ENGINE };
+    let Some(&engine) = usize::try_from(e).ok().and_then(|i| st.engines.get(i)) else { return err::BAD_ENGINE };
+    let whole = start == 0 && n > 0 && n as usize == st.view.len && st.view.untouched();
+    if whole && engine.keeps_packets && e as u32 != engine::RXONLY {
+        return st.with_call(|burst, ctx, _, _| (engine.run)(ctx, burst)).map_or(err::NO_BURST, |()| n);
+    }
+    run_engine_on(st, engine, e, start, n)
+}
+
+/// [`run_engine`] on part of a burst, or on a burst the call changed.
+#[inline(never)]
+fn run_engine_on(st: &mut HostState, engine: crate::engines::Resolved, e: i32, start: i32, n: i32) -> i32 {
+    let rxonly = e as u32 == engine::RXONLY;
     let range = match index_range(st, start, n) {
         Ok(r) => r,
         Err(e) => return e,
     };
-    if e as u32 == engine::RXONLY {
+    if rxonly {
         for i in range {
             if !st.view.gone(i) {
                 st.view.request_engine_drop(i);
@@ -67,18 +79,17 @@ pub(crate) fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 
         }
         return n;
     }
-    let run = desc.run.get(simd);
     st.with_call(|burst, ctx, scratch, view| {
         let (first, count) = view.present(range.clone());
         if count == 0 {
             return;
         }
-        if desc.keeps_packets && first == 0 && count == burst.len() {
-            return run(ctx, burst);
+        if engine.keeps_packets && first == 0 && count == burst.len() {
+            return (engine.run)(ctx, burst);
         }
         scratch.extend_from(burst.drain_range(first..first + count));
-        if desc.keeps_packets {
-            run(ctx, scratch);
+        if engine.keeps_packets {
+            (engine.run)(ctx, scratch);
             return burst.splice_in(first, scratch);
         }
         // The engine may free or replace packets: tag each with its index, and settle after.
@@ -86,7 +97,7 @@ pub(crate) fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 
         for (p, i) in scratch.iter_mut().zip(live) {
             p.meta_mut().set_slot(i as u16);
         }
-        run(ctx, scratch);
+        (engine.run)(ctx, scratch);
         view.settle(burst, range, first, scratch);
     })
     .map_or(err::NO_BURST, |()| n)
