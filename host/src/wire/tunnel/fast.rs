@@ -104,13 +104,13 @@ impl Matcher {
     /// burst rather than once per packet.
     #[inline(always)]
     pub fn family(&self) -> Underlay<FastPath<'_, false>, FastPath<'_, true>> {
-        Underlay::pick(self.v6, || FastPath(self), || FastPath(self))
+        Underlay::pick(self.v6, || FastPath::new(self), || FastPath::new(self))
     }
 
     /// The fast path for outer headers of `N` bytes with an IP header of `L3` bytes: every offset a
     /// constant, so the compiler checks the frame's length once.
     #[inline(always)]
-    fn fast_n<const N: usize, const L3: usize>(&self, frame: &[u8]) -> Option<Found> {
+    fn fast_n<const N: usize, const L3: usize>(&self, pattern: &Pattern, frame: &[u8]) -> Option<Found> {
         let head = frame.first_chunk::<N>()?;
         let l4 = ETH_HLEN + L3;
         let ip_len = if L3 == ipv6::LEN {
@@ -119,7 +119,7 @@ impl Matcher {
             be16(head, ETH_HLEN + ipv4::TOTAL_LEN)
         };
         let inner_len = ip_len.wrapping_sub(N - ETH_HLEN);
-        let ok = pattern_ok(head, &self.mask, &self.value)
+        let ok = pattern.matches(head)
             && ETH_HLEN + ip_len <= frame.len()
             && be16(head, l4 + udp::LENGTH) == ip_len.wrapping_sub(L3)
             && (ETH_HLEN..=usize::from(u16::MAX)).contains(&inner_len)
@@ -138,18 +138,29 @@ impl Matcher {
     }
 }
 
-/// [`Matcher::fast`] for one underlay family (`V6`), which only [`Matcher::family`] makes.
+/// [`Matcher::fast`] for one underlay family (`V6`), which only [`Matcher::family`] makes. It holds
+/// its pattern by value, so that a loop keeps it in registers rather than loading it from the
+/// matcher for every packet (which the compiler must, as packet stores might alias it).
 #[derive(Debug, Clone, Copy)]
-pub struct FastPath<'a, const V6: bool>(&'a Matcher);
+pub struct FastPath<'a, const V6: bool> {
+    matcher: &'a Matcher,
+    pattern: Pattern,
+}
 
-impl<const V6: bool> FastPath<'_, V6> {
+impl<'a, const V6: bool> FastPath<'a, V6> {
+    #[inline(always)]
+    fn new(matcher: &'a Matcher) -> Self {
+        let n = if V6 { OUTER_LEN_V6 } else { OUTER_LEN_V4 };
+        FastPath { matcher, pattern: Pattern::new(&matcher.mask, &matcher.value, n) }
+    }
+
     /// As [`Matcher::fast`].
     #[inline(always)]
-    pub fn fast(self, frame: &[u8]) -> Option<Found> {
+    pub fn fast(&self, frame: &[u8]) -> Option<Found> {
         if V6 {
-            self.0.fast_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(frame)
+            self.matcher.fast_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(&self.pattern, frame)
         } else {
-            self.0.fast_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(frame)
+            self.matcher.fast_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(&self.pattern, frame)
         }
     }
 }
@@ -160,40 +171,88 @@ fn be16<const N: usize>(head: &[u8; N], at: usize) -> usize {
     usize::from(u16::from_be_bytes([head[at], head[at + 1]]))
 }
 
-/// Whether `head` equals `value` wherever `mask` is set: compared in 16-byte chunks at 0, 16, ...
-/// and one ending exactly at `N` (overlapping the one before).
-#[inline(always)]
-fn pattern_ok<const N: usize>(head: &[u8; N], mask: &[u8; ROOM], value: &[u8; ROOM]) -> bool {
-    let mut all = chunk_eq(head, mask, value, N - CHUNK);
-    let mut at = 0;
-    while at + CHUNK < N {
-        all &= chunk_eq(head, mask, value, at);
-        at += CHUNK;
-    }
-    all
+/// Most chunks a pattern has: the longest outer headers' (see [`chunks`]).
+const CHUNKS: usize = chunks(OUTER_LEN_V6);
+
+/// How many chunks cover `n` bytes: at 0, 16, ... and one ending exactly at `n` (overlapping the
+/// one before).
+const fn chunks(n: usize) -> usize {
+    (n - CHUNK).div_ceil(CHUNK) + 1
 }
 
-/// One chunk of [`pattern_ok`], with SSE2 (part of every x86-64 CPU): load, and, compare, one mask.
+/// Where chunk `i` of `n` bytes starts: the last one first (its load also checks the length).
+const fn chunk_at(n: usize, i: usize) -> usize {
+    if i == 0 {
+        n - CHUNK
+    } else {
+        (i - 1) * CHUNK
+    }
+}
+
+/// A matcher's mask and value for outer headers of one length, in [`chunks`]; the chunks past
+/// that length are unused.
+#[derive(Debug, Clone, Copy)]
+struct Pattern {
+    mask: [Lane; CHUNKS],
+    value: [Lane; CHUNKS],
+}
+
+impl Pattern {
+    #[inline(always)]
+    fn new(mask: &[u8; ROOM], value: &[u8; ROOM], n: usize) -> Pattern {
+        let chunk = |b: &[u8; ROOM], i: usize| {
+            let c = b[chunk_at(n, i).min(ROOM - CHUNK)..].first_chunk::<CHUNK>().map_or([0; CHUNK], |c| *c);
+            lane(&c)
+        };
+        Pattern { mask: core::array::from_fn(|i| chunk(mask, i)), value: core::array::from_fn(|i| chunk(value, i)) }
+    }
+
+    /// Whether `head` (the `N` bytes the pattern was made for) equals the value wherever the mask
+    /// is set. Every offset is a constant.
+    #[inline(always)]
+    fn matches<const N: usize>(&self, head: &[u8; N]) -> bool {
+        let mut all = true;
+        for i in 0..chunks(N).min(CHUNKS) {
+            let h = head[chunk_at(N, i)..].first_chunk::<CHUNK>().map_or([0xA5; CHUNK], |c| *c);
+            all &= masked_eq(lane(&h), self.mask[i], self.value[i]);
+        }
+        all
+    }
+}
+
+/// 16 bytes, in a vector register where there is one.
+#[cfg(target_arch = "x86_64")]
+type Lane = core::arch::x86_64::__m128i;
+#[cfg(not(target_arch = "x86_64"))]
+type Lane = u128;
+
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-fn chunk_eq<const N: usize>(head: &[u8; N], mask: &[u8; ROOM], value: &[u8; ROOM], at: usize) -> bool {
-    use core::arch::x86_64::{__m128i, _mm_and_si128, _mm_cmpeq_epi8, _mm_loadu_si128, _mm_movemask_epi8};
-    let load = |b: &[u8]| -> __m128i {
-        let c: &[u8; CHUNK] = b[at..].first_chunk().unwrap_or(&[0xA5; CHUNK]);
-        // SAFETY: `c` is 16 readable bytes; an unaligned load has no other requirement.
-        unsafe { _mm_loadu_si128(c.as_ptr().cast()) }
-    };
-    let (h, m, v) = (load(head), load(mask), load(value));
+fn lane(b: &[u8; CHUNK]) -> Lane {
+    // SAFETY: `b` is 16 readable bytes; an unaligned load has no other requirement.
+    unsafe { core::arch::x86_64::_mm_loadu_si128(b.as_ptr().cast()) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn lane(b: &[u8; CHUNK]) -> Lane {
+    u128::from_ne_bytes(*b)
+}
+
+/// Whether `h` equals `v` wherever `m` is set, with SSE2 (part of every x86-64 CPU): and, compare,
+/// one mask.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn masked_eq(h: Lane, m: Lane, v: Lane) -> bool {
+    use core::arch::x86_64::{_mm_and_si128, _mm_cmpeq_epi8, _mm_movemask_epi8};
     // SAFETY: SSE2 is part of the x86-64 baseline, enabled for every x86-64 build.
     unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(h, m), v)) == 0xFFFF }
 }
 
-/// One chunk of [`pattern_ok`], portably.
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
-fn chunk_eq<const N: usize>(head: &[u8; N], mask: &[u8; ROOM], value: &[u8; ROOM], at: usize) -> bool {
-    let word = |b: &[u8]| b[at..].first_chunk::<CHUNK>().map_or(u128::MAX, |c| u128::from_ne_bytes(*c));
-    word(head) & word(mask) == word(value)
+fn masked_eq(h: Lane, m: Lane, v: Lane) -> bool {
+    h & m == v
 }
 
 /// Whether a 20-byte IPv4 header's checksum is right: its one's complement sum is 0xFFFF. Summed
