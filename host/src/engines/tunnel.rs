@@ -66,7 +66,8 @@ fn encap_family<const V6: bool>(
     writer: OuterWriter<'_, V6>,
 ) -> u64 {
     let ip_cksum_later = ctx.tx.flags & flags::TX_IP_CKSUM != 0;
-    let mut job = Encap { outer, writer, ip_cksum_later, tx: ctx.tx, headers: outer_headers(outer) };
+    let (tunnel_type, vni) = (outer.kind().tunnel_type(), outer.vni());
+    let mut job = Encap { writer, ip_cksum_later, tx: ctx.tx, headers: outer_headers(outer), tunnel_type, vni };
     if ctx.prefetch_flow {
         each::<true, _>(ctx.cache, burst, &mut job)
     } else {
@@ -158,10 +159,12 @@ fn prefetch_flow(p: &Pkt) {
     crate::simd::prefetch(p.meta_ptr().wrapping_add(crate::mbuf::META_SIZE / 2));
 }
 
-/// One encapsulation's constants.
+/// One encapsulation's constants (what the flow line gets copied out of the [`Outer`], so that no
+/// packet reads it there again).
 struct Encap<'a, const V6: bool> {
-    outer: &'a Outer,
     writer: OuterWriter<'a, V6>,
+    tunnel_type: u32,
+    vni: u32,
     /// A TX offload fills the outer IPv4 header checksum.
     ip_cksum_later: bool,
     tx: TxOffloads,
@@ -180,7 +183,7 @@ impl<const V6: bool> PerPacket for Encap<'_, V6> {
         self.writer.write(frame, tunnel::src_port(hash), self.ip_cksum_later);
         let f = p.flow_mut();
         (f.outer_l2_len, f.outer_l3_len) = (self.headers.l2_len, self.headers.l3_len);
-        (f.tunnel_type, f.tunnel_id) = (self.outer.kind().tunnel_type(), self.outer.vni());
+        (f.tunnel_type, f.tunnel_id) = (self.tunnel_type, self.vni);
         offload::mark_with(p, &self.tx, &self.headers);
         true
     }

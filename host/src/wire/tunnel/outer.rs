@@ -36,8 +36,9 @@ pub struct OuterSpec {
 pub struct Outer {
     bytes: [u8; OUTER_LEN_V6],
     v6: bool,
-    /// IPv4: one's complement sum of the header with length and checksum zero.
-    ip_sum: u64,
+    /// IPv4: one's complement sum of the header with length and checksum zero, folded to 16 bits
+    /// (so that adding a 16-bit length needs one fold, not three).
+    ip_sum: u32,
     /// Sum of the UDP pseudo-header without its length field.
     pseudo: u64,
     udp_checksum: bool,
@@ -87,7 +88,7 @@ impl Outer {
         let at = ETH_HLEN + l3_len;
         put_be16(&mut b, at + 2, s.dst_port);
         write_tunnel_header(&mut b[at + udp::LEN..], s.kind, s.vni);
-        let ip_sum = if v6 { 0 } else { sum(&b[ETH_HLEN..ETH_HLEN + ipv4::MIN_LEN]) };
+        let ip_sum = if v6 { 0 } else { u32::from(fold(sum(&b[ETH_HLEN..ETH_HLEN + ipv4::MIN_LEN]))) };
         let pseudo = add_carry(sum(&addrs), u64::from(proto::UDP));
         Ok(Outer { bytes: b, v6, ip_sum, pseudo, udp_checksum: s.udp_checksum, kind: s.kind, vni: s.vni })
     }
@@ -171,7 +172,9 @@ impl Outer {
         } else {
             set(h, ETH_HLEN + ipv4::TOTAL_LEN, ip_len);
             if !ip_cksum_later {
-                set(h, ETH_HLEN + ipv4::CHECKSUM, !fold(add_carry(self.ip_sum, u64::from(ip_len))));
+                // At most 0x1FFFE, so one end-around carry folds it.
+                let s = self.ip_sum + u32::from(ip_len);
+                set(h, ETH_HLEN + ipv4::CHECKSUM, !((s & 0xFFFF) + (s >> 16)) as u16);
             }
         }
         let u = ETH_HLEN + L3;
