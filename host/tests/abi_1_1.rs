@@ -130,6 +130,27 @@ fn area_decisions_after_a_1_0_drop_reach_the_wire_alike() {
     check_mixed("area-verdicts-1-0-drop", &module, &frames, &want);
 }
 
+/// Verdicts without windows (`burst_area` with window 0, as l4_lb registers it): each packet's
+/// verdict is carried out in its place.
+#[test]
+fn verdicts_of_a_windowless_area_reach_the_wire() {
+    let burst = format!(
+        "(i32.store (i32.const 1040) (i32.const 1)) (i32.store8 (i32.const {d1}) (i32.const 1))
+         (i32.store8 (i32.const {d2}) (i32.const 3)) (i32.store16 (i32.const {a2}) (i32.const 2))",
+        d1 = desc(1, 16),
+        d2 = desc(2, 16),
+        a2 = desc(2, 18)
+    );
+    let module = area_module("", &burst).replace("(i32.const 32) (i32.const 64))", "(i32.const 32) (i32.const 0))");
+    assert!(module.contains("(i32.const 32) (i32.const 0))"), "{module}");
+    let p = write_wat("area-windowless", &module);
+    let mut w = Wire::new(&policy(&p));
+    let frames: Vec<Vec<u8>> = (0..4).map(frame).collect();
+    let want = vec![frames[0].clone(), common::swapped(&frames[2]), frames[3].clone()];
+    assert_eq!(w.send(&frames), want);
+    assert_eq!(w.counts().drops.policy, 1);
+}
+
 #[test]
 fn the_header_engine_runs_on_passing_packets_only() {
     // Header engine macswap (2); packet 1 dropped: the others swapped, in one engine run each side.

@@ -323,12 +323,18 @@ fn carry_out(
         let n = descs.len() / DESC;
         engines[n..].fill(header_engine);
         let descs = descs.chunks_exact(DESC).map(decode);
-        if view.untouched() && window > 0 {
-            // Index i is position i and names its packet: the slots are walked together, their
-            // bounds checked once.
-            let slots = burst.iter_mut().zip(descs.zip(wins.chunks_exact(window)));
-            for (i, (p, (d, w))) in slots.enumerate() {
-                engines[i] = carry_one(p, &d, w, header_engine, simd, view, i);
+        if view.untouched() {
+            // Index i is position i and names its packet (what this loop requests moves nothing):
+            // the slots are walked together, their bounds checked once.
+            if window == 0 {
+                for (i, (p, d)) in burst.iter_mut().zip(descs).enumerate() {
+                    engines[i] = carry_one(p, &d, &[], header_engine, simd, view, i);
+                }
+            } else {
+                let slots = burst.iter_mut().zip(descs.zip(wins.chunks_exact(window)));
+                for (i, (p, (d, w))) in slots.enumerate() {
+                    engines[i] = carry_one(p, &d, w, header_engine, simd, view, i);
+                }
             }
             return;
         }
