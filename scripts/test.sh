@@ -11,6 +11,8 @@ echo "== cargo fmt --check"
 cargo fmt --all -- --check
 echo "== cargo clippy --all-targets"
 cargo clippy --workspace --all-targets -q -- -D warnings
+echo "== cargo doc (warnings are errors: broken links fail)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 echo "== cargo test"
 cargo test --workspace
 echo "== plugins: tests (native, against the SDK's mock host) and lints"

@@ -22,6 +22,11 @@
 //! is reached only through [`mbuf::Pkt`], whose accessors keep its invariant. `fuzzing` and
 //! `Runner::poke` exist for the fuzz targets only.
 
+// Module overviews name their private parts (the control socket's server, the plugin runtime's
+// deadline): those links resolve in `cargo doc --document-private-items`, the view for developers
+// of the host.
+#![allow(rustdoc::private_intra_doc_links)]
+
 pub mod bench;
 pub mod cli;
 pub mod config;

@@ -20,7 +20,7 @@ pub enum BenchPath {
     /// The static-policy plugin decides once (sticky); the host repeats it.
     PluginSticky,
     /// The work done inside WebAssembly by an example plugin: wasm-macswap for `macswap`, the
-    /// vxlan plugins for the vxlan engines, the per-packet examples ([`EXAMPLES`]) for themselves.
+    /// vxlan plugins for the vxlan engines, the per-packet examples (`EXAMPLES`) for themselves.
     Wasm,
     /// The plugin of `wasm` built natively (`plugin: native:NAME`), for the engines that also have
     /// a native engine (`macswap`, the vxlan engines): the wasm tax without the engine's own code.

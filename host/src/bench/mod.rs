@@ -91,7 +91,7 @@ pub struct MatrixArgs {
     /// Also measure the cost of one host->plugin and one plugin->host call.
     #[arg(long)]
     pub calls: bool,
-    /// Write the results as JSON to PATH: {"results": [cells], ...}.
+    /// Write the results as JSON to PATH: `{"results": [cells], ...}`.
     #[arg(long, value_name = "PATH")]
     pub json: Option<PathBuf>,
     /// Draw the main comparison as an SVG chart to PATH.

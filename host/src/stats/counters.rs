@@ -1,6 +1,6 @@
 //! Per-stream counters: single writer, many readers.
 //!
-//! Each figure is declared once in [`counters!`]: that gives the plain snapshot struct, its sum, and
+//! Each figure is declared once in `counters!`: that gives the plain snapshot struct, its sum, and
 //! the shared atomic twin that the worker bumps and the display reads.
 
 use std::ops::Add;

@@ -86,7 +86,7 @@ pub fn fill_ipv4_cksum(frame: &mut [u8], h: &Headers) -> bool {
 /// and the whole segment is in the frame (per the IP length field, clamped to the frame). Returns
 /// false (frame unchanged) otherwise.
 ///
-/// "Otherwise" includes: `h.l4_len` too small for the protocol's header (as [`super::parse`] reports
+/// "Otherwise" includes: `h.l4_len` too small for the protocol's header (as [`super::parse()`] reports
 /// for truncated headers and non-first fragments), an IP length too short for the L4 header, a
 /// fragment (IPv4 MF or offset, an IPv6 Fragment header: the segment is not in one frame), an IPv6
 /// Routing header with segments left (`h.l4_whole` false), and `h` not fitting `frame`. A computed UDP checksum of 0 is sent as 0xFFFF.

@@ -1,6 +1,6 @@
 //! Zero-copy header access on frame bytes: parse once, then work on known offsets.
 //!
-//! [`parse`] walks Ethernet, up to two VLAN/QinQ tags and IPv4/IPv6 once and returns the header
+//! [`parse()`] walks Ethernet, up to two VLAN/QinQ tags and IPv4/IPv6 once and returns the header
 //! lengths as [`Headers`]; everything else works on the offsets that follow from them:
 //! [`swap_five_tuple`] (testpmd's 5tswap), the software checksum offloads [`fill_ipv4_cksum`] and
 //! [`fill_l4_cksum`], [`insert_tag`] for VLAN insertion, [`build_udp`] for generated traffic,
@@ -62,7 +62,7 @@ pub enum L3 {
     Ipv6,
 }
 
-/// Where the headers of a frame are, found by [`parse`].
+/// Where the headers of a frame are, found by [`parse()`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Headers {
     /// Ethernet header plus VLAN tags; 0 when the frame is shorter than 14 bytes.

@@ -7,7 +7,7 @@ use super::L3;
 /// Swaps MACs, then IPv4/IPv6 addresses, then TCP/UDP ports (testpmd's 5tswap), skipping VLAN/QinQ
 /// tags. Swaps as much as the frame validly holds; frames shorter than 14 bytes are left unchanged.
 ///
-/// Addresses are swapped when [`super::parse`] finds a valid IP header; ports when the protocol is
+/// Addresses are swapped when [`super::parse()`] finds a valid IP header; ports when the protocol is
 /// TCP or UDP, the packet is not a non-first IPv4 fragment and the 4 port bytes are in the frame
 /// (the rest of the L4 header need not be). Checksums are left alone: both swaps exchange 16-bit
 /// aligned words within the checksummed data, which leaves the one's complement sums unchanged.

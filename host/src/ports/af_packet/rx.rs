@@ -177,7 +177,7 @@ impl AfRx {
         }
     }
 
-    /// Reads the socket's drop counters into the port's, every [`STATS_EVERY`] (or now).
+    /// Reads the socket's drop counters into the port's, when its [`StatsClock`] says (or now).
     fn read_stats(&mut self, now: bool) {
         if !self.clock.due(now) {
             return;

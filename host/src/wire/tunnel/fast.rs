@@ -1,8 +1,8 @@
-//! [`Matcher`]: [`check`] with a fast path for the common packet: untagged, IPv4 without options,
+//! [`Matcher`]: [`check()`] with a fast path for the common packet: untagged, IPv4 without options,
 //! IPv6 without extension headers, Geneve without options. Its fixed bytes (EtherType, IP version,
 //! no fragment bits, protocol, our address, our port, the tunnel flags, our VNI) are compared with a
 //! prebuilt pattern, 16 bytes at a time under a mask; then the lengths and the checksums. Anything the fast path does not accept goes
-//! to [`check`], which decides (and says why): the fast path never accepts what `check` refuses.
+//! to [`check()`], which decides (and says why): the fast path never accepts what `check` refuses.
 
 use super::check::udp_sum_ok;
 use super::{
@@ -90,7 +90,7 @@ impl Matcher {
         }
     }
 
-    /// The fast path alone: `Some` only for packets [`check`] accepts, with the same result; `None`
+    /// The fast path alone: `Some` only for packets [`check()`] accepts, with the same result; `None`
     /// says nothing (ask [`Matcher::check`]).
     #[inline(always)]
     pub fn fast(&self, frame: &[u8]) -> Option<Found> {

@@ -1,6 +1,6 @@
 //! VXLAN (RFC 7348) and Geneve (RFC 8926) over IPv4 or IPv6: the outer headers an encapsulation
 //! writes ([`Outer`]) and the checks a decapsulation makes before it believes a frame is ours
-//! ([`check`]).
+//! ([`check()`]).
 //!
 //! Both tunnels carry an Ethernet frame in UDP behind an 8-byte header with a 24-bit network
 //! identifier (VNI); they differ in that header only. Byte-level and allocation-free per packet, as
