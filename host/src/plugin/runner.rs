@@ -9,7 +9,7 @@ use super::area::{self, Stamp};
 use super::counters::{bump, now_ns, PluginCounters};
 use super::instance::{trap_text, Live, Plugin};
 use super::logs::LogLimit;
-use super::state::{HostState, Sticky};
+use super::state::{Bits, HostState, Sticky};
 use crate::config::FailurePolicy;
 use crate::engines::{EngineFn, FwdCtx};
 use crate::mbuf::Burst;
@@ -400,14 +400,19 @@ fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
     if !view.dirty {
         return;
     }
-    // The index of each position (positions of consumed indexes do not exist).
-    let mut index = [0u16; crate::mbuf::MAX_BURST];
-    for i in (0..view.len).filter(|&i| !view.consumed.has(i)) {
-        index[view.position(i)] = i as u16;
-    }
+    // The index of each position (positions of consumed indexes do not exist); when no engine
+    // moved or freed a packet during the call, each position is its index.
+    let same = !view.shifted && view.consumed == Bits::default();
+    let index = (!same).then(|| {
+        let mut index = [0u16; crate::mbuf::MAX_BURST];
+        for i in (0..view.len).filter(|&i| !view.consumed.has(i)) {
+            index[view.position(i)] = i as u16;
+        }
+        index
+    });
     let kept = &mut st.scratch;
     for (p, pkt) in burst.drain_from(0).enumerate() {
-        let i = usize::from(index[p]);
+        let i = index.as_ref().map_or(p, |index| usize::from(index[p]));
         if view.drops.has(i) {
             if view.engine_drops.has(i) {
                 ctx.drops.engine += 1;
