@@ -79,16 +79,18 @@ impl Policy for RateLimit {
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         let now = burst.now_ns();
-        for start in (0..burst.len() as usize).step_by(CHUNK) {
-            self.limit(burst, start, now)?;
+        let len = burst.len() as usize;
+        for start in (0..len).step_by(CHUNK) {
+            self.limit(burst, start, (len - start).min(CHUNK), now)?;
         }
         Ok(())
     }
 }
 
 impl RateLimit {
-    /// Packets `start..start + CHUNK` of the burst: over-rate ones get the drop verdict.
-    fn limit(&mut self, burst: &mut Burst, start: usize, now: u64) -> Result<(), Error> {
+    /// Packets `start..start + n` of the burst (`n` at most `CHUNK`): over-rate ones get the drop
+    /// verdict.
+    fn limit(&mut self, burst: &mut Burst, start: usize, n: usize, now: u64) -> Result<(), Error> {
         // The chunk's distinct sources, and each packet's slot among them (NONE: not IPv4), found in
         // the pass that reads the sources: a packet from the previous packet's source (the usual
         // case within a flow) takes its slot without a search.
@@ -118,11 +120,18 @@ impl RateLimit {
         for (b, f) in buckets[..u].iter_mut().zip(&found[..u]) {
             *b = refill(self.depth_ns, if *f == 1 { Some(*b) } else { None }, now);
         }
-        let mut limited = 0;
-        for (i, mut w) in burst.windows()?.skip(start).take(CHUNK).enumerate() {
-            let Some(b) = buckets[..u].get_mut(usize::from(slot[i])) else { continue };
-            if !take(self.period_ns, b) {
-                w.drop();
+        // The verdict pass walks the slots alone; a window is looked up (in O(1)) only for a packet
+        // to drop, so the common packet costs its bucket and nothing else.
+        let period_ns = self.period_ns;
+        let mut windows = burst.windows()?.skip(start);
+        let (mut limited, mut at) = (0, 0);
+        for (i, &s) in slot[..n].iter().enumerate() {
+            let Some(b) = buckets[..u].get_mut(usize::from(s)) else { continue };
+            if !take(period_ns, b) {
+                if let Some(mut w) = windows.nth(i - at) {
+                    w.drop();
+                }
+                at = i + 1;
                 limited += 1;
             }
         }
