@@ -22,63 +22,24 @@ const ROOM: usize = OUTER_LEN_V6.div_ceil(CHUNK) * CHUNK;
 #[derive(Debug, Clone)]
 pub struct Matcher {
     expect: Expect,
-    mask: [u8; ROOM],
-    value: [u8; ROOM],
+    /// The fast path's pattern, made once (a [`FastPath`] copies it).
+    pattern: Pattern,
     v6: bool,
 }
 
 impl Matcher {
     /// The matcher for `expect`.
     pub fn new(expect: Expect) -> Matcher {
-        let mut m = Matcher { mask: [0; ROOM], value: [0; ROOM], v6: expect.local.is_ipv6(), expect };
-        m.build();
-        m
+        let v6 = expect.local.is_ipv6();
+        let mut bytes = PatternBytes { mask: [0; ROOM], value: [0; ROOM] };
+        bytes.build(&expect);
+        let pattern = Pattern::new(&bytes.mask, &bytes.value, if v6 { OUTER_LEN_V6 } else { OUTER_LEN_V4 });
+        Matcher { expect, pattern, v6 }
     }
 
     /// What it accepts.
     pub fn expect(&self) -> &Expect {
         &self.expect
-    }
-
-    fn fix(&mut self, at: usize, mask: &[u8], value: &[u8]) {
-        self.mask[at..at + mask.len()].copy_from_slice(mask);
-        self.value[at..at + value.len()].copy_from_slice(value);
-    }
-
-    fn build(&mut self) {
-        let e = self.expect.clone();
-        let l3 = ETH_HLEN;
-        let l4 = match e.local {
-            IpAddr::V4(a) => {
-                self.fix(eth::ETHERTYPE, &[0xFF; 2], &ethertype::IPV4.to_be_bytes());
-                self.fix(l3 + ipv4::VER_IHL, &[0xFF], &[0x45]);
-                // Reserved and DF bits are free; More Fragments and the offset must be 0.
-                self.fix(l3 + ipv4::FLAGS_FRAG, &[0x3F, 0xFF], &[0, 0]);
-                self.fix(l3 + ipv4::PROTOCOL, &[0xFF], &[proto::UDP]);
-                self.fix(l3 + ipv4::DST, &[0xFF; 4], &a.octets());
-                l3 + ipv4::MIN_LEN
-            }
-            IpAddr::V6(a) => {
-                self.fix(eth::ETHERTYPE, &[0xFF; 2], &ethertype::IPV6.to_be_bytes());
-                self.fix(l3 + ipv6::VER, &[0xF0], &[0x60]);
-                self.fix(l3 + ipv6::NEXT_HEADER, &[0xFF], &[proto::UDP]);
-                self.fix(l3 + ipv6::SRC + ipv6::ADDR_LEN, &[0xFF; 16], &a.octets());
-                l3 + ipv6::LEN
-            }
-        };
-        self.fix(l4 + 2, &[0xFF; 2], &e.dst_port.to_be_bytes());
-        let t = l4 + udp::LEN;
-        match e.kind {
-            Kind::Vxlan => self.fix(t, &[VXLAN_I], &[VXLAN_I]),
-            // Version 0 and no options; neither control nor critical.
-            Kind::Geneve => {
-                let p = GENEVE_ETHERNET.to_be_bytes();
-                self.fix(t, &[0xFF, 0xC0, 0xFF, 0xFF], &[0, 0, p[0], p[1]]);
-            }
-        }
-        if let Some(vni) = e.vni {
-            self.fix(t + 4, &[0xFF; 3], &vni.to_be_bytes()[1..]);
-        }
     }
 
     /// Where the inner frame of `frame` is, or why it is not ours.
@@ -138,6 +99,55 @@ impl Matcher {
     }
 }
 
+/// A pattern's bytes while it is made: which bits are fixed (`mask`) and their `value`.
+struct PatternBytes {
+    mask: [u8; ROOM],
+    value: [u8; ROOM],
+}
+
+impl PatternBytes {
+    fn fix(&mut self, at: usize, mask: &[u8], value: &[u8]) {
+        self.mask[at..at + mask.len()].copy_from_slice(mask);
+        self.value[at..at + value.len()].copy_from_slice(value);
+    }
+
+    /// The fixed bytes of a frame `e` accepts on the fast path.
+    fn build(&mut self, e: &Expect) {
+        let l3 = ETH_HLEN;
+        let l4 = match e.local {
+            IpAddr::V4(a) => {
+                self.fix(eth::ETHERTYPE, &[0xFF; 2], &ethertype::IPV4.to_be_bytes());
+                self.fix(l3 + ipv4::VER_IHL, &[0xFF], &[0x45]);
+                // Reserved and DF bits are free; More Fragments and the offset must be 0.
+                self.fix(l3 + ipv4::FLAGS_FRAG, &[0x3F, 0xFF], &[0, 0]);
+                self.fix(l3 + ipv4::PROTOCOL, &[0xFF], &[proto::UDP]);
+                self.fix(l3 + ipv4::DST, &[0xFF; 4], &a.octets());
+                l3 + ipv4::MIN_LEN
+            }
+            IpAddr::V6(a) => {
+                self.fix(eth::ETHERTYPE, &[0xFF; 2], &ethertype::IPV6.to_be_bytes());
+                self.fix(l3 + ipv6::VER, &[0xF0], &[0x60]);
+                self.fix(l3 + ipv6::NEXT_HEADER, &[0xFF], &[proto::UDP]);
+                self.fix(l3 + ipv6::SRC + ipv6::ADDR_LEN, &[0xFF; 16], &a.octets());
+                l3 + ipv6::LEN
+            }
+        };
+        self.fix(l4 + 2, &[0xFF; 2], &e.dst_port.to_be_bytes());
+        let t = l4 + udp::LEN;
+        match e.kind {
+            Kind::Vxlan => self.fix(t, &[VXLAN_I], &[VXLAN_I]),
+            // Version 0 and no options; neither control nor critical.
+            Kind::Geneve => {
+                let p = GENEVE_ETHERNET.to_be_bytes();
+                self.fix(t, &[0xFF, 0xC0, 0xFF, 0xFF], &[0, 0, p[0], p[1]]);
+            }
+        }
+        if let Some(vni) = e.vni {
+            self.fix(t + 4, &[0xFF; 3], &vni.to_be_bytes()[1..]);
+        }
+    }
+}
+
 /// [`Matcher::fast`] for one underlay family (`V6`), which only [`Matcher::family`] makes. It holds
 /// its pattern by value, so that a loop keeps it in registers rather than loading it from the
 /// matcher for every packet (which the compiler must, as packet stores might alias it).
@@ -150,8 +160,7 @@ pub struct FastPath<'a, const V6: bool> {
 impl<'a, const V6: bool> FastPath<'a, V6> {
     #[inline(always)]
     fn new(matcher: &'a Matcher) -> Self {
-        let n = if V6 { OUTER_LEN_V6 } else { OUTER_LEN_V4 };
-        FastPath { matcher, pattern: Pattern::new(&matcher.mask, &matcher.value, n) }
+        FastPath { matcher, pattern: matcher.pattern }
     }
 
     /// As [`Matcher::fast`].
