@@ -36,23 +36,18 @@ fn index_range(st: &mut HostState, start: i32, n: i32) -> Result<std::ops::Range
 }
 
 /// The engine `e` on the whole burst, for the host's own burst-wide decisions (the engine
-/// `wasmdp_on_burst` returned, the area header's engine): when no packet moved or left during the
-/// call and the engine keeps packets in place, it runs on the burst directly, without the index
-/// bookkeeping of a `run_engine` import (about 50 instructions per burst); otherwise as
-/// `run_engine(e, 0, ALL_PACKETS)`.
+/// `wasmdp_on_burst` returned, the area header's engine): `run_engine(e, 0, len)`.
+#[inline(always)]
 pub(crate) fn run_whole(st: &mut HostState, e: u32) -> i32 {
     let len = st.view.len as i32;
-    match st.engines.get(e as usize) {
-        Some(&engine) if engine.keeps_packets && e != engine::RXONLY && st.view.untouched() => {
-            st.with_call(|burst, ctx, _, _| (engine.run)(ctx, burst)).map_or(err::NO_BURST, |()| len)
-        }
-        _ => run_engine(st, e as i32, 0, len),
-    }
+    run_engine(st, e as i32, 0, len)
 }
 
-/// The `run_engine` import. Its common call (every 1.0 plugin's, `run_engine(e, 0, len)` on an
-/// untouched burst) is taken as in [`run_whole`], here, in a function small enough to need no
-/// stack frame; the rest in [`run_engine_on`].
+/// The `run_engine` import. Its common call (the whole of a burst nothing moved or left during the
+/// call, with an engine that keeps packets in place: every 1.0 plugin's `run_engine(e, 0, len)` and
+/// the host's [`run_whole`]) runs the engine on the burst directly, without the index bookkeeping
+/// of [`run_engine_on`] (about 50 instructions per burst), in a function small enough to need no
+/// stack frame.
 #[inline(always)]
 pub(crate) fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 {
     let Some(&engine) = usize::try_from(e).ok().and_then(|i| st.engines.get(i)) else { return err::BAD_ENGINE };
