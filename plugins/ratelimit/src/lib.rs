@@ -79,25 +79,25 @@ impl Policy for RateLimit {
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         let now = burst.now_ns();
-        let len = burst.len() as usize;
-        for start in (0..len).step_by(CHUNK) {
-            self.limit(burst, start, (len - start).min(CHUNK), now)?;
+        for start in (0..burst.len() as usize).step_by(CHUNK) {
+            self.limit(burst, start, now)?;
         }
         Ok(())
     }
 }
 
 impl RateLimit {
-    /// Packets `start..start + n` of the burst (`n` at most `CHUNK`): over-rate ones get the drop
-    /// verdict.
-    fn limit(&mut self, burst: &mut Burst, start: usize, n: usize, now: u64) -> Result<(), Error> {
+    /// Packets `start..start + CHUNK` of the burst: over-rate ones get the drop verdict.
+    fn limit(&mut self, burst: &mut Burst, start: usize, now: u64) -> Result<(), Error> {
         // The chunk's distinct sources, and each packet's slot among them (NONE: not IPv4), found in
         // the pass that reads the sources: a packet from the previous packet's source (the usual
         // case within a flow) takes its slot without a search.
         let Scratch { uniq, slot, buckets, found } = &mut self.scratch;
-        let mut u = 0;
+        let (mut u, mut n) = (0, 0);
         let mut last = None;
         for (i, w) in burst.windows()?.skip(start).take(CHUNK).enumerate() {
+            // The slots written this burst: the verdict pass reads no other.
+            n = i + 1;
             let Some(src) = source(w.bytes()) else {
                 slot[i] = NONE;
                 continue;
