@@ -46,6 +46,31 @@ pub(crate) struct Stamp {
     pub now_ns: u64,
 }
 
+/// Runs `$run` with the const `$W` set to `$window` when it is one of the window sizes copied in
+/// fixed moves ([`copy_window`]), else to 0.
+macro_rules! with_fixed {
+    ($window:expr, $W:ident => $run:expr) => {
+        match $window {
+            16 => {
+                const $W: usize = 16;
+                $run
+            }
+            32 => {
+                const $W: usize = 32;
+                $run
+            }
+            64 => {
+                const $W: usize = 64;
+                $run
+            }
+            _ => {
+                const $W: usize = 0;
+                $run
+            }
+        }
+    };
+}
+
 /// Writes the header, and the descriptor and window of each packet up to `max_pkts`, with every
 /// out field reset. False when the area is no longer inside the memory.
 // Not inlined (nor `apply`): their per-packet loops then compile the same whatever the runner
@@ -70,8 +95,8 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: Sim
     match (a.window, a.flow_hash) {
         (0, false) => fill_descriptors::<false>(pkts, descs),
         (0, true) => fill_descriptors::<true>(pkts, descs),
-        (w, false) => fill_windows::<false>(pkts, descs, wins, w, simd),
-        (w, true) => fill_windows::<true>(pkts, descs, wins, w, simd),
+        (w, false) => with_fixed!(w, W => fill_windows::<false, W>(pkts, descs, wins, w, simd)),
+        (w, true) => with_fixed!(w, W => fill_windows::<true, W>(pkts, descs, wins, w, simd)),
     }
     true
 }
@@ -86,14 +111,20 @@ fn fill_descriptors<const HASH: bool>(pkts: &[Pkt], descs: &mut [u8]) {
 /// Descriptors and windows of `window` bytes, as zipped chunks: the slots' bounds are checked
 /// once, not per packet.
 #[inline(always)]
-fn fill_windows<const HASH: bool>(pkts: &[Pkt], descs: &mut [u8], wins: &mut [u8], window: usize, simd: Simd) {
+fn fill_windows<const HASH: bool, const W: usize>(
+    pkts: &[Pkt],
+    descs: &mut [u8],
+    wins: &mut [u8],
+    window: usize,
+    simd: Simd,
+) {
     for (p, (d, w)) in pkts.iter().zip(descs.chunks_exact_mut(DESC).zip(wins.chunks_exact_mut(window))) {
         // The packet's bytes first: its length is then read once, before the stores into the
         // area (which the compiler cannot tell apart from the packet's metadata).
         let data = p.data();
         let win = data.len().min(window);
         put(d, 0, &descriptor::<HASH>(p, win));
-        copy_small(simd, &mut w[..win], &data[..win]);
+        copy_window::<W>(simd, &mut w[..win], &data[..win]);
     }
 }
 
@@ -247,11 +278,15 @@ fn copy_back(descs: &[u8], wins: &[u8], window: usize, st: &mut HostState) -> Re
     if window == 0 {
         return Ok(()); // `check` allows no dirty bytes then
     }
+    with_fixed!(window, W => copy_back_windows::<W>(descs, wins, window, st))
+}
+
+fn copy_back_windows<const W: usize>(descs: &[u8], wins: &[u8], window: usize, st: &mut HostState) -> Result<(), i32> {
     let simd = st.simd;
     st.with_call(|burst, _, _, _| {
         for (p, (d, w)) in burst.iter_mut().zip(descs.chunks_exact(DESC).zip(wins.chunks_exact(window))) {
             let k = usize::from(decode(d).dirty).min(p.len());
-            copy_small(simd, &mut p.data_mut()[..k], &w[..k]);
+            copy_window::<W>(simd, &mut p.data_mut()[..k], &w[..k]);
         }
     })
     .ok_or(err::NO_BURST)
@@ -403,6 +438,17 @@ fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32> {
     Ok(())
 }
 
+/// A window's bytes, in `W` bytes of fixed moves when there are `W` (a whole window of a size
+/// [`with_fixed`] knows, which is most packets': 11 instructions a packet fewer for 16-byte windows,
+/// the fill's and the copy-back's together, than [`copy_small`]'s tests of the length).
+#[inline(always)]
+fn copy_window<const W: usize>(simd: Simd, dst: &mut [u8], src: &[u8]) {
+    if W != 0 && dst.len() == W {
+        return dst.copy_from_slice(&src[..W]);
+    }
+    copy_small(simd, dst, src)
+}
+
 /// A window's bytes: most are a few dozen, where fixed-size moves that may overlap (for 17..=32
 /// bytes: 0..16 and n-16..n) beat a call into memcpy and the SIMD copy's dispatch (measured: 15
 /// instructions per packet fewer for the VXLAN encapsulation plugin's 50..64-byte windows).
@@ -449,5 +495,26 @@ mod tests {
             assert_eq!(&dst[4..4 + n], &src[1..1 + n], "length {n}");
             assert!(dst[..4].iter().chain(&dst[4 + n..]).all(|&b| b == 0xEE), "length {n}: outside touched");
         }
+    }
+
+    #[test]
+    fn window_copies_are_exact_for_whole_and_partial_windows() {
+        fn each_length<const W: usize>() {
+            let simd = crate::simd::Simd::detect();
+            let src: Vec<u8> = (0..200u8).collect();
+            for n in 0..=W + 2 {
+                let mut dst = vec![0xEEu8; n + 8];
+                super::copy_window::<W>(simd, &mut dst[4..4 + n], &src[1..1 + n]);
+                assert_eq!(&dst[4..4 + n], &src[1..1 + n], "window {W}, length {n}");
+                assert!(
+                    dst[..4].iter().chain(&dst[4 + n..]).all(|&b| b == 0xEE),
+                    "window {W}, length {n}: outside touched"
+                );
+            }
+        }
+        each_length::<16>();
+        each_length::<32>();
+        each_length::<64>();
+        each_length::<0>();
     }
 }
