@@ -139,7 +139,7 @@ impl Harness {
         let cfg = config::parse(yaml, "fuzz").expect("the ring pair");
         let mut ports = open_all(&cfg).expect("ring ports");
         let simd = Simd::detect();
-        let inject = Arc::new(Inject::new(64));
+        let inject = Arc::new(Inject::new(4));
         let injects: Arc<[Option<Arc<Inject>>]> = Arc::from(vec![Some(inject.clone()), Some(inject.clone())]);
         let counters = Arc::new(PluginCounters::default());
         let env = Arc::new(crate::plugin::StreamEnv::alone(injects));
@@ -197,9 +197,7 @@ impl Harness {
         );
         stream.drain(&mut cache);
         out.drain(&mut cache);
-        while let Some(p) = inject.pop() {
-            cache.free(p);
-        }
+        inject.drain(&mut cache);
         drop(stream);
         drop(cache);
         assert_eq!(self.pool.available(), self.pool.capacity(), "buffers leaked");

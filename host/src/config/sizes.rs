@@ -68,7 +68,7 @@ pub fn footprint(cfg: &Config, pairs: &[Pair]) -> Footprint {
             f.queues += q * r.size.0 * QUEUE_SLOT;
         }
         if pairs.iter().any(|s| s.tx == i) {
-            f.queues += crate::ports::INJECT_SIZE as u64 * QUEUE_SLOT;
+            f.queues += crate::ports::Inject::bytes(crate::ports::INJECT_SLOTS);
         }
         if let Some(pol) = &port.policy {
             let instances = pairs.iter().filter(|s| s.rx == i).count() as u64;

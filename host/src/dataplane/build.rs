@@ -5,7 +5,7 @@ use crate::engines;
 use crate::lcore::{Retry, Stream, StreamParts, Worker};
 use crate::mbuf::{Pool, PoolConfig};
 use crate::plugin::{PluginCounters, Runner};
-use crate::ports::{self, Inject, Port, RxQueue, INJECT_SIZE};
+use crate::ports::{self, Inject, Port, RxQueue, INJECT_SLOTS};
 use crate::reload::{settings, Control, Plane, ReloadStats, StreamSpec};
 use crate::simd::{self, Simd};
 use crate::stats::{StatsView, StreamInfo};
@@ -164,7 +164,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
 /// One inject queue per port that some stream transmits on (what plugins `send_to`).
 pub(super) fn inject_queues(cfg: &Config, pairs: &[Pair]) -> Arc<[Option<Arc<Inject>>]> {
     (0..cfg.ports.len())
-        .map(|port| pairs.iter().any(|s| s.tx == port).then(|| Arc::new(Inject::new(INJECT_SIZE))))
+        .map(|port| pairs.iter().any(|s| s.tx == port).then(|| Arc::new(Inject::new(INJECT_SLOTS))))
         .collect()
 }
 

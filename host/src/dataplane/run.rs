@@ -131,12 +131,7 @@ impl Running {
         }
         let mut cache = self.pool.cache();
         in_flight += self.unpolled.iter_mut().map(|q| q.drain(&mut cache)).sum::<u64>();
-        for q in &self.injects {
-            while let Some(p) = q.pop() {
-                cache.free(p);
-                in_flight += 1;
-            }
-        }
+        in_flight += self.injects.iter().map(|q| q.drain(&mut cache)).sum::<u64>();
         drop(cache);
         let leaked = (self.pool.capacity() - self.pool.available()) as u64;
         if leaked != 0 {

@@ -200,10 +200,11 @@ impl Stream {
             return 0;
         }
         let mut n = 0;
-        while self.burst.len() < crate::mbuf::MAX_BURST {
-            let Some(p) = q.pop() else { break };
-            self.burst.push(p);
-            n += 1;
+        // Whole batches only, so that none is split (the rest waits for the next round).
+        while self.burst.len() + crate::ports::INJECT_BATCH <= crate::mbuf::MAX_BURST {
+            let Some(batch) = q.pop() else { break };
+            n += batch.len() as u64;
+            batch.into_iter().for_each(|p| self.burst.push(p));
         }
         n
     }

@@ -25,6 +25,7 @@ mod module;
 pub mod native;
 mod runner;
 mod runtime;
+mod sends;
 mod state;
 
 pub use calls::{measure as measure_calls, CallCosts};

@@ -410,7 +410,7 @@ fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
         }
         index
     });
-    let kept = &mut st.scratch;
+    let (kept, sends, injects) = (&mut st.scratch, &mut st.sends, &st.env.injects[..]);
     for (p, pkt) in burst.drain_from(0).enumerate() {
         let i = index.as_ref().map_or(p, |index| usize::from(index[p]));
         if view.drops.has(i) {
@@ -423,18 +423,15 @@ fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
             }
             ctx.cache.free(pkt);
         } else if view.sent.has(i) && view.targets[i] != st.env.tx_port {
-            ctx.redirected_out += 1;
-            let q = st.env.injects[usize::from(view.targets[i])].as_ref();
-            if let Some(Err(pkt)) = q.map(|q| q.push(pkt)) {
-                ctx.redirected_out -= 1;
-                ctx.drops.tx_full += 1;
-                ctx.cache.free(pkt);
-            }
+            sends.add(view.targets[i], pkt, injects, ctx.cache);
         } else {
             // Passed, or sent to the stream's own TX port: transmitted here, in order, without a
             // trip through the port's inject queue.
             kept.push(pkt);
         }
     }
+    let sent = sends.flush(injects, ctx.cache);
+    ctx.redirected_out += sent.out;
+    ctx.drops.tx_full += sent.refused;
     std::mem::swap(burst, kept);
 }

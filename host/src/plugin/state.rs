@@ -229,6 +229,8 @@ pub(crate) struct HostState {
     pub map_budget: u64,
     /// Scratch burst for engines run on part of a burst (allocated once).
     pub scratch: Burst,
+    /// What a call sends to other ports, batched per port until its requests are carried out.
+    pub sends: Box<super::sends::Sends>,
     pub sticky: Option<Sticky>,
     pub params: Arc<BTreeMap<String, String>>,
     pub counters: Arc<InstanceCounters>,
@@ -264,6 +266,7 @@ impl HostState {
             maps: Vec::new(),
             map_budget,
             scratch: Burst::new(),
+            sends: Box::default(),
             sticky: None,
             params,
             counters,

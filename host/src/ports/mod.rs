@@ -7,11 +7,13 @@ mod af_packet;
 mod af_xdp;
 mod counted;
 pub(crate) mod iface;
+mod inject;
 mod null;
 mod pcap;
 mod ring;
 mod template;
 
+pub use inject::{Batch as InjectBatch, Inject, BATCH as INJECT_BATCH, SLOTS as INJECT_SLOTS};
 pub use pcap::load::{load as load_capture, Capture, Record};
 pub use template::Template;
 
@@ -20,13 +22,6 @@ use crate::mbuf::{Burst, PoolCache};
 use crate::offload::TxOffloads;
 use std::collections::HashMap;
 use std::sync::Arc;
-
-/// Packets sent to a port by plugins of streams that do not transmit on it (`send_to`): a bounded
-/// lock-free queue that the streams transmitting on the port drain.
-pub type Inject = crossbeam_queue::ArrayQueue<crate::mbuf::Pkt>;
-
-/// Capacity of a port's inject queue.
-pub const INJECT_SIZE: usize = 4096;
 
 /// What one RX call produced.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
