@@ -6,8 +6,9 @@
 //! the table is touched, so no range the plugin passes can overlap what the host writes.
 
 use super::{guest_bytes, guest_span, C};
-use crate::plugin::maps::{word_of, MapError, MapKind, MapSpec, Table};
+use crate::plugin::maps::{put_word, word_of, MapError, MapKind, MapSpec, Table, WordBatch};
 use crate::plugin::state::HostState;
+use std::ops::Range;
 use std::sync::Arc;
 use wasmdp_abi::{err, import, map};
 use wasmtime::Linker;
@@ -188,12 +189,24 @@ fn lookup_batch(mut c: C<'_>, id: i32, kp: i32, n: i32, vp: i32, fp: i32) -> i32
         Ok(r) => r,
         Err(e) => return e,
     };
+    lookup_batch_in(&t, data, keys, values, found)
+}
+
+/// `map_lookup_batch` on the plugin's memory `data`: the keys, values and found bytes at the
+/// given ranges (checked to be in `data` and to hold `found.len()` entries; they may overlap, so
+/// key `i` is read after entry `i - 1` was written).
+fn lookup_batch_in(t: &Table, data: &mut [u8], keys: Range<usize>, values: Range<usize>, found: Range<usize>) -> i32 {
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
+    if t.one_word() {
+        let (n, (keys, values, found)) = (found.len(), (keys.start, values.start, found.start));
+        return by_sizes!(ks, vs, K, V => t.lookup_words(n, &mut MemoryBatch::<K, V> { data, keys, values, found, ks, vs }))
+            as i32;
+    }
     let mut hits = 0;
     let mut key = [0u8; map::MAX_KEY as usize];
     for i in 0..found.len() {
-        // Copied first: the plugin's ranges may overlap each other. A key of up to 8 bytes as one
-        // word: a copy of a length known only at run time is a call of memcpy (20 per key).
+        // Copied first: the ranges may overlap each other. A key of up to 8 bytes as one word: a
+        // copy of a length known only at run time is a call of memcpy (20 per key).
         let src = &data[keys.start + i * ks..][..ks];
         if ks <= 8 {
             key[..8].copy_from_slice(&word_of(src).to_le_bytes());
@@ -236,6 +249,10 @@ pub(crate) fn lookup_batch_slices(t: &Table, keys: &[u8], n: i32, values: &mut [
     if keys.len() != n * ks || values.len() != n * vs || found.len() != n {
         return err::BAD_MEMORY;
     }
+    if t.one_word() {
+        return by_sizes!(ks, vs, K, V => t.lookup_words(n, &mut SliceBatch::<K, V> { keys, values, found, ks, vs }))
+            as i32;
+    }
     let mut hits = 0;
     for ((k, v), f) in keys.chunks_exact(ks).zip(values.chunks_exact_mut(vs)).zip(found.iter_mut()) {
         let hit = t.lookup(k, v);
@@ -243,6 +260,93 @@ pub(crate) fn lookup_batch_slices(t: &Table, keys: &[u8], n: i32, values: &mut [
         hits += i32::from(hit);
     }
     hits
+}
+
+/// Runs `$run` with the consts `$K` and `$V` set to the key and value sizes `$ks` and `$vs` when
+/// they are 4 or 8 bytes (the examples' keys and values), else to 0 (read from the batch): a size
+/// known at compile time makes each key one load and each value one store, not a dispatch on the
+/// length with its bounds (15 instructions a key).
+macro_rules! by_sizes {
+    ($ks:expr, $vs:expr, $K:ident, $V:ident => $run:expr) => {
+        match ($ks, $vs) {
+            (4, 4) => by_sizes!(@ 4, 4, $K, $V => $run),
+            (4, 8) => by_sizes!(@ 4, 8, $K, $V => $run),
+            (8, 4) => by_sizes!(@ 8, 4, $K, $V => $run),
+            (8, 8) => by_sizes!(@ 8, 8, $K, $V => $run),
+            _ => by_sizes!(@ 0, 0, $K, $V => $run),
+        }
+    };
+    (@ $k:literal, $v:literal, $K:ident, $V:ident => $run:expr) => {{
+        const $K: usize = $k;
+        const $V: usize = $v;
+        $run
+    }};
+}
+use by_sizes;
+
+/// A batch in the plugin's memory: keys of `ks` bytes end to end from `keys`, values of `vs` from
+/// `values`, found bytes from `found` (all checked to be in `data`; they may overlap). `K` and `V`,
+/// when not 0, are `ks` and `vs` known at compile time.
+struct MemoryBatch<'a, const K: usize, const V: usize> {
+    data: &'a mut [u8],
+    keys: usize,
+    values: usize,
+    found: usize,
+    ks: usize,
+    vs: usize,
+}
+
+/// `n` if it is not 0, else `dynamic`.
+#[inline(always)]
+const fn known(n: usize, dynamic: usize) -> usize {
+    if n != 0 {
+        n
+    } else {
+        dynamic
+    }
+}
+
+impl<const K: usize, const V: usize> WordBatch for MemoryBatch<'_, K, V> {
+    #[inline(always)]
+    fn key(&self, i: usize) -> u64 {
+        let ks = known(K, self.ks);
+        word_of(&self.data[self.keys + i * ks..][..ks])
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, value: Option<u64>) {
+        let vs = known(V, self.vs);
+        if let Some(v) = value {
+            put_word(v, &mut self.data[self.values + i * vs..][..vs]);
+        }
+        self.data[self.found + i] = u8::from(value.is_some());
+    }
+}
+
+/// A batch of a native build: keys, values and found flags in slices of their own.
+struct SliceBatch<'a, const K: usize, const V: usize> {
+    keys: &'a [u8],
+    values: &'a mut [u8],
+    found: &'a mut [u8],
+    ks: usize,
+    vs: usize,
+}
+
+impl<const K: usize, const V: usize> WordBatch for SliceBatch<'_, K, V> {
+    #[inline(always)]
+    fn key(&self, i: usize) -> u64 {
+        let ks = known(K, self.ks);
+        word_of(&self.keys[i * ks..][..ks])
+    }
+
+    #[inline(always)]
+    fn put(&mut self, i: usize, value: Option<u64>) {
+        let vs = known(V, self.vs);
+        if let Some(v) = value {
+            put_word(v, &mut self.values[i * vs..][..vs]);
+        }
+        self.found[i] = u8::from(value.is_some());
+    }
 }
 
 /// `map_update_batch` of a native build.
@@ -258,4 +362,63 @@ pub(crate) fn update_batch_slices(t: &Table, keys: &[u8], values: &[u8], n: i32)
         }
     }
     n as i32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A hash map of `ks`-byte keys and `vs`-byte values holding keys 1..=5 (byte `k` repeated),
+    /// each with the value of bytes `10 * k`, `10 * k + 1`, ...
+    fn filled(ks: usize, vs: usize) -> Table {
+        let spec =
+            MapSpec { name: "t".into(), kind: MapKind::Hash, key_size: ks as u32, value_size: vs as u32, capacity: 16 };
+        let t = Table::new(&spec);
+        for k in 1..=5u8 {
+            t.update(&vec![k; ks], &value_of(k, vs)).expect("room");
+        }
+        t
+    }
+
+    fn value_of(k: u8, vs: usize) -> Vec<u8> {
+        (0..vs as u8).map(|i| 10 * k + i).collect()
+    }
+
+    #[test]
+    fn batch_lookups_find_every_key_of_every_size_and_leave_misses_alone() {
+        // Keys 3, 9 (absent), 1, 5; every size class: one word with sizes known at compile time
+        // or not, and several words.
+        let wanted = [3u8, 9, 1, 5];
+        for (ks, vs) in [(4, 4), (4, 8), (8, 4), (8, 8), (3, 6), (2, 1), (12, 4), (4, 20)] {
+            let t = filled(ks, vs);
+            let keys: Vec<u8> = wanted.iter().flat_map(|&k| vec![k; ks]).collect();
+            let want_values: Vec<u8> =
+                wanted.iter().flat_map(|&k| if k == 9 { vec![0xEE; vs] } else { value_of(k, vs) }).collect();
+            let (mut values, mut found) = (vec![0xEE; 4 * vs], vec![0xEE; 4]);
+            assert_eq!(lookup_batch_slices(&t, &keys, 4, &mut values, &mut found), 3, "{ks}/{vs}: hits");
+            assert_eq!((&values, &found[..]), (&want_values, &[1, 0, 1, 1][..]), "{ks}/{vs}: native build");
+            // The same in one memory: keys at 0, values after them, found bytes last.
+            let mut data = keys.clone();
+            data.extend(vec![0xEE; 4 * vs + 4]);
+            let (k, v) = (0..4 * ks, 4 * ks..4 * ks + 4 * vs);
+            let f = v.end..v.end + 4;
+            assert_eq!(lookup_batch_in(&t, &mut data, k, v.clone(), f.clone()), 3, "{ks}/{vs}: hits in memory");
+            assert_eq!((&data[v], &data[f]), (&want_values[..], &[1, 0, 1, 1][..]), "{ks}/{vs}: in memory");
+        }
+    }
+
+    #[test]
+    fn overlapping_batch_ranges_read_each_key_after_the_entry_before_is_written() {
+        // Keys 2 and 1; the values start at key 1, so entry 0's value (key 2's: 20 21 22 ...)
+        // lands on key 1 before key 1 is read, and that key is absent: its value slot is left alone.
+        for ks in [4, 3, 8] {
+            let t = filled(ks, ks);
+            let mut data: Vec<u8> = [2u8, 1].iter().flat_map(|&k| vec![k; ks]).collect();
+            data.extend(vec![0xEE; ks + 2]);
+            let (keys, values, found) = (0..2 * ks, ks..3 * ks, 3 * ks..3 * ks + 2);
+            assert_eq!(lookup_batch_in(&t, &mut data, keys, values, found), 1, "{ks}-byte keys");
+            let want: Vec<u8> = [vec![2; ks], value_of(2, ks), vec![0xEE; ks], vec![1, 0]].concat();
+            assert_eq!(data, want, "{ks}-byte keys");
+        }
+    }
 }

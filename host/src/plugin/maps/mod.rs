@@ -15,7 +15,7 @@ mod registry;
 mod table;
 
 pub use registry::{Entries, MapInfo, Registry};
-pub(crate) use table::word_of;
+pub(crate) use table::{put_word, word_of, WordBatch};
 pub use table::{MapError, Table};
 use wasmdp_abi::map;
 

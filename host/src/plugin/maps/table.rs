@@ -99,12 +99,101 @@ pub(crate) fn word_of(chunk: &[u8]) -> u64 {
 /// The first `out.len()` (at most 8) bytes of `w`, little-endian, into `out`; as [`word_of`] the
 /// common lengths without a memcpy call.
 #[inline(always)]
-fn put_word(w: u64, out: &mut [u8]) {
+pub(crate) fn put_word(w: u64, out: &mut [u8]) {
     match out.len() {
         8 => out.copy_from_slice(&w.to_le_bytes()),
         4 => out.copy_from_slice(&(w as u32).to_le_bytes()),
         _ => out.iter_mut().enumerate().for_each(|(i, b)| *b = (w >> (8 * i)) as u8),
     }
+}
+
+/// The seeded hash of a key's words.
+#[inline(always)]
+fn hash_words(seed: u64, key: &[u64]) -> usize {
+    let mut h = seed;
+    for &w in key {
+        h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        h ^= h >> 29;
+    }
+    h.wrapping_mul(0xBF58_476D_1CE4_E5B9) as usize
+}
+
+/// Linear probing from `hash` over `slots` slots (a power of two; slot `i` is `slot_of(i)`) for
+/// the full slot that `read` says holds our key, returning what `read` read there: its index, its
+/// header and that, all seen between two equal reads of the header (a seqlock pass).
+#[inline(always)]
+fn probe<S: AsRef<[AtomicU64]>, T>(
+    slots: usize,
+    hash: usize,
+    slot_of: impl Fn(usize) -> Option<S>,
+    read: impl Fn(&S) -> Option<T>,
+) -> Option<(usize, u64, T)> {
+    let mask = slots - 1;
+    let mut i = hash & mask;
+    for _ in 0..slots {
+        let slot = slot_of(i)?;
+        let h = settled(slot.as_ref());
+        match h & STATE {
+            EMPTY => return None,
+            FULL => {
+                if let Some(got) = read(&slot) {
+                    fence(Acquire);
+                    if slot.as_ref()[0].load(Relaxed) == h {
+                        return Some((i, h, got));
+                    }
+                    continue; // rewritten while read: look at this slot again
+                }
+            }
+            _ => {}
+        }
+        i = (i + 1) & mask;
+    }
+    None
+}
+
+/// The slot's header once no write is under way.
+fn settled(slot: &[AtomicU64]) -> u64 {
+    let mut spins = 0u32;
+    loop {
+        let h = slot[0].load(Acquire);
+        if h & WRITING == 0 {
+            return h;
+        }
+        spins += 1;
+        if spins.is_multiple_of(1024) {
+            std::thread::yield_now(); // the writer was preempted between two stores
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+/// A hash map of one-word keys and values, as slots of three words (header, key, value), with
+/// its seed: copied out of the [`Table`] for a batch, so that the compiler keeps them in registers
+/// (through `&Table`, whose atomics any store might change for all it knows, they were loaded
+/// again for every key).
+#[derive(Clone, Copy)]
+struct WordSlots<'a> {
+    slots: &'a [[AtomicU64; 3]],
+    seed: u64,
+}
+
+impl WordSlots<'_> {
+    /// The value of `key`, read with it in one seqlock pass.
+    #[inline(always)]
+    fn lookup(self, key: u64) -> Option<u64> {
+        let read = |s: &&[AtomicU64; 3]| (s[1].load(Relaxed) == key).then(|| s[2].load(Relaxed));
+        probe(self.slots.len(), hash_words(self.seed, &[key]), |i| self.slots.get(i), read).map(|(_, _, value)| value)
+    }
+}
+
+/// Where a batch of one-word lookups ([`Table::lookup_words`]) reads its keys and writes what it
+/// found; key `i` is read after entry `i - 1` was written (the plugin's ranges may overlap).
+pub(crate) trait WordBatch {
+    /// Key `i` as a word.
+    fn key(&self, i: usize) -> u64;
+    /// Entry `i`'s value, None when absent (the value bytes are then left as they are).
+    fn put(&mut self, i: usize, value: Option<u64>);
 }
 
 impl Table {
@@ -142,85 +231,34 @@ impl Table {
     }
 
     fn hash(&self, key: &[u64]) -> usize {
-        let mut h = self.seed;
-        for &w in key {
-            h = (h ^ w).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-            h ^= h >> 29;
-        }
-        h.wrapping_mul(0xBF58_476D_1CE4_E5B9) as usize
+        hash_words(self.seed, key)
     }
 
     /// The slot holding `key` and the header seen there, or None. Arrays: the index's slot.
     fn find(&self, key: &[u8]) -> Option<(usize, u64)> {
         if self.spec.kind.is_array() {
             let i = u32::from_le_bytes(key.try_into().ok()?) as usize;
-            return (i < self.layout.slots).then(|| (i, self.settled(self.slot(i))));
+            return (i < self.layout.slots).then(|| (i, settled(self.slot(i))));
         }
         if self.layout.key_words == 1 {
             // One word (keys up to 8 bytes: the examples' flow hashes and addresses): compared as
             // such, not through slices of any length (151 instructions per lookup of a 4-byte key
             // went to that generality).
             let key = word_of(key);
-            let found =
-                self.probe(self.hash(&[key]), |i| Some(self.slot(i)), |s| (s[1].load(Relaxed) == key).then_some(()));
+            let found = probe(
+                self.layout.slots,
+                self.hash(&[key]),
+                |i| Some(self.slot(i)),
+                |s| (s[1].load(Relaxed) == key).then_some(()),
+            );
             return found.map(|(i, h, ())| (i, h));
         }
         let mut kw = [0u64; 8];
         let kw = &mut kw[..self.layout.key_words];
         words_of(key, kw);
         let same = |slot: &[AtomicU64]| slot[1..][..kw.len()].iter().zip(kw.iter()).all(|(a, b)| a.load(Relaxed) == *b);
-        let found = self.probe(self.hash(kw), |i| Some(self.slot(i)), |s| same(s).then_some(()));
+        let found = probe(self.layout.slots, self.hash(kw), |i| Some(self.slot(i)), |s| same(s).then_some(()));
         found.map(|(i, h, ())| (i, h))
-    }
-
-    /// Linear probing from `hash` (slot `i` is `slot_of(i)`) for the full slot that `read` says
-    /// holds our key, returning what `read` read there: its index, its header and that, all seen
-    /// between two equal reads of the header (a seqlock pass).
-    #[inline(always)]
-    fn probe<S: AsRef<[AtomicU64]>, T>(
-        &self,
-        hash: usize,
-        slot_of: impl Fn(usize) -> Option<S>,
-        read: impl Fn(&S) -> Option<T>,
-    ) -> Option<(usize, u64, T)> {
-        let mask = self.layout.slots - 1;
-        let mut i = hash & mask;
-        for _ in 0..self.layout.slots {
-            let slot = slot_of(i)?;
-            let h = self.settled(slot.as_ref());
-            match h & STATE {
-                EMPTY => return None,
-                FULL => {
-                    if let Some(got) = read(&slot) {
-                        fence(Acquire);
-                        if slot.as_ref()[0].load(Relaxed) == h {
-                            return Some((i, h, got));
-                        }
-                        continue; // rewritten while read: look at this slot again
-                    }
-                }
-                _ => {}
-            }
-            i = (i + 1) & mask;
-        }
-        None
-    }
-
-    /// The slot's header once no write is under way.
-    fn settled(&self, slot: &[AtomicU64]) -> u64 {
-        let mut spins = 0u32;
-        loop {
-            let h = slot[0].load(Acquire);
-            if h & WRITING == 0 {
-                return h;
-            }
-            spins += 1;
-            if spins.is_multiple_of(1024) {
-                std::thread::yield_now(); // the writer was preempted between two stores
-            } else {
-                std::hint::spin_loop();
-            }
-        }
     }
 
     fn value<'a>(&self, slot: &'a [AtomicU64]) -> &'a [AtomicU64] {
@@ -247,16 +285,42 @@ impl Table {
         }
     }
 
+    /// Whether this is a hash map whose keys and values are one word each (up to 8 bytes: the
+    /// examples' flow tables and buckets), which [`lookup_words`](Table::lookup_words) serves.
+    pub fn one_word(&self) -> bool {
+        self.layout.key_words == 1 && self.layout.value_words == 1
+    }
+
+    /// Looks the keys `0..n` of `io` up in turn, in a map where [`one_word`](Table::one_word)
+    /// holds; returns the hits. One loop for the batch: the seed, mask and slots are loaded once
+    /// (through `lookup` per key, a call with its size dispatch cost 84 instructions a key).
+    #[inline]
+    pub(crate) fn lookup_words(&self, n: usize, io: &mut impl WordBatch) -> usize {
+        debug_assert!(self.one_word());
+        let slots = self.word_slots();
+        let mut hits = 0;
+        for i in 0..n {
+            let value = slots.lookup(io.key(i));
+            hits += usize::from(value.is_some());
+            io.put(i, value);
+        }
+        hits
+    }
+
     /// [`lookup`](Table::lookup) in a hash map whose keys and values are one word each (up to 8
     /// bytes: the examples' flow tables and buckets). Slots are three words at a fixed stride, and
     /// the key and the value are read in one seqlock pass, where the general path finds the slot,
     /// then copies the value and checks again: 180 instructions per lookup measured, most of them
     /// strides, bounds and lengths computed at run time.
+    #[inline(always)]
     fn lookup_word(&self, key: u64) -> Option<u64> {
-        // Fixed-size slots: the compiler checks their bounds once, at `first_chunk`.
-        let slot_of = |i: usize| self.words.get(i * 3..)?.first_chunk::<3>();
-        let read = |s: &&[AtomicU64; 3]| (s[1].load(Relaxed) == key).then(|| s[2].load(Relaxed));
-        self.probe(self.hash(&[key]), slot_of, read).map(|(_, _, value)| value)
+        self.word_slots().lookup(key)
+    }
+
+    /// The slots of a hash map of one-word keys and values (three words each).
+    #[inline(always)]
+    fn word_slots(&self) -> WordSlots<'_> {
+        WordSlots { slots: &self.words.as_chunks::<3>().0[..self.layout.slots], seed: self.seed }
     }
 
     /// Runs `write` on the slot's value words with the slot's write bit held.
@@ -373,7 +437,7 @@ impl Table {
         for i in 0..self.layout.slots {
             let slot = self.slot(i);
             loop {
-                let h = self.settled(slot);
+                let h = settled(slot);
                 if h & STATE != FULL {
                     break;
                 }
