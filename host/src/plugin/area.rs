@@ -109,8 +109,10 @@ fn fill_descriptors<const HASH: bool>(pkts: &[Pkt], descs: &mut [u8]) {
 }
 
 /// Descriptors and windows of `window` bytes, as zipped chunks: the slots' bounds are checked
-/// once, not per packet.
-#[inline(always)]
+/// once, not per packet. Out of line, each instance: inlined into `fill` beside the others, the
+/// loop's registers were allocated for the whole function (4 to 5 instructions a packet of moves and
+/// reloads, found after an unrelated change).
+#[inline(never)]
 fn fill_windows<const HASH: bool, const W: usize>(
     pkts: &[Pkt],
     descs: &mut [u8],
