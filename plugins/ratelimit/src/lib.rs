@@ -93,28 +93,37 @@ impl RateLimit {
         // the pass that reads the sources: a packet from the previous packet's source (the usual
         // case within a flow) takes its slot without a search.
         let Scratch { uniq, slot, buckets, found } = &mut self.scratch;
+        let mut windows = burst.windows()?;
+        if start > 0 {
+            windows.nth(start - 1);
+        }
+        // Loop state kept small (a counter, the iterator's index, the previous source and its
+        // slot): with `skip`, `take`, `enumerate` and an `Option` for the previous source, cranelift
+        // kept them in spilled registers.
         let (mut u, mut n) = (0, 0);
-        let mut last = None;
-        for (i, w) in burst.windows()?.skip(start).take(CHUNK).enumerate() {
+        let (mut last_src, mut last_j) = (0u32, usize::MAX);
+        while n < CHUNK {
+            let Some(w) = windows.next() else { break };
+            let i = n;
             // The slots written this burst: the verdict pass reads no other.
-            n = i + 1;
+            n += 1;
             let Some(src) = source(w.bytes()) else {
                 slot[i] = NONE;
                 continue;
             };
-            let j = match last {
-                Some((key, j)) if key == src => j,
-                _ => match uniq[..u].iter().position(|k| *k == src) {
+            let key = u32::from_ne_bytes(src);
+            if last_j == usize::MAX || key != last_src {
+                last_j = match uniq[..u].iter().position(|k| *k == src) {
                     Some(j) => j,
                     None => {
                         uniq[u] = src;
                         u += 1;
                         u - 1
                     }
-                },
-            };
-            last = Some((src, j));
-            slot[i] = j as u8;
+                };
+                last_src = key;
+            }
+            slot[i] = last_j as u8;
         }
         self.buckets.get_batch(&uniq[..u], &mut buckets[..u], &mut found[..u])?;
         for (b, f) in buckets[..u].iter_mut().zip(&found[..u]) {
