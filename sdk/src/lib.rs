@@ -154,7 +154,7 @@ pub use error::Error;
 pub use map::{ArrayMap, Map, MapKind};
 pub use offloads::{Offloads, Sticky};
 pub use params::{parse_u64, Params};
-pub use params_net::{parse_mac, Cidr};
+pub use params_net::{parse_mac, Cidr, Prefix4};
 #[doc(hidden)]
 pub use policy::__private;
 pub use policy::{status, Policy, Refusal, REASON_CAP};

@@ -18,7 +18,7 @@
 #![cfg_attr(not(test), no_std)]
 
 use wasmdp_sdk::net::{proto, Headers, Ipv4, L3Kind, Tcp, Udp};
-use wasmdp_sdk::{AreaSpec, Burst, Cidr, Counter, Error, Params, Policy, Refusal, Window};
+use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Params, Policy, Prefix4, Refusal, Window};
 
 /// Bytes of each packet the host places in the window: Ethernet, two VLAN tags, IPv4 with options,
 /// and a TCP header with options.
@@ -26,12 +26,19 @@ const WINDOW: u16 = 128;
 
 /// The policy.
 pub struct Dnat {
-    matches: Cidr,
+    rule: Rule,
+    rewritten: Counter,
+    too_deep: Counter,
+}
+
+/// What to rewrite, copied into the burst's loop: read through `&self` the fields were loaded from
+/// memory again for every packet, the packet stores being, for all the compiler knew, stores to them.
+#[derive(Clone, Copy)]
+struct Rule {
+    matches: Prefix4,
     to: [u8; 4],
     port: Option<u16>,
     to_port: Option<u16>,
-    rewritten: Counter,
-    too_deep: Counter,
 }
 
 impl Policy for Dnat {
@@ -39,23 +46,23 @@ impl Policy for Dnat {
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let matches = params.get_cidr("match")?.ok_or_else(|| Refusal::missing("match"))?;
-        if !matches!(matches, Cidr::V4(..)) {
+        let Some(matches) = matches.v4() else {
             return Err(Refusal::new("param `match`: dnat rewrites IPv4 only; give an IPv4 prefix"));
-        }
-        Ok(Dnat {
+        };
+        let rule = Rule {
             matches,
             to: params.get_ipv4("to")?.ok_or_else(|| Refusal::missing("to"))?,
             port: params.get_u16("port")?,
             to_port: params.get_u16("to_port")?,
-            rewritten: Counter::register("rewritten")?,
-            too_deep: Counter::register("too_deep")?,
-        })
+        };
+        Ok(Dnat { rule, rewritten: Counter::register("rewritten")?, too_deep: Counter::register("too_deep")? })
     }
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         let (mut rewritten, mut too_deep) = (0, 0);
+        let rule = self.rule;
         for mut w in burst.windows()? {
-            match self.rewrite(&mut w) {
+            match rule.rewrite(&mut w) {
                 Some(true) => rewritten += 1,
                 Some(false) => {
                     too_deep += 1;
@@ -70,10 +77,11 @@ impl Policy for Dnat {
     }
 }
 
-impl Dnat {
+impl Rule {
     /// Rewrites a matching packet: Some(true) done, Some(false) matching but its L4 header is past
     /// the window, None not matching.
-    fn rewrite(&self, w: &mut Window<'_>) -> Option<bool> {
+    #[inline(always)]
+    fn rewrite(self, w: &mut Window<'_>) -> Option<bool> {
         let h = Headers::parse(w.bytes())?;
         let l3 = h.l3.filter(|l3| l3.kind == L3Kind::V4)?;
         let ports = matches!(l3.proto, proto::TCP | proto::UDP);
@@ -90,7 +98,7 @@ impl Dnat {
         let (head, seg) = bytes.split_at_mut_checked(at)?;
         let mut ip = Ipv4::new(head.get_mut(l3.offset..)?)?;
         let old = ip.dst();
-        if !self.matches.contains_v4(old) {
+        if !self.matches.contains(old) {
             return None;
         }
         // The L4 checksum covers the address: a whole packet's or a first fragment's is fixed (a
@@ -112,7 +120,7 @@ impl Dnat {
     /// when it is not all in the window. Inlined: as a call, its prologue and spills cost a third of
     /// its work in WebAssembly.
     #[inline(always)]
-    fn fix_l4(&self, seg: &mut [u8], proto_: u8, old: [u8; 4]) -> bool {
+    fn fix_l4(self, seg: &mut [u8], proto_: u8, old: [u8; 4]) -> bool {
         if proto_ == proto::UDP {
             let Some(mut u) = Udp::new(seg) else { return false };
             u.update_checksum_addr_v4(old, self.to);
