@@ -201,32 +201,48 @@ fn vxlan_plugins_round_trip_and_agree_with_the_native_decapsulation() {
 #[test]
 fn ratelimit_holds_each_source_to_its_rate() {
     // 200 packets per second for the one source of the null port's frames, for 0.3 s: about
-    // 20 (the burst) + 60 pass, the rest are policy drops.
-    let yaml = format!(
-        "engine: io\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n",
-        policy("ratelimit", "rate_pps: 200, burst: 20")
-    );
-    let j = common::run_yaml(&yaml, 0.3);
-    let (a, b) = (&j["ports"][0], &j["ports"][1]);
-    let passed = b["tx_packets"].as_u64().unwrap();
-    assert!((20..=120).contains(&passed), "passed {passed}: {b}");
-    assert_eq!(b["dropped_by_reason"]["policy"].as_u64().unwrap() + passed, a["rx_packets"].as_u64().unwrap());
+    // 20 (the burst) + 60 pass, the rest are policy drops. Bursts of up to 64 packets and larger
+    // ones are carried out apart (the engine codes' array).
+    for burst in [32, 256] {
+        let yaml = format!(
+            "engine: io\nburst: {burst}\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n",
+            policy("ratelimit", "rate_pps: 200, burst: 20")
+        );
+        let j = common::run_yaml(&yaml, 0.3);
+        let (a, b) = (&j["ports"][0], &j["ports"][1]);
+        let passed = b["tx_packets"].as_u64().unwrap();
+        assert!((20..=120).contains(&passed), "burst {burst}: passed {passed}: {b}");
+        let dropped = b["dropped_by_reason"]["policy"].as_u64().unwrap();
+        assert_eq!(dropped + passed, a["rx_packets"].as_u64().unwrap(), "burst {burst}");
+    }
 }
 
 #[test]
 fn l4_lb_spreads_flows_over_the_ports_given() {
-    let yaml = format!(
-        "engine: io\nstreams: [{{rx: a, tx: b}}, {{rx: c, tx: c}}]\nports:\n  - {{name: a, driver: null, frame: {{flows: 64}}, {}}}\n  - {{name: b, driver: null}}\n  - {{name: c, driver: null}}\n",
-        policy("l4_lb", "ports: '1,2'")
-    );
-    let j = common::run_yaml(&yaml, 0.3);
-    let a = &j["ports"][0];
-    let rx = a["rx_packets"].as_u64().unwrap();
-    // Stream a -> b: the packets sent to b, its own TX port, leave on it directly (transmitted,
-    // not redirected); those sent to c are redirected out, into c's inject queue.
-    let s = &j["streams"][0];
-    let (b, c) = (s["tx_packets"].as_u64().unwrap(), s["redirected_out"].as_u64().unwrap());
-    assert_eq!(s["redirected_in"], 0, "nothing came back through b's inject queue: {s}");
-    assert!(b + c == rx && b > rx / 5 && c > rx / 5, "spread {b} / {c} of {rx}: {s}");
-    assert_eq!(a["plugin_maps"][0]["entries"], 64, "the 64 flows pinned: {a}");
+    // At burst 256 the sends to c fill batches (32 packets) and are carried out with the array for
+    // large bursts.
+    for burst in [32, 256] {
+        let yaml = format!(
+            "engine: io\nburst: {burst}\nstreams: [{{rx: a, tx: b}}, {{rx: c, tx: c}}]\nports:\n  - {{name: a, driver: null, frame: {{flows: 64}}, {}}}\n  - {{name: b, driver: null}}\n  - {{name: c, driver: null}}\n",
+            policy("l4_lb", "ports: '1,2'")
+        );
+        let j = common::run_yaml(&yaml, 0.3);
+        let a = &j["ports"][0];
+        let rx = a["rx_packets"].as_u64().unwrap();
+        // Stream a -> b: the packets sent to b, its own TX port, leave on it directly (transmitted,
+        // not redirected); those sent to c are redirected out, into c's inject queue.
+        let s = &j["streams"][0];
+        let (b, c) = (s["tx_packets"].as_u64().unwrap(), s["redirected_out"].as_u64().unwrap());
+        assert_eq!(s["redirected_in"], 0, "burst {burst}: nothing came back through b's inject queue: {s}");
+        assert!(b + c == rx && b > rx / 5 && c > rx / 5, "burst {burst}: spread {b} / {c} of {rx}: {s}");
+        // Everything sent to c came in through its inject queue, but what was still queued at
+        // the stop (counted in flight).
+        let (sc, in_flight) = (&j["streams"][1], j["totals"]["in_flight"].as_u64().unwrap());
+        let came = sc["redirected_in"].as_u64().unwrap();
+        assert!(
+            came <= c && c - came <= in_flight,
+            "burst {burst}: {came} of {c} came in, {in_flight} in flight: {sc}"
+        );
+        assert_eq!(a["plugin_maps"][0]["entries"], 64, "burst {burst}: the 64 flows pinned: {a}");
+    }
 }
