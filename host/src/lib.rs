@@ -27,6 +27,24 @@
 // of the host.
 #![allow(rustdoc::private_intra_doc_links)]
 
+/// Runs `$run` with the const `$N` set to `$value` when that is one of the values listed, else to
+/// 0 (the value is then read at run time): one instance of `$run` per common size, whose loops copy
+/// and index in fixed moves (the burst area's windows, the map batches' keys and values).
+macro_rules! with_const {
+    ($value:expr, $N:ident in [$($v:literal),+] => $run:expr) => {
+        match $value {
+            $($v => {
+                const $N: usize = $v;
+                $run
+            })+
+            _ => {
+                const $N: usize = 0;
+                $run
+            }
+        }
+    };
+}
+
 pub mod bench;
 pub mod cli;
 pub mod config;

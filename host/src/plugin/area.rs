@@ -46,31 +46,6 @@ pub(crate) struct Stamp {
     pub now_ns: u64,
 }
 
-/// Runs `$run` with the const `$W` set to `$window` when it is one of the window sizes copied in
-/// fixed moves ([`copy_window`]), else to 0.
-macro_rules! with_fixed {
-    ($window:expr, $W:ident => $run:expr) => {
-        match $window {
-            16 => {
-                const $W: usize = 16;
-                $run
-            }
-            32 => {
-                const $W: usize = 32;
-                $run
-            }
-            64 => {
-                const $W: usize = 64;
-                $run
-            }
-            _ => {
-                const $W: usize = 0;
-                $run
-            }
-        }
-    };
-}
-
 /// Writes the header, and the descriptor and window of each packet up to `max_pkts`, with every
 /// out field reset. False when the area is no longer inside the memory.
 // Not inlined (nor `apply`): their per-packet loops then compile the same whatever the runner
@@ -95,8 +70,8 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: Sim
     match (a.window, a.flow_hash) {
         (0, false) => fill_descriptors::<false>(pkts, descs),
         (0, true) => fill_descriptors::<true>(pkts, descs),
-        (w, false) => with_fixed!(w, W => fill_windows::<false, W>(pkts, descs, wins, w, simd)),
-        (w, true) => with_fixed!(w, W => fill_windows::<true, W>(pkts, descs, wins, w, simd)),
+        (w, false) => with_const!(w, W in [16, 32, 64] => fill_windows::<false, W>(pkts, descs, wins, w, simd)),
+        (w, true) => with_const!(w, W in [16, 32, 64] => fill_windows::<true, W>(pkts, descs, wins, w, simd)),
     }
     true
 }
@@ -301,7 +276,7 @@ fn copy_back(descs: &[u8], wins: &[u8], window: usize, st: &mut HostState) -> Re
     if window == 0 {
         return Ok(()); // `check` allows no dirty bytes then
     }
-    with_fixed!(window, W => copy_back_windows::<W>(descs, wins, window, st))
+    with_const!(window, W in [16, 32, 64] => copy_back_windows::<W>(descs, wins, window, st))
 }
 
 fn copy_back_windows<const W: usize>(descs: &[u8], wins: &[u8], window: usize, st: &mut HostState) -> Result<(), i32> {
@@ -462,7 +437,7 @@ fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32> {
 }
 
 /// A window's bytes, in `W` bytes of fixed moves when there are `W` (a whole window of a size
-/// [`with_fixed`] knows, which is most packets': 11 instructions a packet fewer for 16-byte windows,
+/// `fill` and `copy_back` instantiate, which is most packets': 11 instructions a packet fewer for 16-byte windows,
 /// the fill's and the copy-back's together, than [`copy_small`]'s tests of the length).
 #[inline(always)]
 fn copy_window<const W: usize>(simd: Simd, dst: &mut [u8], src: &[u8]) {

@@ -199,8 +199,8 @@ fn lookup_batch_in(t: &Table, data: &mut [u8], keys: Range<usize>, values: Range
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
     if t.one_word() {
         let (n, (keys, values, found)) = (found.len(), (keys.start, values.start, found.start));
-        return by_sizes!(ks, vs, K, V => t.lookup_words(n, &mut MemoryBatch::<K, V> { data, keys, values, found, ks, vs }))
-            as i32;
+        return with_const!(ks, K in [4, 8] => with_const!(vs, V in [4, 8] =>
+            t.lookup_words(n, &mut MemoryBatch::<K, V> { data, keys, values, found, ks, vs }))) as i32;
     }
     let mut hits = 0;
     let mut key = [0u8; map::MAX_KEY as usize];
@@ -250,8 +250,8 @@ pub(crate) fn lookup_batch_slices(t: &Table, keys: &[u8], n: i32, values: &mut [
         return err::BAD_MEMORY;
     }
     if t.one_word() {
-        return by_sizes!(ks, vs, K, V => t.lookup_words(n, &mut SliceBatch::<K, V> { keys, values, found, ks, vs }))
-            as i32;
+        return with_const!(ks, K in [4, 8] => with_const!(vs, V in [4, 8] =>
+            t.lookup_words(n, &mut SliceBatch::<K, V> { keys, values, found, ks, vs }))) as i32;
     }
     let mut hits = 0;
     for ((k, v), f) in keys.chunks_exact(ks).zip(values.chunks_exact_mut(vs)).zip(found.iter_mut()) {
@@ -262,31 +262,11 @@ pub(crate) fn lookup_batch_slices(t: &Table, keys: &[u8], n: i32, values: &mut [
     hits
 }
 
-/// Runs `$run` with the consts `$K` and `$V` set to the key and value sizes `$ks` and `$vs` when
-/// they are 4 or 8 bytes (the examples' keys and values), else to 0 (read from the batch): a size
-/// known at compile time makes each key one load and each value one store, not a dispatch on the
-/// length with its bounds (15 instructions a key).
-macro_rules! by_sizes {
-    ($ks:expr, $vs:expr, $K:ident, $V:ident => $run:expr) => {
-        match ($ks, $vs) {
-            (4, 4) => by_sizes!(@ 4, 4, $K, $V => $run),
-            (4, 8) => by_sizes!(@ 4, 8, $K, $V => $run),
-            (8, 4) => by_sizes!(@ 8, 4, $K, $V => $run),
-            (8, 8) => by_sizes!(@ 8, 8, $K, $V => $run),
-            _ => by_sizes!(@ 0, 0, $K, $V => $run),
-        }
-    };
-    (@ $k:literal, $v:literal, $K:ident, $V:ident => $run:expr) => {{
-        const $K: usize = $k;
-        const $V: usize = $v;
-        $run
-    }};
-}
-use by_sizes;
-
 /// A batch in the plugin's memory: keys of `ks` bytes end to end from `keys`, values of `vs` from
 /// `values`, found bytes from `found` (all checked to be in `data`; they may overlap). `K` and `V`,
-/// when not 0, are `ks` and `vs` known at compile time.
+/// when not 0, are `ks` and `vs` known at compile time (4 or 8, the examples' sizes: each key one
+/// load and each value one store, not a dispatch on the length with its bounds, 15 instructions a
+/// key).
 struct MemoryBatch<'a, const K: usize, const V: usize> {
     data: &'a mut [u8],
     keys: usize,
