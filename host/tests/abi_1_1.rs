@@ -225,7 +225,7 @@ fn an_area_outside_the_memory_or_outside_init_is_refused() {
       (if (i32.ne (call $area (i32.const 65000) (i32.const 32) (i32.const 64)) (i32.const -3)) (then (return (i32.const 2))))
       (if (i32.ne (call $area (i32.const 0) (i32.const 513) (i32.const 64)) (i32.const -2)) (then (return (i32.const 3))))
       (if (i32.ne (call $area (i32.const 0) (i32.const 32) (i32.const 1025)) (i32.const -2)) (then (return (i32.const 4))))
-      (if (i32.ne (call $area (i32.const 0) (i32.const 32) (i32.const 0x20040)) (i32.const -2)) (then (return (i32.const 5))))";
+      (if (i32.ne (call $area (i32.const 0) (i32.const 32) (i32.const 0x40040)) (i32.const -2)) (then (return (i32.const 5))))";
     let burst =
         "(if (i32.ne (call $area (i32.const 1024) (i32.const 32) (i32.const 64)) (i32.const -13)) (then unreachable))";
     let p = write_wat("area-refusals", &area_module(init, burst));

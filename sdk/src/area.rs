@@ -5,7 +5,9 @@
 //! burst-wide decisions alone ([`Burst::pass_with`](crate::Burst::pass_with),
 //! [`Burst::offload_all`](crate::Burst::offload_all)), [`AreaSpec::Windows`] for those plus, per
 //! packet, a [`Window`]: the first bytes of the packet to read and change, its length, input port,
-//! hash and room, and its verdict (pass, drop, send, run an engine) and length changes.
+//! hash and room, and its verdict (pass, drop, send, run an engine) and length changes;
+//! [`AreaSpec::Heads`] for the decisions plus each packet's length and first bytes without
+//! descriptors ([`Heads`](crate::Heads)), for policies that rewrite every packet in place.
 //!
 //! Windows and length changes: a window holds the packet's first `min(len, window)` bytes as they were
 //! when the burst arrived. Changes are made after `on_burst` returns, in this order: the front
@@ -32,6 +34,12 @@ pub enum AreaSpec {
     /// [`flow_hash`](crate::flow_hash) of the whole packet, computed natively before the call: a
     /// policy keying on flows reads it instead of hashing in WebAssembly.
     HashedWindows(u16),
+    /// The header and each packet's first this many bytes (1 to
+    /// [`wasmdp_abi::area::MAX_WINDOW`]), back to back without descriptors
+    /// ([`Burst::heads`](crate::Burst::heads)): for policies that rewrite every packet's headers in
+    /// place and decide nothing per packet. No per-packet copy of metadata in or verdict out, so the
+    /// cheapest way to touch every packet.
+    Heads(u16),
 }
 
 impl AreaSpec {
@@ -43,6 +51,7 @@ impl AreaSpec {
             AreaSpec::Windows(w) | AreaSpec::HashedWindows(w) => {
                 wasmdp_abi::area::size(wasmdp_abi::MAX_BURST as usize, w as usize)
             }
+            AreaSpec::Heads(w) => wasmdp_abi::area::heads_size(wasmdp_abi::MAX_BURST as usize, w as usize),
         }
     }
 
@@ -50,7 +59,7 @@ impl AreaSpec {
     pub(crate) const fn shape(self) -> (u32, u32) {
         match self {
             AreaSpec::None | AreaSpec::Header => (0, 0),
-            AreaSpec::Windows(w) | AreaSpec::HashedWindows(w) => (wasmdp_abi::MAX_BURST, w as u32),
+            AreaSpec::Windows(w) | AreaSpec::HashedWindows(w) | AreaSpec::Heads(w) => (wasmdp_abi::MAX_BURST, w as u32),
         }
     }
 
@@ -58,6 +67,7 @@ impl AreaSpec {
     pub(crate) const fn flags(self) -> u32 {
         match self {
             AreaSpec::HashedWindows(_) => wasmdp_abi::area::FLOW_HASH,
+            AreaSpec::Heads(_) => wasmdp_abi::area::HEADS,
             _ => 0,
         }
     }
@@ -176,9 +186,26 @@ impl Held {
         Header(unsafe { &mut *(self.0.ptr as *mut [u8; HEADER]) })
     }
 
-    /// Whether the area has windows (not just the header).
+    /// Whether the area has windows with descriptors (not just the header, not heads).
     pub(crate) fn has_windows(&self) -> bool {
         matches!(self.0.spec, AreaSpec::Windows(_) | AreaSpec::HashedWindows(_))
+    }
+
+    /// The heads of the first `n` packets when the area is [`AreaSpec::Heads`]`(N)`.
+    pub(crate) fn heads<const N: usize>(&mut self, n: usize) -> Option<crate::Heads<'_, N>> {
+        if N == 0 || self.0.spec != AreaSpec::Heads(N as u16) {
+            return None;
+        }
+        // SAFETY: as in `view`, for as long as `self` is borrowed.
+        let buf = unsafe { core::slice::from_raw_parts_mut(self.0.ptr as *mut u8, self.0.len) };
+        let (header, rest) = buf.split_at_mut(HEADER);
+        let changed = header.get_mut(hdr::CHANGED..)?.first_chunk_mut::<4>()?;
+        let max = wasmdp_abi::MAX_BURST as usize;
+        let (lens, wins) = rest.split_at_mut((max * wasmdp_abi::area::LEN_BYTES).min(rest.len()));
+        let (lens, _) = lens.as_chunks::<4>();
+        let (heads, _) = wins.as_chunks_mut::<N>();
+        let n = n.min(lens.len()).min(heads.len());
+        Some(crate::Heads::new(&lens[..n], &mut heads[..n], changed))
     }
 }
 

@@ -7,7 +7,7 @@ use wasmdp_abi::ALL_PACKETS;
 use crate::area::{Held, Windows};
 #[cfg(doc)]
 use crate::Window;
-use crate::{sys, Engine, Error, Offloads};
+use crate::{sys, Engine, Error, Heads, Offloads};
 
 /// The burst being decided on: packets `0..len()` of the port's current RX burst. The bytes stay in
 /// the host; a plugin reads and writes them with [`Packet::read`] / [`Packet::write`] and runs native
@@ -134,6 +134,13 @@ impl Burst {
             Some(held) if held.has_windows() => held.view().map(|a| a.into_windows(len)).ok_or(Error::NotInit),
             _ => Err(Error::NotInit),
         }
+    }
+
+    /// Each packet's length and first `N` bytes ([`Heads`]), when the policy asked for
+    /// [`AreaSpec::Heads`](crate::AreaSpec::Heads)`(N)` (else [`Error::NotInit`]).
+    pub fn heads<const N: usize>(&mut self) -> Result<Heads<'_, N>, Error> {
+        let len = self.len as usize;
+        self.area.as_mut().and_then(|held| held.heads::<N>(len)).ok_or(Error::NotInit)
     }
 
     /// Runs `engine` natively, after the call, on every packet whose verdict is still pass: written
@@ -294,6 +301,37 @@ mod tests {
             drop(b);
             mock::end_burst();
         }
+    }
+
+    #[test]
+    fn heads_are_there_only_for_the_size_asked_for_and_go_back_only_when_taken_to_change() {
+        let frames: std::vec::Vec<_> = [60, 14, 30].iter().map(|&n| frame(1, 2, n)).collect();
+        let refs: std::vec::Vec<_> = frames.iter().map(|f| f.as_slice()).collect();
+        mock::reset();
+        mock::set_area(crate::AreaSpec::Heads(16));
+        for change in [false, true] {
+            mock::begin_burst(&refs);
+            let mut b = Burst::current().unwrap();
+            assert_eq!(b.heads::<32>().unwrap_err(), Error::NotInit, "another size");
+            assert_eq!(b.windows().unwrap_err(), Error::NotInit, "no descriptors");
+            let mut heads = b.heads::<16>().unwrap();
+            let lens: std::vec::Vec<_> = (0..4).map(|i| heads.packet_len(i)).collect();
+            assert_eq!(lens, [Some(60), Some(14), Some(30), None]);
+            assert_eq!(heads.heads()[1][12..], [0, 0, 0, 0], "zeros past a 14-byte packet");
+            if change {
+                heads.iter_mut().for_each(|(len, h)| h[0] = len as u8);
+            }
+            drop(b);
+            let out = mock::end_burst();
+            let firsts: std::vec::Vec<_> = out.iter().map(|o| (o.data[0], o.data.len())).collect();
+            let want = if change { [(60, 60), (14, 14), (30, 30)] } else { [(1, 60), (1, 14), (1, 30)] };
+            assert_eq!(firsts, want, "changed: {change}");
+        }
+        mock::reset();
+        mock::set_area(crate::AreaSpec::Windows(16));
+        mock::begin_burst(&refs);
+        assert_eq!(Burst::current().unwrap().heads::<16>().unwrap_err(), Error::NotInit, "windows, not heads");
+        mock::end_burst();
     }
 
     #[test]

@@ -130,6 +130,7 @@ mod context;
 mod counter;
 mod engine;
 mod error;
+mod heads;
 pub mod log;
 mod map;
 #[cfg(not(target_arch = "wasm32"))]
@@ -151,6 +152,7 @@ pub use context::Context;
 pub use counter::{now_ns, Counter, Gauge};
 pub use engine::Engine;
 pub use error::Error;
+pub use heads::Heads;
 pub use map::{ArrayMap, Map, MapKind};
 pub use offloads::{Offloads, Sticky};
 pub use params::{parse_u64, Params};

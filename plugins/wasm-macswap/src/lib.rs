@@ -1,11 +1,12 @@
 //! `wasm-macswap`: the MAC swap done in WebAssembly, the baseline against the host's native engines.
 //!
-//! No params. ABI 1.1 burst area with 16-byte windows: the host places each packet's first 16 bytes
-//! in the plugin's memory before the call; per packet the plugin swaps the two 6-byte MAC addresses
-//! with one SIMD128 shuffle in place, and the host copies the changed windows back
-//! after the call: no host call per packet (1.0's version did a `pkt_read` and a `pkt_write` each).
-//! No host engine runs, so the packets carry no offload marking from the plugin. Packets shorter than
-//! 16 bytes are swapped with scalar code (12..=15 bytes) or left alone (under 12).
+//! No params. ABI 1.1 burst area of 16-byte heads (`AreaSpec::Heads`): the host places each
+//! packet's length and first 16 bytes in the plugin's memory before the call, without descriptors;
+//! per packet the plugin swaps the two 6-byte MAC addresses with one SIMD128 shuffle in place, and
+//! the host copies the heads back after the call: no host call per packet (1.0's version did a
+//! `pkt_read` and a `pkt_write` each), no metadata per packet. No host engine runs, so the packets
+//! carry no offload marking from the plugin. As the host's `macswap`, frames shorter than 14 bytes
+//! (no Ethernet header) are left alone.
 #![cfg_attr(not(test), no_std)]
 
 use wasmdp_sdk::{AreaSpec, Burst, Error, Params, Policy, Refusal};
@@ -18,7 +19,7 @@ impl Policy for WasmMacswap {
         Ok(WasmMacswap)
     }
 
-    const AREA: AreaSpec = AreaSpec::Windows(16);
+    const AREA: AreaSpec = AreaSpec::Heads(16);
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         swap_all(burst)
@@ -27,18 +28,15 @@ impl Policy for WasmMacswap {
 
 wasmdp_sdk::export_policy!(WasmMacswap);
 
-/// Swaps the MACs of every packet. Compiled with `simd128`, as `swap16` is, so that `swap16` is in
-/// line in the loop: called, it cost 33 instructions per packet (wasmtime's prologue and epoch check
-/// for the call, the mask built again).
+/// Swaps the MACs of every packet of at least 14 bytes. Compiled with `simd128`, as `swap16` is,
+/// so that `swap16` is in line in the loop: called, it cost 33 instructions per packet (wasmtime's
+/// prologue and epoch check for the call, the mask built again).
 #[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
 fn swap_all(burst: &mut Burst) -> Result<(), Error> {
     let swap = Swap16::new();
-    for mut w in burst.windows()? {
-        let head = w.bytes_mut();
-        if let Some(h) = head.first_chunk_mut::<16>() {
-            swap.swap(h);
-        } else if head.len() >= 12 {
-            swap_scalar(head);
+    for (len, head) in burst.heads::<16>()?.iter_mut() {
+        if len >= 14 {
+            swap.swap(head);
         }
     }
     Ok(())
@@ -96,12 +94,6 @@ impl Swap16 {
     }
 }
 
-/// Swaps the MACs of a frame head of at least 12 bytes in scalar code.
-fn swap_scalar(head: &mut [u8]) {
-    let (dst, rest) = head.split_at_mut(6);
-    dst.swap_with_slice(&mut rest[..6]);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -121,12 +113,13 @@ mod tests {
         mock::reset();
         mock::set_area(WasmMacswap::AREA);
         let mut p = WasmMacswap::init(0, &Params::host()).unwrap();
-        mock::begin_burst(&[&f, &f[..13], &f[..11]]);
+        mock::begin_burst(&[&f, &f[..14], &f[..13], &f[..11]]);
         p.on_burst(&mut Burst::current().unwrap()).unwrap();
         let out = mock::end_burst();
         assert_eq!(out[0].data, want);
-        assert_eq!(out[1].data, want[..13]);
-        assert_eq!(out[2].data, f[..11]);
+        assert_eq!(out[1].data, want[..14]);
+        assert_eq!(out[2].data, f[..13], "no Ethernet header: left alone");
+        assert_eq!(out[3].data, f[..11]);
         assert!(out.iter().all(|o| o.engines.is_empty() && o.flags == 0));
         assert!(mock::with(|h| h.calls.is_empty()));
     }

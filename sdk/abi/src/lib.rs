@@ -257,7 +257,9 @@ pub const MAX_COUNTERS: u32 = 16;
 /// ([`HEADER`](area::HEADER) bytes), then `max_pkts` [descriptors](area::desc) of
 /// [`DESC`](area::DESC) bytes, then `max_pkts` windows of `window` bytes. Descriptor and window `i`
 /// belong to packet `i` of the burst; packets past `max_pkts` get neither (they pass, with the
-/// header's engine). Window `i` holds the first `min(len, window)` bytes of packet `i`.
+/// header's engine). Window `i` holds the first `min(len, window)` bytes of packet `i`. An area
+/// registered with [`HEADS`](area::HEADS) has no descriptors: the header, the packets' lengths,
+/// then the windows.
 ///
 /// "in" fields are written by the host before the call; "out" fields are reset by the host before
 /// the call and read after it. The host checks everything it reads: a bad value fails the call (the
@@ -271,7 +273,7 @@ pub mod area {
     /// Largest window (bytes per packet).
     pub const MAX_WINDOW: usize = 1024;
     /// The bits of `burst_area`'s `window` argument that give the window's bytes; the bits above
-    /// are flags ([`FLOW_HASH`]), any other is refused (`BAD_RANGE`).
+    /// are flags ([`FLOW_HASH`], [`HEADS`]), any other is refused (`BAD_RANGE`).
     pub const WINDOW_BYTES: u32 = 0xFFFF;
     /// `burst_area` flag: the host fills each descriptor's [`desc::HASH`] with
     /// [`hash::flow_hash`](crate::hash::flow_hash) of the whole packet, computed natively, so a
@@ -279,14 +281,48 @@ pub mod area {
     /// application).
     pub const FLOW_HASH: u32 = 1 << 16;
 
-    /// `burst_area`'s `window` argument read: the window's bytes and whether [`FLOW_HASH`] is set.
-    /// None when the bytes pass [`MAX_WINDOW`] or a flag other than `FLOW_HASH` is set.
-    pub const fn parse_window(arg: u32) -> Option<(usize, bool)> {
-        let (bytes, flags) = ((arg & WINDOW_BYTES) as usize, arg & !WINDOW_BYTES);
-        if bytes > MAX_WINDOW || flags & !FLOW_HASH != 0 {
+    /// `burst_area` flag: **heads**, windows without descriptors. The area is the header, then
+    /// `max_pkts` packet lengths (`u32` in, [`LEN_BYTES`] each), then `max_pkts` windows of `window`
+    /// bytes back to back ([`heads_size`]); window `i` holds packet `i`'s first `min(len, window)`
+    /// bytes, zeros after them. After the call, when the header's `CHANGED` is nonzero, every
+    /// window's first `min(len, window)` bytes are copied into its packet; there are no per-packet
+    /// verdicts or length changes. For policies that rewrite
+    /// headers in place (MAC, VLAN, DSCP): no descriptor is written or read per packet. Needs a
+    /// window of at least 1 byte; not with [`FLOW_HASH`] (there is no descriptor to hold it).
+    pub const HEADS: u32 = 1 << 17;
+
+    /// A registration's shape: `burst_area`'s `window` argument read.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Shape {
+        /// Bytes per window.
+        pub window: usize,
+        /// [`FLOW_HASH`] set.
+        pub flow_hash: bool,
+        /// [`HEADS`] set.
+        pub heads: bool,
+    }
+
+    impl Shape {
+        /// Bytes of the area for `max_pkts` packets.
+        pub const fn size(&self, max_pkts: usize) -> usize {
+            if self.heads {
+                heads_size(max_pkts, self.window)
+            } else {
+                size(max_pkts, self.window)
+            }
+        }
+    }
+
+    /// `burst_area`'s `window` argument read. None when the bytes pass [`MAX_WINDOW`], a flag
+    /// other than [`FLOW_HASH`] and [`HEADS`] is set, or `HEADS` is set with `FLOW_HASH` or with
+    /// a window of 0 bytes.
+    pub const fn parse_window(arg: u32) -> Option<Shape> {
+        let (window, flags) = ((arg & WINDOW_BYTES) as usize, arg & !WINDOW_BYTES);
+        let (flow_hash, heads) = (flags & FLOW_HASH != 0, flags & HEADS != 0);
+        if window > MAX_WINDOW || flags & !(FLOW_HASH | HEADS) != 0 || (heads && (flow_hash || window == 0)) {
             return None;
         }
-        Some((bytes, flags != 0))
+        Some(Shape { window, flow_hash, heads })
     }
 
     /// Header field offsets.
@@ -370,6 +406,14 @@ pub mod area {
     /// Bytes of an area for `max_pkts` packets and `window` bytes each.
     pub const fn size(max_pkts: usize, window: usize) -> usize {
         HEADER + max_pkts * (DESC + window)
+    }
+
+    /// Bytes of one packet length in a [`HEADS`] area.
+    pub const LEN_BYTES: usize = 4;
+
+    /// Bytes of a [`HEADS`] area for `max_pkts` packets and `window` bytes each.
+    pub const fn heads_size(max_pkts: usize, window: usize) -> usize {
+        HEADER + max_pkts * (LEN_BYTES + window)
     }
 }
 

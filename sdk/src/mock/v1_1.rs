@@ -21,6 +21,8 @@ pub struct MockArea {
     window: usize,
     /// Whether descriptors get the host's flow hash (`area::FLOW_HASH`).
     flow_hash: bool,
+    /// Windows without descriptors (`area::HEADS`).
+    heads: bool,
     /// The code the host would have failed the last call with (a bad verdict, port or engine in the
     /// area), if any.
     pub refused: Option<i32>,
@@ -115,12 +117,11 @@ pub fn gauge(name: &str) -> Option<i64> {
 
 pub(crate) fn burst_area(ptr: usize, len: usize, max_pkts: i32, window: i32) -> i32 {
     let Ok(max_pkts) = usize::try_from(max_pkts) else { return err::BAD_RANGE };
-    let Some((window, flow_hash)) =
-        area::parse_window(window as u32).filter(|_| max_pkts <= wasmdp_abi::MAX_BURST as usize)
-    else {
+    let Some(shape) = area::parse_window(window as u32).filter(|_| max_pkts <= wasmdp_abi::MAX_BURST as usize) else {
         return err::BAD_RANGE;
     };
-    with(|h| h.area = Some(MockArea { ptr, len, max_pkts, window, flow_hash, refused: None }));
+    let (window, flow_hash, heads) = (shape.window, shape.flow_hash, shape.heads);
+    with(|h| h.area = Some(MockArea { ptr, len, max_pkts, window, flow_hash, heads, refused: None }));
     0
 }
 
@@ -153,6 +154,16 @@ pub(super) fn fill_area(h: &mut MockHost) {
     put(head, hdr::WINDOW, &(a.window as u16).to_le_bytes());
     put(head, hdr::ENGINE, &(-1i32).to_le_bytes());
     put(head, hdr::NOW_NS, &(h.now_ns as u64).to_le_bytes());
+    if a.heads {
+        let (lens, wins) = rest.split_at_mut(a.max_pkts * area::LEN_BYTES);
+        for (p, (l, w)) in h.packets.iter().zip(lens.chunks_exact_mut(4).zip(wins.chunks_exact_mut(a.window))) {
+            l.copy_from_slice(&(p.data.len() as u32).to_le_bytes());
+            let k = p.data.len().min(a.window);
+            w[..k].copy_from_slice(&p.data[..k]);
+            w[k..].fill(0);
+        }
+        return;
+    }
     let (descs, wins) = rest.split_at_mut(a.max_pkts * DESC);
     for (i, p) in h.packets.iter().enumerate().take(a.max_pkts) {
         let d = &mut descs[i * DESC..][..DESC];
@@ -190,7 +201,7 @@ pub(super) fn apply_area(h: &mut MockHost) {
     let changed = u32::from_le_bytes(get(r, hdr::CHANGED)) != 0;
     let n = h.packets.len().min(a.max_pkts);
     let mut decided = Vec::new();
-    if changed {
+    if changed && !a.heads {
         for i in 0..n {
             let d = &r[HEADER + i * DESC..][..DESC];
             decided.push(Decision {
@@ -206,6 +217,15 @@ pub(super) fn apply_area(h: &mut MockHost) {
     h.area = Some(a);
     if a.refused.is_some() {
         return;
+    }
+    if changed && a.heads {
+        let wins = &r[HEADER + a.max_pkts * area::LEN_BYTES..];
+        for (p, w) in h.packets.iter_mut().zip(wins.chunks_exact(a.window)) {
+            if !p.dropped && p.sent_to.is_none() {
+                let k = p.data.len().min(a.window);
+                p.data[..k].copy_from_slice(&w[..k]);
+            }
+        }
     }
     let wins = HEADER + a.max_pkts * DESC;
     for (i, (p, d)) in h.packets.iter_mut().zip(&decided).enumerate() {

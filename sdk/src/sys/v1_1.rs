@@ -50,15 +50,16 @@ unsafe extern "C" {
 
 /// `burst_area(ptr, max_pkts, window)`: registers `len` bytes at `area` (init only) as the burst area
 /// for `max_pkts` packets of `window` bytes each; `len` must be
-/// [`wasmdp_abi::area::size`]`(max_pkts, window)`.
+/// [`wasmdp_abi::area::size`]`(max_pkts, window)` ([`wasmdp_abi::area::heads_size`] with
+/// [`wasmdp_abi::area::HEADS`]).
 ///
 /// # Safety
 /// `area..area + len` must stay valid and unused by anything but the burst area for the life of the
 /// instance: the host writes it before every burst and reads it after, and the SDK makes references
 /// to it only during `on_burst` (see `crate::area`).
 pub unsafe fn burst_area(area: *mut u8, len: usize, max_pkts: u32, window: u32) -> Result<(), Error> {
-    let bytes = window & wasmdp_abi::area::WINDOW_BYTES;
-    if len != wasmdp_abi::area::size(max_pkts as usize, bytes as usize) {
+    let shape = wasmdp_abi::area::parse_window(window).ok_or(Error::BadRange)?;
+    if len != shape.size(max_pkts as usize) {
         return Err(Error::BadRange);
     }
     let (n, w) = (len_arg(max_pkts as usize)?, len_arg(window as usize)?);

@@ -23,10 +23,10 @@ pub(crate) fn burst_area(st: &mut HostState, ptr: usize, max_pkts: i32, window: 
         return err::NOT_INIT;
     }
     let Ok(max_pkts) = usize::try_from(max_pkts) else { return err::BAD_RANGE };
-    let Some((window, flow_hash)) = area::parse_window(window as u32).filter(|_| max_pkts <= MAX_BURST) else {
+    let Some(shape) = area::parse_window(window as u32).filter(|_| max_pkts <= MAX_BURST) else {
         return err::BAD_RANGE;
     };
-    let a = Area { ptr, max_pkts, window, flow_hash };
+    let a = Area { ptr, max_pkts, window: shape.window, flow_hash: shape.flow_hash, heads: shape.heads };
     if a.end().is_none_or(|end| end > size) {
         return err::BAD_MEMORY;
     }

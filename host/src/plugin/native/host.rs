@@ -109,8 +109,8 @@ impl wasmdp_sdk::native::Host for NativeHost<'_> {
 
     fn burst_area(&mut self, ptr: usize, len: usize, max_pkts: i32, window: i32) -> i32 {
         let n = usize::try_from(max_pkts).unwrap_or(0);
-        let w = (window as u32 & wasmdp_abi::area::WINDOW_BYTES) as usize;
-        if len != wasmdp_abi::area::size(n, w) {
+        let size = wasmdp_abi::area::parse_window(window as u32).map(|s| s.size(n));
+        if size.is_some_and(|size| len != size) {
             return err::BAD_MEMORY;
         }
         area::burst_area(self.0, ptr, max_pkts, window, usize::MAX)

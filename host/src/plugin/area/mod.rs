@@ -1,5 +1,6 @@
 //! The host's side of the burst area (ABI 1.1, `wasmdp_abi::area`): before a call, the burst's
-//! header, descriptors and windows are written into the plugin's memory; after it, the plugin's
+//! header, descriptors and windows (or, for heads, the windows alone: [`heads`]) are written into
+//! the plugin's memory; after it, the plugin's
 //! decisions are read back, checked in full, and only then carried out: length changes, the windows
 //! it changed, verdicts, engines, offloads.
 //!
@@ -14,6 +15,8 @@ use crate::simd::Simd;
 use wasmdp_abi::area::{desc, hdr, rx, verdict, DESC, HEADER};
 use wasmdp_abi::err;
 
+mod heads;
+
 /// A registered area: `max_pkts` descriptors and windows of `window` bytes at `ptr`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Area {
@@ -22,12 +25,18 @@ pub(crate) struct Area {
     pub window: usize,
     /// Whether each descriptor gets the host's flow hash (`area::FLOW_HASH`).
     pub flow_hash: bool,
+    /// Windows without descriptors (`area::HEADS`).
+    pub heads: bool,
 }
 
 impl Area {
     /// One past its last byte (None on overflow).
     pub fn end(&self) -> Option<usize> {
-        self.ptr.checked_add(wasmdp_abi::area::size(self.max_pkts, self.window))
+        let size = match self.heads {
+            true => wasmdp_abi::area::heads_size(self.max_pkts, self.window),
+            false => wasmdp_abi::area::size(self.max_pkts, self.window),
+        };
+        self.ptr.checked_add(size)
     }
 
     /// Its bytes in the plugin's memory, when they are all there.
@@ -63,8 +72,12 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: Sim
     put(h, hdr::WINDOW, &(a.window as u16).to_le_bytes());
     put(h, hdr::ENGINE, &(-1i32).to_le_bytes());
     put(h, hdr::NOW_NS, &s.now_ns.to_le_bytes());
-    let (descs, wins) = rest.split_at_mut(a.max_pkts * DESC);
     let pkts = &burst[..burst.len().min(a.max_pkts)];
+    if a.heads {
+        heads::fill(a, pkts, rest, simd);
+        return true;
+    }
+    let (descs, wins) = rest.split_at_mut(a.max_pkts * DESC);
     // One loop per kind of area, so that a loop does not test per packet what the area asked for
     // (the test cost 7 instructions a packet in the loop with windows).
     match (a.window, a.flow_hash) {
@@ -168,6 +181,19 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
     let region = a.region(mem).ok_or(err::BAD_MEMORY)?;
     let header = read_header(region)?;
     let len = st.view.len;
+    if a.heads {
+        if header.changed {
+            heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
+        }
+        if let Some(e) = header.engine.filter(|_| len > 0) {
+            let rc = super::hostfns::run_whole(st, e);
+            if rc < 0 {
+                return Err(rc);
+            }
+        }
+        offload_all(header.offloads, st);
+        return Ok(());
+    }
     let n = if header.changed { len.min(a.max_pkts) } else { 0 };
     let descs = region.get(HEADER..HEADER + n * DESC).ok_or(err::BAD_MEMORY)?;
     let seen = check_all(descs, a.window, st)?;
@@ -194,14 +220,19 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
             carry_and_run::<{ crate::mbuf::MAX_BURST }>(descs, wins, a.window, header_engine, st)?;
         }
     }
-    if let Some(tx) = header.offloads {
+    offload_all(header.offloads, st);
+    Ok(())
+}
+
+/// The header's offloads requested for every packet still in the burst.
+fn offload_all(offloads: Option<TxOffloads>, st: &mut HostState) {
+    if let Some(tx) = offloads {
         st.with_call(|burst, _, _, view| {
             for i in (0..view.len).filter(|&i| !view.gone(i)) {
                 offload::request(&mut burst[view.position(i)], &tx);
             }
         });
     }
-    Ok(())
 }
 
 /// [`carry_out`] then [`run_engines`] with an engine array of `N` (at least the burst's length).

@@ -1,0 +1,64 @@
+//! Heads (`area::HEADS`): windows without descriptors. Before the call each packet's length goes
+//! into the lengths and its first bytes into its window, zeros after a short packet's end; after it, when the header says `CHANGED`, every
+//! window goes back into its packet. Nothing per packet is read from the plugin, so nothing per
+//! packet needs checking: the lengths copied are the host's own.
+
+use super::{copy_small, copy_window, Area};
+use crate::mbuf::Pkt;
+use crate::plugin::state::HostState;
+use crate::simd::Simd;
+use wasmdp_abi::area::LEN_BYTES;
+use wasmdp_abi::err;
+
+/// The lengths and windows of `pkts` into `rest` (the area past its header).
+pub(super) fn fill(a: &Area, pkts: &[Pkt], rest: &mut [u8], simd: Simd) {
+    let w = a.window;
+    let (lens, wins) = rest.split_at_mut(a.max_pkts * LEN_BYTES);
+    with_const!(w, W in [16, 32, 64] => fill_heads::<W>(pkts, lens, wins, w, simd));
+}
+
+/// Out of line, each instance, as `fill_windows` (its registers allocated for its loop alone).
+#[inline(never)]
+fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], window: usize, simd: Simd) {
+    for (p, (l, w)) in pkts.iter().zip(lens.chunks_exact_mut(LEN_BYTES).zip(wins.chunks_exact_mut(window))) {
+        let data = p.data();
+        l.copy_from_slice(&(data.len() as u32).to_le_bytes());
+        let k = data.len().min(window);
+        copy_window::<W>(simd, &mut w[..k], &data[..k]);
+        if k < window {
+            // The window's bytes past the packet read as zeros, not as an earlier burst's packet.
+            w[k..].fill(0);
+        }
+    }
+}
+
+/// Every window's first `min(len, window)` bytes into its packet: packet `i` of the call, where it
+/// still is (the 1.0 imports may have dropped or sent packets during the call). `rest` is the area
+/// past its header.
+pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(), i32> {
+    let (w, simd) = (a.window, st.simd);
+    let wins = rest.get(a.max_pkts * LEN_BYTES..).ok_or(err::BAD_MEMORY)?;
+    let n = st.view.len.min(a.max_pkts);
+    st.with_call(|burst, _, _, view| {
+        if view.untouched() {
+            with_const!(w, W in [16, 32, 64] => copy_back_heads::<W>(&mut burst[..n], wins, w, simd));
+            return;
+        }
+        for (i, win) in wins.chunks_exact(w).take(n).enumerate() {
+            if !view.gone(i) {
+                let p = &mut burst[view.position(i)];
+                let k = p.len().min(w);
+                copy_small(simd, &mut p.data_mut()[..k], &win[..k]);
+            }
+        }
+    })
+    .ok_or(err::NO_BURST)
+}
+
+#[inline(never)]
+fn copy_back_heads<const W: usize>(pkts: &mut [Pkt], wins: &[u8], window: usize, simd: Simd) {
+    for (p, win) in pkts.iter_mut().zip(wins.chunks_exact(window)) {
+        let k = p.len().min(window);
+        copy_window::<W>(simd, &mut p.data_mut()[..k], &win[..k]);
+    }
+}

@@ -1,0 +1,56 @@
+//! Heads ([`AreaSpec::Heads`](crate::AreaSpec::Heads)): each packet's first `N` bytes and its
+//! length, without descriptors, for policies that rewrite every packet's headers in place.
+
+/// The burst's heads ([`Burst::heads`](crate::Burst::heads)): packet `i`'s length and its first
+/// `min(len, N)` bytes (zeros after a shorter packet's end), in burst order.
+///
+/// Reading changes nothing. After [`heads_mut`](Heads::heads_mut) or
+/// [`iter_mut`](Heads::iter_mut), once `on_burst` returns `Ok`, every packet's first `min(len, N)`
+/// bytes are replaced by its head, changed or not (to change a few packets, or to decide per packet,
+/// ask for [`Windows`](crate::AreaSpec::Windows)).
+#[derive(Debug)]
+pub struct Heads<'a, const N: usize> {
+    lens: &'a [[u8; 4]],
+    heads: &'a mut [[u8; N]],
+    changed: &'a mut [u8; 4],
+}
+
+impl<'a, const N: usize> Heads<'a, N> {
+    /// `lens` and `heads` are as long as each other; `changed` is the header's `CHANGED` field.
+    pub(crate) fn new(lens: &'a [[u8; 4]], heads: &'a mut [[u8; N]], changed: &'a mut [u8; 4]) -> Self {
+        let n = lens.len().min(heads.len());
+        Heads { lens: &lens[..n], heads: &mut heads[..n], changed }
+    }
+
+    /// Packets in the burst (with a head each).
+    pub fn len(&self) -> usize {
+        self.heads.len()
+    }
+
+    /// Whether the burst is empty.
+    pub fn is_empty(&self) -> bool {
+        self.heads.is_empty()
+    }
+
+    /// Packet `i`'s length in bytes (None past the burst).
+    pub fn packet_len(&self, i: usize) -> Option<u32> {
+        self.lens.get(i).map(|l| u32::from_le_bytes(*l))
+    }
+
+    /// The heads, to read.
+    pub fn heads(&self) -> &[[u8; N]] {
+        self.heads
+    }
+
+    /// The heads, to change in place: all are copied back into their packets after the call.
+    pub fn heads_mut(&mut self) -> &mut [[u8; N]] {
+        *self.changed = 1u32.to_le_bytes();
+        self.heads
+    }
+
+    /// Each packet's length with its head, to change in place (as [`heads_mut`](Heads::heads_mut)).
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, &mut [u8; N])> + '_ {
+        *self.changed = 1u32.to_le_bytes();
+        self.lens.iter().map(|l| u32::from_le_bytes(*l)).zip(self.heads.iter_mut())
+    }
+}
