@@ -130,3 +130,39 @@ fn heads_registrations_are_checked_by_their_own_size() {
     let a = &j["ports"][0];
     assert!(a["plugin_calls"].as_u64().unwrap() > 0, "the port started: every code was as documented: {a}");
 }
+
+/// Every window size the host copies in fixed moves (16, 32, 64) and others, against frames
+/// shorter than, as long as and longer than the window: the plugin inverts every head byte, and
+/// exactly each packet's first `min(len, window)` bytes come out inverted.
+#[test]
+fn heads_of_every_size_go_back_exactly_over_each_packets_first_bytes() {
+    let lens = [14, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 200];
+    let frames: Vec<Vec<u8>> = lens.iter().map(|&n| frame(n, n as u8)).collect();
+    for window in [1u32, 7, 16, 17, 32, 33, 64, 100] {
+        let burst = format!(
+            "{CHANGED} (local.set $head (i32.add (i32.const 1088) (i32.mul (local.get $i) (i32.const {window}))))
+             (local.set $head (i32.add (local.get $head) (i32.const 128)))
+             (local.set $len (i32.const 0))
+             (block $end (loop $byte
+               (br_if $end (i32.ge_u (local.get $len) (i32.const {window})))
+               (i32.store8 (i32.add (local.get $head) (local.get $len))
+                 (i32.xor (i32.load8_u (i32.add (local.get $head) (local.get $len))) (i32.const 0xFF)))
+               (local.set $len (i32.add (local.get $len) (i32.const 1)))
+               (br $byte)))"
+        );
+        let module = heads_module("", &burst)
+            .replace(&format!("(i32.const {WINDOW})"), &format!("(i32.const {})", window | area::HEADS));
+        let p = write_wat(&format!("heads-window-{window}"), &module);
+        let mut w = Wire::new(&format!("engine: io, {}", policy(&p)));
+        let want: Vec<Vec<u8>> = frames
+            .iter()
+            .map(|f| {
+                let mut o = f.clone();
+                let k = f.len().min(window as usize);
+                o[..k].iter_mut().for_each(|b| *b ^= 0xFF);
+                o
+            })
+            .collect();
+        assert_eq!(w.send(&frames), want, "window {window}");
+    }
+}

@@ -41,12 +41,13 @@ pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(),
     let n = st.view.len.min(a.max_pkts);
     st.with_call(|burst, _, _, view| {
         if view.untouched() {
-            with_const!(w, W in [16, 32, 64] => copy_back_heads::<W>(&mut burst[..n], wins, w, simd));
+            let n = n.min(burst.len());
+            let pkts = &mut burst[..n];
+            with_const!(w, W in [16, 32, 64] => copy_back_heads::<W>(pkts, wins, w, simd));
             return;
         }
         for (i, win) in wins.chunks_exact(w).take(n).enumerate() {
-            if !view.gone(i) {
-                let p = &mut burst[view.position(i)];
+            if let Some(p) = burst.get_mut(view.position(i)).filter(|_| !view.gone(i)) {
                 let k = p.len().min(w);
                 copy_small(simd, &mut p.data_mut()[..k], &win[..k]);
             }
