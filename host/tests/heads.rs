@@ -166,3 +166,26 @@ fn heads_of_every_size_go_back_exactly_over_each_packets_first_bytes() {
         assert_eq!(w.send(&frames), want, "window {window}");
     }
 }
+
+/// The lengths are the host's, not read back: a plugin that overwrites them (here with
+/// `u32::MAX`) changes no packet's length, and its heads still go back `min(len, 16)` bytes each.
+#[test]
+fn lengths_overwritten_by_the_plugin_change_nothing() {
+    let burst = format!(
+        "{CHANGED} (i32.store (i32.add (i32.const 1088) (i32.mul (local.get $i) (i32.const 4))) (i32.const -1))
+         (v128.store (local.get $head) (v128.const i8x16 -85 -85 -85 -85 -85 -85 -85 -85 -85 -85 -85 -85 -85 -85 -85 -85))"
+    );
+    let p = write_wat("heads-hostile-lengths", &heads_module("", &burst));
+    let mut w = Wire::new(&format!("engine: io, {}", policy(&p)));
+    let frames: Vec<Vec<u8>> = [14, 15, 64, 300].iter().map(|&n| frame(n, 3)).collect();
+    let want: Vec<Vec<u8>> = frames
+        .iter()
+        .map(|f| {
+            let mut o = f.clone();
+            let k = f.len().min(16);
+            o[..k].fill(0xAB);
+            o
+        })
+        .collect();
+    assert_eq!(w.send(&frames), want);
+}
