@@ -204,8 +204,7 @@ impl Held {
         let (lens, wins) = rest.split_at_mut((max * wasmdp_abi::area::LEN_BYTES).min(rest.len()));
         let (lens, _) = lens.as_chunks::<4>();
         let (heads, _) = wins.as_chunks_mut::<N>();
-        let n = n.min(lens.len()).min(heads.len());
-        Some(crate::Heads::new(&lens[..n], &mut heads[..n], changed))
+        Some(crate::Heads::new(n, lens, heads, changed))
     }
 }
 

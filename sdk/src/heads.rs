@@ -16,9 +16,10 @@ pub struct Heads<'a, const N: usize> {
 }
 
 impl<'a, const N: usize> Heads<'a, N> {
-    /// `lens` and `heads` are as long as each other; `changed` is the header's `CHANGED` field.
-    pub(crate) fn new(lens: &'a [[u8; 4]], heads: &'a mut [[u8; N]], changed: &'a mut [u8; 4]) -> Self {
-        let n = lens.len().min(heads.len());
+    /// The first `n` packets' lengths and heads (fewer when the area holds fewer); `changed` is the
+    /// header's `CHANGED` field.
+    pub(crate) fn new(n: usize, lens: &'a [[u8; 4]], heads: &'a mut [[u8; N]], changed: &'a mut [u8; 4]) -> Self {
+        let n = n.min(lens.len()).min(heads.len());
         Heads { lens: &lens[..n], heads: &mut heads[..n], changed }
     }
 

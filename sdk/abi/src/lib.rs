@@ -286,9 +286,9 @@ pub mod area {
     /// bytes back to back ([`heads_size`]); window `i` holds packet `i`'s first `min(len, window)`
     /// bytes, zeros after them. After the call, when the header's `CHANGED` is nonzero, every
     /// window's first `min(len, window)` bytes are copied into its packet; there are no per-packet
-    /// verdicts or length changes. For policies that rewrite
-    /// headers in place (MAC, VLAN, DSCP): no descriptor is written or read per packet. Needs a
-    /// window of at least 1 byte; not with [`FLOW_HASH`] (there is no descriptor to hold it).
+    /// verdicts or length changes. For policies that rewrite headers in place (MAC, VLAN, DSCP): no
+    /// descriptor is written or read per packet. Needs a window of at least 1 byte; not with
+    /// [`FLOW_HASH`] (there is no descriptor to hold it).
     pub const HEADS: u32 = 1 << 17;
 
     /// A registration's shape: `burst_area`'s `window` argument read.

@@ -1,7 +1,8 @@
 //! Heads (`area::HEADS`): windows without descriptors. Before the call each packet's length goes
-//! into the lengths and its first bytes into its window, zeros after a short packet's end; after it, when the header says `CHANGED`, every
-//! window goes back into its packet. Nothing per packet is read from the plugin, so nothing per
-//! packet needs checking: the lengths copied are the host's own.
+//! into the lengths and its first bytes into its window, zeros after a short packet's end; after
+//! it, when the header says `CHANGED`, every window goes back into its packet. Nothing per packet
+//! is read from the plugin, so nothing per packet needs checking: the lengths copied are the
+//! host's own.
 
 use super::{copy_small, Area};
 use crate::mbuf::Pkt;
@@ -18,22 +19,32 @@ pub(super) fn fill(a: &Area, pkts: &[Pkt], rest: &mut [u8], simd: Simd) {
 }
 
 /// Out of line, each instance, as `fill_windows` (its registers allocated for its loop alone).
-/// With `W` the window's size, a packet of at least `W` bytes is tested once and copied in fixed
-/// moves, without the `min` (3 instructions a packet here and 3 in the copy-back).
 #[inline(never)]
 fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], window: usize, simd: Simd) {
     for (p, (l, w)) in pkts.iter().zip(lens.chunks_exact_mut(LEN_BYTES).zip(wins.chunks_exact_mut(window))) {
         let data = p.data();
         l.copy_from_slice(&(data.len() as u32).to_le_bytes());
-        if let (Some(dst), Some(src)) = (w.first_chunk_mut::<W>().filter(|_| W != 0), data.first_chunk::<W>()) {
-            *dst = *src;
-            continue;
+        let k = copy_prefix::<W>(simd, w, data);
+        if k < window {
+            // The window's bytes past the packet read as zeros, not as an earlier burst's packet.
+            w[k..].fill(0);
         }
-        let k = data.len().min(window);
-        copy_small(simd, &mut w[..k], &data[..k]);
-        // The window's bytes past the packet read as zeros, not as an earlier burst's packet.
-        w[k..].fill(0);
     }
+}
+
+/// Copies the first `min(dst.len(), src.len())` bytes of `src` into `dst` and returns how many.
+/// `W` is 0 or the window's size, and one side is a window: when both hold `W` bytes that is all
+/// there is, tested once and copied in fixed moves, without the `min` (3 instructions a packet in
+/// the fill and 3 in the copy-back).
+#[inline(always)]
+fn copy_prefix<const W: usize>(simd: Simd, dst: &mut [u8], src: &[u8]) -> usize {
+    if let (Some(d), Some(s)) = (dst.first_chunk_mut::<W>().filter(|_| W != 0), src.first_chunk::<W>()) {
+        *d = *s;
+        return W;
+    }
+    let k = dst.len().min(src.len());
+    copy_small(simd, &mut dst[..k], &src[..k]);
+    k
 }
 
 /// Every window's first `min(len, window)` bytes into its packet: packet `i` of the call, where it
@@ -52,8 +63,7 @@ pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(),
         }
         for (i, win) in wins.chunks_exact(w).take(n).enumerate() {
             if let Some(p) = burst.get_mut(view.position(i)).filter(|_| !view.gone(i)) {
-                let k = p.len().min(w);
-                copy_small(simd, &mut p.data_mut()[..k], &win[..k]);
+                copy_prefix::<0>(simd, p.data_mut(), win);
             }
         }
     })
@@ -63,12 +73,6 @@ pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(),
 #[inline(never)]
 fn copy_back_heads<const W: usize>(pkts: &mut [Pkt], wins: &[u8], window: usize, simd: Simd) {
     for (p, win) in pkts.iter_mut().zip(wins.chunks_exact(window)) {
-        let data = p.data_mut();
-        if let (Some(dst), Some(src)) = (data.first_chunk_mut::<W>().filter(|_| W != 0), win.first_chunk::<W>()) {
-            *dst = *src;
-            continue;
-        }
-        let k = data.len().min(window);
-        copy_small(simd, &mut data[..k], &win[..k]);
+        copy_prefix::<W>(simd, p.data_mut(), win);
     }
 }

@@ -32,11 +32,8 @@ pub(crate) struct Area {
 impl Area {
     /// One past its last byte (None on overflow).
     pub fn end(&self) -> Option<usize> {
-        let size = match self.heads {
-            true => wasmdp_abi::area::heads_size(self.max_pkts, self.window),
-            false => wasmdp_abi::area::size(self.max_pkts, self.window),
-        };
-        self.ptr.checked_add(size)
+        let shape = wasmdp_abi::area::Shape { window: self.window, flow_hash: self.flow_hash, heads: self.heads };
+        self.ptr.checked_add(shape.size(self.max_pkts))
     }
 
     /// Its bytes in the plugin's memory, when they are all there.
