@@ -335,6 +335,32 @@ mod tests {
     }
 
     #[test]
+    fn for_each_mut_visits_every_head_once_in_order_whatever_the_burst_size() {
+        mock::reset();
+        mock::set_area(crate::AreaSpec::Heads(16));
+        for n in 0..=9usize {
+            let frames: std::vec::Vec<_> = (0..n).map(|i| frame(1, 2, 14 + i)).collect();
+            let refs: std::vec::Vec<_> = frames.iter().map(|f| f.as_slice()).collect();
+            mock::begin_burst(&refs);
+            let mut b = Burst::current().unwrap();
+            let mut seen = std::vec::Vec::new();
+            b.heads::<16>().unwrap().for_each_mut(|len, h| {
+                seen.push(len as usize);
+                h[0] = seen.len() as u8;
+            });
+            drop(b);
+            let out = mock::end_burst();
+            assert_eq!(seen, (14..14 + n).collect::<std::vec::Vec<_>>(), "{n} packets: lengths in order");
+            let firsts: std::vec::Vec<_> = out.iter().map(|o| o.data[0] as usize).collect();
+            assert_eq!(
+                firsts,
+                (1..=n).collect::<std::vec::Vec<_>>(),
+                "{n} packets: each head once, back in its packet"
+            );
+        }
+    }
+
+    #[test]
     fn outside_a_burst() {
         mock::reset();
         assert_eq!(Burst::current().unwrap_err(), Error::NoBurst);

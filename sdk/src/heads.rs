@@ -54,4 +54,25 @@ impl<'a, const N: usize> Heads<'a, N> {
         *self.changed = 1u32.to_le_bytes();
         self.lens.iter().map(|l| u32::from_le_bytes(*l)).zip(self.heads.iter_mut())
     }
+
+    /// Calls `f` with each packet's length and head, in burst order, to change in place (as
+    /// [`iter_mut`](Heads::iter_mut)). The loop goes four packets a turn: WebAssembly checks the
+    /// epoch deadline at every loop header, so a short per-packet body (a MAC swap) pays that check,
+    /// and the registers spilled around it, once in four packets rather than once or twice in two
+    /// (wasm_macswap: 176.3 -> 172.9 instructions a packet).
+    #[inline(always)]
+    pub fn for_each_mut(&mut self, mut f: impl FnMut(u32, &mut [u8; N])) {
+        *self.changed = 1u32.to_le_bytes();
+        let (lens, heads) = (self.lens.as_chunks::<4>(), self.heads.as_chunks_mut::<4>());
+        for (l, h) in lens.0.iter().zip(heads.0.iter_mut()) {
+            let [h0, h1, h2, h3] = h;
+            f(u32::from_le_bytes(l[0]), h0);
+            f(u32::from_le_bytes(l[1]), h1);
+            f(u32::from_le_bytes(l[2]), h2);
+            f(u32::from_le_bytes(l[3]), h3);
+        }
+        for (l, h) in lens.1.iter().zip(heads.1.iter_mut()) {
+            f(u32::from_le_bytes(*l), h);
+        }
+    }
 }

@@ -34,11 +34,11 @@ wasmdp_sdk::export_policy!(WasmMacswap);
 #[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
 fn swap_all(burst: &mut Burst) -> Result<(), Error> {
     let swap = Swap16::new();
-    for (len, head) in burst.heads::<16>()?.iter_mut() {
+    burst.heads::<16>()?.for_each_mut(|len, head| {
         if len >= 14 {
             swap.swap(head);
         }
-    }
+    });
     Ok(())
 }
 
