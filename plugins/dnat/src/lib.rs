@@ -17,7 +17,7 @@
 //! (`too_deep`) rather than sent with a wrong checksum.
 #![cfg_attr(not(test), no_std)]
 
-use wasmdp_sdk::net::{proto, Headers, Ipv4, L3Kind, Tcp, Udp};
+use wasmdp_sdk::net::{proto, Headers, L3Kind, Tcp, Udp};
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Params, Policy, Prefix4, Refusal, Window};
 
 /// Bytes of each packet the host places in the window: Ethernet, two VLAN tags, IPv4 with options,
@@ -93,10 +93,7 @@ impl Rule {
             return None;
         }
         // The IPv4 header and what follows it, split so that each is checked once and both change.
-        let bytes = w.bytes_mut();
-        let at = h.l4_offset.unwrap_or(bytes.len());
-        let (head, seg) = bytes.split_at_mut_checked(at)?;
-        let mut ip = Ipv4::new(head.get_mut(l3.offset..)?)?;
+        let (mut ip, seg) = h.ipv4_mut(w.bytes_mut())?;
         let old = ip.dst();
         if !self.matches.contains(old) {
             return None;
@@ -144,6 +141,7 @@ wasmdp_sdk::export_policy!(Dnat);
 mod tests {
     use super::*;
     use wasmdp_sdk::mock;
+    use wasmdp_sdk::net::Ipv4;
 
     /// An IPv4 frame 10.0.0.1:1000 -> dst:dport, UDP or TCP (`proto_`), with the flags and fragment
     /// offset word `frag` and 18 bytes of data; both checksums computed in full over the bytes there.

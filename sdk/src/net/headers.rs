@@ -70,6 +70,24 @@ impl Headers {
         Some(h)
     }
 
+    /// The IPv4 header [`parse`](Headers::parse) found, writable, and the bytes after it:
+    /// `(header, rest)`, split at the header's length (options included), in `frame`, the bytes that
+    /// were parsed (typically [`Window::bytes_mut`](crate::Window::bytes_mut) after a parse of
+    /// [`Window::bytes`](crate::Window::bytes)). The header is not checked again: the parse did
+    /// that, and `Ipv4::new` on the same bytes cost dnat about 20 WebAssembly instructions a
+    /// packet. The view holds the header only (its `payload` is empty; the payload is `rest`).
+    /// `None` without an IPv4 header, or when `frame` is shorter than the header. On bytes other
+    /// than the ones parsed the view reads what is there, as any view's getters do: zeros past its
+    /// end, never a panic.
+    #[inline(always)]
+    pub fn ipv4_mut<'a>(&self, frame: &'a mut [u8]) -> Option<(Ipv4<&'a mut [u8]>, &'a mut [u8])> {
+        let l3 = self.l3.filter(|l3| l3.kind == L3Kind::V4)?;
+        let ip = frame.get_mut(l3.offset..)?;
+        let hlen = usize::from(*ip.first()? & 0x0F) * 4;
+        let (header, rest) = ip.split_at_mut_checked(hlen)?;
+        Some((Ipv4::parsed(header), rest))
+    }
+
     /// The flow's addresses, protocol and ports: `(src, dst, proto, src_port, dst_port)`, IPv4
     /// addresses as IPv4-mapped IPv6 addresses (`::ffff:a.b.c.d`), for `frame` the one that was
     /// parsed. The ports are 0 for protocols without ports (ICMP, ...) and in every fragment, the
@@ -168,6 +186,38 @@ mod tests {
         assert_eq!((src, dst), (mapped([10, 0, 0, 1]), mapped([10, 0, 0, 2])));
         assert_eq!(src[10..], [0xff, 0xff, 10, 0, 0, 1]);
         assert_eq!((p, sp, dp), (17, 12345, 53));
+    }
+
+    #[test]
+    fn ipv4_mut_splits_at_the_parsed_header_and_writes_in_place() {
+        for ihl in [5u8, 6] {
+            let mut f = [0u8; 46];
+            f[12..14].copy_from_slice(&[0x08, 0x00]);
+            let hlen = usize::from(ihl) * 4;
+            f[14..34].copy_from_slice(&[0x40 | ihl, 0, 0, 32, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
+            f[14 + hlen..16 + hlen].copy_from_slice(&[0x30, 0x39]);
+            Ipv4::new(&mut f[14..]).unwrap().fill_checksum();
+            let h = Headers::parse(&f).unwrap();
+            let (mut ip, rest) = h.ipv4_mut(&mut f).unwrap();
+            assert_eq!((ip.header_len(), ip.dst(), ip.payload().len()), (hlen, [10, 0, 0, 2], 0), "IHL {ihl}");
+            assert_eq!((rest.len(), rest[..2].to_vec()), (32 - hlen, std::vec![0x30, 0x39]), "IHL {ihl}: the rest");
+            ip.set_dst_incremental([192, 0, 2, 7]);
+            assert!(Ipv4::new(&f[14..]).unwrap().checksum_ok(), "IHL {ihl}: the checksum follows");
+            assert_eq!(f[30..34], [192, 0, 2, 7], "IHL {ihl}: written in the frame");
+        }
+        let mut v6 = v6_frame();
+        assert!(Headers::parse(&v6).unwrap().ipv4_mut(&mut v6).is_none(), "IPv6");
+        let mut f = doc_frame();
+        let h = Headers::parse(&f).unwrap();
+        assert!(h.ipv4_mut(&mut f[..33]).is_none(), "bytes shorter than the parsed header");
+        f[14] = 0x4f;
+        assert!(h.ipv4_mut(&mut f).is_none(), "other bytes, with a header longer than they are");
+        f[14] = 0x47;
+        let (ip, rest) = h.ipv4_mut(&mut f).unwrap();
+        assert_eq!((ip.header_len(), rest.len()), (28, 0), "other bytes: split where they say, never a panic");
+        f[14] = 0x41;
+        let (ip, _) = h.ipv4_mut(&mut f).unwrap();
+        assert_eq!((ip.header_len(), ip.dst(), ip.options().len()), (4, [0; 4], 0), "a 4-byte view reads zeros");
     }
 
     #[test]

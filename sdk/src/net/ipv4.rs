@@ -34,6 +34,13 @@ impl<T: AsRef<[u8]>> Ipv4<T> {
         ok.then_some(Ipv4 { buf })
     }
 
+    /// A view of a header [`Headers::parse`](super::Headers::parse) has checked (see
+    /// [`Headers::ipv4_mut`](super::Headers::ipv4_mut)).
+    #[inline(always)]
+    pub(super) fn parsed(buf: T) -> Self {
+        Ipv4 { buf }
+    }
+
     /// The buffer back.
     pub fn into_inner(self) -> T {
         self.buf
