@@ -109,6 +109,13 @@ pub fn update32_bytes(field: [u8; 2], old: [u8; 4], new: [u8; 4]) -> [u8; 2] {
     update32(u16::from_ne_bytes(field), u32::from_ne_bytes(old), u32::from_ne_bytes(new)).to_ne_bytes()
 }
 
+/// [`update16`] on bytes as they lie in the packet: the checksum field, and the 2 bytes that were
+/// there and replace them; summed in the machine's byte order, as [`update32_bytes`] is.
+#[inline(always)]
+pub fn update16_bytes(field: [u8; 2], old: [u8; 2], new: [u8; 2]) -> [u8; 2] {
+    update16(u16::from_ne_bytes(field), u16::from_ne_bytes(old), u16::from_ne_bytes(new)).to_ne_bytes()
+}
+
 /// [`update16`] for a run of bytes (an IPv6 address, a MAC) replaced by another of the same length.
 ///
 /// Both slices must start at an even offset of the summed data; an odd length is taken as padded
@@ -159,7 +166,7 @@ mod tests {
     }
 
     #[test]
-    fn update32_on_bytes_is_update32_on_big_endian_values() {
+    fn updates_on_bytes_are_the_updates_on_big_endian_values() {
         let mut x = 0x1234_5678_9abc_def0u64;
         for _ in 0..10_000 {
             x ^= x << 13;
@@ -168,6 +175,9 @@ mod tests {
             let (c, old, new) = ((x >> 48) as u16, (x >> 16) as u32, x.rotate_left(29) as u32);
             let want = update32(c, old, new).to_be_bytes();
             assert_eq!(update32_bytes(c.to_be_bytes(), old.to_be_bytes(), new.to_be_bytes()), want, "{x:x}");
+            let (old, new) = (old as u16, new as u16);
+            let want = update16(c, old, new).to_be_bytes();
+            assert_eq!(update16_bytes(c.to_be_bytes(), old.to_be_bytes(), new.to_be_bytes()), want, "{x:x}");
         }
     }
 

@@ -220,13 +220,15 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4<T> {
         self.set_checksum(c);
     }
 
-    /// Replaces the 16-bit word at the even offset `at` and patches the checksum (RFC 1624), the
-    /// cheap path when one field changes: the rest of the header is not read.
-    fn replace_word(&mut self, at: usize, new: u16) {
-        let old = rd16(self.buf.as_ref(), at);
-        wr(self.buf.as_mut(), at, new.to_be_bytes());
-        let c = cksum::update16(self.checksum(), old, new);
-        self.set_checksum(c);
+    /// Replaces the 16-bit word at the even offset `at` with the bytes `new` and patches the
+    /// checksum (RFC 1624), the cheap path when one field changes: the rest of the header is not
+    /// read, and nothing is byte-swapped ([`cksum::update16_bytes`]).
+    #[inline(always)]
+    fn replace_word(&mut self, at: usize, new: [u8; 2]) {
+        let old = rd(self.buf.as_ref(), at);
+        wr(self.buf.as_mut(), at, new);
+        let c = cksum::update16_bytes(rd(self.buf.as_ref(), CKSUM), old, new);
+        wr(self.buf.as_mut(), CKSUM, c);
     }
 
     /// Sets the source address and updates the header checksum incrementally. The L4 checksum, which
@@ -249,13 +251,14 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4<T> {
     }
 
     /// Sets the TTL and updates the header checksum incrementally.
+    #[inline(always)]
     pub fn set_ttl_incremental(&mut self, ttl: u8) {
-        let word = u16::from_be_bytes([ttl, self.protocol()]);
-        self.replace_word(8, word);
+        self.replace_word(8, [ttl, self.protocol()]);
     }
 
     /// Decrements the TTL, updating the checksum, and returns the new TTL; `None` (and nothing
     /// changed) when it is already 0. A router drops the packet when this returns `None` or `Some(0)`.
+    #[inline(always)]
     pub fn decrement_ttl(&mut self) -> Option<u8> {
         let ttl = self.ttl().checked_sub(1)?;
         self.set_ttl_incremental(ttl);
@@ -263,21 +266,22 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4<T> {
     }
 
     /// Sets the total length and updates the header checksum incrementally.
+    #[inline(always)]
     pub fn set_total_len_incremental(&mut self, len: u16) {
-        self.replace_word(2, len);
+        self.replace_word(2, len.to_be_bytes());
     }
 
     /// Sets the ECN bits (the low 2 bits of `ecn`, e.g. 3 to mark CE) and updates the checksum.
+    #[inline(always)]
     pub fn set_ecn_incremental(&mut self, ecn: u8) {
         // The word at 0 is version/IHL then TOS: keep the first byte, put the new TOS in the second.
-        let word = (rd16(self.buf.as_ref(), 0) & 0xFF00) | u16::from((self.dscp() << 2) | (ecn & 3));
-        self.replace_word(0, word);
+        self.replace_word(0, [rd8(self.buf.as_ref(), 0), (self.dscp() << 2) | (ecn & 3)]);
     }
 
     /// Sets the DSCP (its low 6 bits) and updates the checksum.
+    #[inline(always)]
     pub fn set_dscp_incremental(&mut self, dscp: u8) {
-        let word = (rd16(self.buf.as_ref(), 0) & 0xFF00) | u16::from((dscp << 2) | self.ecn());
-        self.replace_word(0, word);
+        self.replace_word(0, [rd8(self.buf.as_ref(), 0), (dscp << 2) | self.ecn()]);
     }
 }
 
