@@ -49,6 +49,7 @@ for n in "" _native; do
   k=${n:+native}
   config wasm_macswap$n io "$(pol wasm_macswap '' $k)" "$(pol wasm_macswap '' $k)"
   config dnat$n io "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9' $k)" "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9' $k)"
+  config dscp_remark$n io "$(pol dscp_remark 'dscp: 46' $k)" "$(pol dscp_remark 'dscp: 46' $k)"
   config l4_lb$n io "$(pol l4_lb "ports: '0,1'" $k)" "$(pol l4_lb "ports: '0,1'" $k)"
   config ratelimit$n io "$(pol ratelimit 'rate_pps: 1000000000' $k)" "$(pol ratelimit 'rate_pps: 1000000000' $k)"
   config vxlan_decap_wasm$n io "$v0$(pol vxlan_decap 'local_ip: 192.0.2.1, vni: 42' $k)" \
@@ -80,7 +81,8 @@ PY
 }
 printf '%-24s %12s  %s\n' path instr/pkt "ratio to baseline (baseline)"
 for row in io: macswap: plugin:macswap plugin_1_0:macswap wasm_macswap:macswap wasm_macswap_native:macswap \
-  wasm_macswap:wasm_macswap_native dnat_native:io dnat:dnat_native l4_lb_native:io l4_lb:l4_lb_native \
+  wasm_macswap:wasm_macswap_native dnat_native:io dnat:dnat_native dscp_remark_native:io \
+  dscp_remark:dscp_remark_native l4_lb_native:io l4_lb:l4_lb_native \
   ratelimit_native:io ratelimit:ratelimit_native vxlan_decap: vxlan_decap_wasm:vxlan_decap \
   vxlan_decap_wasm_native:vxlan_decap vxlan_decap_wasm:vxlan_decap_wasm_native vxlan_encap: \
   vxlan_encap_wasm:vxlan_encap vxlan_encap_wasm_native:vxlan_encap vxlan_encap_wasm:vxlan_encap_wasm_native; do

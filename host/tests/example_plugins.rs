@@ -173,6 +173,54 @@ fn dnat_fixes_a_first_fragments_udp_checksum_and_only_the_address_of_later_ones(
     assert_eq!(w.plugin().named()["rewritten"], 2);
 }
 
+/// `f` with the IPv4 TOS byte at `at` set to `tos` and the header checksum computed again in full.
+fn with_tos(mut f: Vec<u8>, at: usize, tos: u8) -> Vec<u8> {
+    f[at] = tos;
+    let h = wasmdp::wire::parse(&f);
+    assert!(wasmdp::wire::fill_ipv4_cksum(&mut f, &h));
+    f
+}
+
+#[test]
+fn dscp_remark_rewrites_heads_in_place_ipv4_ipv6_and_the_tag_and_leaves_the_rest() {
+    let v4 = udp_to([10, 0, 0, 2], 1000, 53);
+    let tagged = common::udp(80, [10, 0, 0, 2], 1000, 53, Some(100));
+    let mut v6 = Vec::new();
+    etherparse::PacketBuilder::ethernet2([0x5a; 6], [0xd0; 6])
+        .ipv6(
+            [0x20, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1],
+            [0x20, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 2],
+            64,
+        )
+        .udp(1000, 53)
+        .write(&mut v6, &[7; 40])
+        .unwrap();
+    v6[15] |= 0x10; // traffic class 0x01: ECN 1, DSCP 0
+    let arp = [&[0xff; 6][..], &[0x5a; 6], &[0x08, 0x06], &[1; 46]].concat();
+    // IPv4 with 40 bytes of options: its checksum lies in the 64-byte head, its end does not.
+    let mut deep = udp_to([10, 0, 0, 2], 1000, 53);
+    deep[14] = 0x4f;
+    let frames = vec![v4.clone(), tagged.clone(), v6.clone(), arp.clone(), deep.clone(), vec![0xd0; 10]];
+    let mut w = Wire::new(&policy("dscp_remark", "dscp: 46, pcp: 5"));
+    let out = w.send(&frames);
+    assert_eq!(out[0], with_tos(v4, 15, 46 << 2), "IPv4: DSCP and a checksum a full computation agrees with");
+    let mut want = with_tos(tagged, 19, 46 << 2);
+    want[14] |= 5 << 5; // PCP 5 over VID 100
+    assert_eq!(out[1], want, "tagged IPv4: DSCP, checksum and PCP");
+    assert_eq!(tags(&out[1]), [(0x8100, (5 << 13) | 100)]);
+    let p = etherparse::SlicedPacket::from_ethernet(&out[2]).unwrap();
+    let Some(etherparse::NetSlice::Ipv6(ip)) = p.net else { panic!("{:02x?}", out[2]) };
+    assert_eq!(ip.header().traffic_class(), (46 << 2) | 1, "IPv6: DSCP written, ECN kept");
+    assert_eq!((&out[2][..14], &out[2][14..16], &out[2][16..]), (&v6[..14], &[0x6b, 0x90][..], &v6[16..]), "IPv6");
+    assert_eq!(out[3..], [arp, deep, vec![0xd0; 10]], "not IP, too deep, too short: as they came");
+    assert_eq!(w.plugin().named(), [("remarked".to_string(), 3), ("too_deep".to_string(), 1)].into());
+    // Only packets with DSCP 0, the tag included.
+    let mut w = Wire::new(&policy("dscp_remark", "pcp: 3, from_dscp: 46"));
+    let out = w.send(&[common::udp(80, [10, 0, 0, 2], 1000, 53, Some(100)), want.clone()]);
+    assert_eq!(tags(&out[0]), [(0x8100, 100)], "DSCP 0: not selected");
+    assert_eq!(tags(&out[1]), [(0x8100, (3 << 13) | 100)], "DSCP 46: the tag remarked");
+}
+
 #[test]
 fn vxlan_plugins_round_trip_and_agree_with_the_native_decapsulation() {
     // Encapsulated by the plugin, decapsulated by the native engine and by the plugin: the inner

@@ -55,6 +55,8 @@ fn every_per_packet_example_built_natively_puts_the_same_bytes_on_the_wire() {
     assert_eq!(out[0].len(), frames.len());
     let out = agree("dnat", "match: 10.0.1.0/24, to: 192.0.2.9, to_port: 5353", std::slice::from_ref(&frames));
     assert_ne!(out[0], frames, "dnat rewrote something");
+    let out = agree("dscp_remark", "dscp: 46, pcp: 5", std::slice::from_ref(&frames));
+    assert_ne!(out[0], frames, "dscp_remark rewrote something");
     let enc = "vni: 42, local_ip: 192.0.2.1, remote_ip: 192.0.2.2";
     let outer = agree("vxlan_encap", enc, std::slice::from_ref(&frames)).remove(0);
     assert!(outer.iter().zip(&frames).all(|(o, i)| o.len() == i.len() + 50));

@@ -131,8 +131,12 @@ impl BenchPath {
 /// The per-packet example plugins the bench runs as engines of their own, with their params: the
 /// plugin (`wasm`) against its native build (`native`), and native io on the same ports and frames
 /// (`io`), the floor of any forwarding.
-pub const EXAMPLES: [(&str, &str); 3] =
-    [("dnat", "match: 198.18.0.0/24, to: 10.9.9.9"), ("l4_lb", "ports: '0,1'"), ("ratelimit", "rate_pps: 1000000000")];
+pub const EXAMPLES: [(&str, &str); 4] = [
+    ("dnat", "match: 198.18.0.0/24, to: 10.9.9.9"),
+    ("dscp_remark", "dscp: 46"),
+    ("l4_lb", "ports: '0,1'"),
+    ("ratelimit", "rate_pps: 1000000000"),
+];
 
 /// The params of example `engine`, if it is one.
 pub fn example(engine: &str) -> Option<&'static str> {

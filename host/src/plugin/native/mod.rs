@@ -37,8 +37,9 @@ fn make<P: Policy + Send>() -> Box<dyn NativePolicy> {
 }
 
 /// Every native build, by the name of its WebAssembly build.
-pub const TWINS: [Twin; 7] = [
+pub const TWINS: [Twin; 8] = [
     Twin { name: "dnat", make: make::<dnat::Dnat> },
+    Twin { name: "dscp_remark", make: make::<dscp_remark::DscpRemark> },
     Twin { name: "l4_lb", make: make::<l4_lb::L4Lb> },
     Twin { name: "ratelimit", make: make::<ratelimit::RateLimit> },
     Twin { name: "static_policy", make: make::<static_policy::StaticPolicy> },

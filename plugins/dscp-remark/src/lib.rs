@@ -1,0 +1,185 @@
+//! `dscp-remark`: QoS remarking in place, on 64-byte heads (ABI 1.1 `AreaSpec::Heads`): sets the
+//! DSCP of IPv4 and IPv6 packets (ECN bits kept; the IPv4 header checksum updated incrementally,
+//! RFC 1624) and the PCP of the outermost VLAN tag, on every packet or only on those that carry a
+//! given DSCP. No host call and no descriptor per packet: the host places each packet's length and
+//! first 64 bytes in the plugin's memory and copies them back after the call.
+//!
+//! | param | meaning |
+//! |---|---|
+//! | `dscp` | new DSCP, 0..=63 |
+//! | `pcp` | new priority (PCP, 0..=7) of the outermost 802.1Q/802.1ad tag; untagged frames stay untagged |
+//! | `from_dscp` | optional: only IP packets whose DSCP is this one (0..=63) are remarked, tag included |
+//!
+//! At least one of `dscp` and `pcp`. Without `from_dscp`, `pcp` applies to every tagged frame, IP or
+//! not. Counters: `remarked` (packets whose DSCP or PCP was written), `too_deep` (an IPv4 header
+//! whose options run past the 64-byte head, so its checksum cannot be updated: the packet is left
+//! as it came). Malformed or cut IP headers are left as they came too.
+#![cfg_attr(not(test), no_std)]
+
+use wasmdp_sdk::net::{ethertype, l2, Ipv4, Ipv6, Vlan};
+use wasmdp_sdk::{refuse, AreaSpec, Burst, Counter, Error, Params, Policy, Refusal};
+
+/// Bytes of each packet the host places in the heads: Ethernet, two VLAN tags, and an IPv6 header
+/// or an IPv4 header with up to 28 bytes of options.
+const HEAD: usize = 64;
+
+/// The policy.
+pub struct DscpRemark {
+    rule: Rule,
+    remarked: Counter,
+    too_deep: Counter,
+}
+
+/// What to write, and on which packets.
+#[derive(Clone, Copy)]
+struct Rule {
+    dscp: Option<u8>,
+    pcp: Option<u8>,
+    from_dscp: Option<u8>,
+}
+
+/// What a packet's remarking did.
+#[derive(PartialEq)]
+enum Outcome {
+    Remarked,
+    Untouched,
+    TooDeep,
+}
+
+impl Policy for DscpRemark {
+    const AREA: AreaSpec = AreaSpec::Heads(HEAD as u16);
+
+    fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
+        let rule = Rule {
+            dscp: bounded(params, "dscp", 63)?,
+            pcp: bounded(params, "pcp", 7)?,
+            from_dscp: bounded(params, "from_dscp", 63)?,
+        };
+        if rule.dscp.is_none() && rule.pcp.is_none() {
+            return Err(Refusal::new("params: give `dscp` (0..=63), `pcp` (0..=7) or both; nothing to remark"));
+        }
+        Ok(DscpRemark { rule, remarked: Counter::register("remarked")?, too_deep: Counter::register("too_deep")? })
+    }
+
+    fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
+        let (rule, mut remarked, mut too_deep) = (self.rule, 0, 0);
+        for (len, head) in burst.heads::<HEAD>()?.iter_mut() {
+            let frame = &mut head[..(len as usize).min(HEAD)];
+            match rule.remark(frame, len as usize > HEAD) {
+                Outcome::Remarked => remarked += 1,
+                Outcome::TooDeep => too_deep += 1,
+                Outcome::Untouched => {}
+            }
+        }
+        self.remarked.add(remarked);
+        self.too_deep.add(too_deep);
+        Ok(())
+    }
+}
+
+wasmdp_sdk::export_policy!(DscpRemark);
+
+/// The param `key` as a number at most `max`.
+fn bounded(params: &Params, key: &str, max: u8) -> Result<Option<u8>, Refusal> {
+    match params.get_u8(key)? {
+        Some(v) if v > max => Err(refuse!("param `{key}`: {v} is out of range: 0..={max}")),
+        v => Ok(v),
+    }
+}
+
+impl Rule {
+    /// Remarks one frame (its head: `cut` when the packet goes on past it).
+    #[inline(always)]
+    fn remark(self, frame: &mut [u8], cut: bool) -> Outcome {
+        let Some(l2) = l2(frame) else { return Outcome::Untouched };
+        let (tagged, at) = (l2.tags[0].is_some(), l2.l3_offset);
+        let ip = frame.get_mut(at..).unwrap_or_default();
+        // An IPv4 header announced longer than what the head holds of it, in a packet that goes on.
+        let deep = cut && ip.first().is_some_and(|&b| b >> 4 == 4 && usize::from(b & 0x0F) * 4 > ip.len());
+        let wrote_ip = match l2.ethertype {
+            ethertype::IPV4 => match Ipv4::new(&mut *ip) {
+                Some(mut v4) if self.from_dscp.is_none_or(|d| d == v4.dscp()) => {
+                    self.dscp.inspect(|&d| v4.set_dscp_incremental(d)).is_some()
+                }
+                Some(_) => return Outcome::Untouched,
+                None if deep => return Outcome::TooDeep,
+                None => return Outcome::Untouched,
+            },
+            ethertype::IPV6 => match Ipv6::new(&mut *ip) {
+                Some(mut v6) if self.from_dscp.is_none_or(|d| d == v6.dscp()) => {
+                    self.dscp.inspect(|&d| v6.set_dscp(d)).is_some()
+                }
+                _ => return Outcome::Untouched,
+            },
+            _ if self.from_dscp.is_some() => return Outcome::Untouched,
+            _ => false,
+        };
+        let wrote_tag = match (self.pcp, tagged) {
+            (Some(p), true) => Vlan::new(frame.get_mut(14..).unwrap_or_default()).map(|mut t| t.set_pcp(p)).is_some(),
+            _ => false,
+        };
+        if wrote_ip || wrote_tag {
+            Outcome::Remarked
+        } else {
+            Outcome::Untouched
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmdp_sdk::mock;
+
+    /// Untagged IPv4/UDP, 60 bytes, TOS `tos`, its header checksum filled.
+    fn v4(tos: u8, ihl: u8) -> std::vec::Vec<u8> {
+        let mut f = std::vec![0u8; 14 + 46];
+        f[12..14].copy_from_slice(&[8, 0]);
+        f[14..26].copy_from_slice(&[0x40 | ihl, tos, 0, 46, 0, 1, 0, 0, 64, 17, 0, 0]);
+        f[26..34].copy_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
+        Ipv4::new(&mut f[14..]).unwrap().fill_checksum();
+        f
+    }
+
+    fn run(params: &[(&str, &str)], frames: &[std::vec::Vec<u8>]) -> (std::vec::Vec<std::vec::Vec<u8>>, i64, i64) {
+        mock::reset();
+        mock::set_area(DscpRemark::AREA);
+        params.iter().for_each(|(k, v)| mock::set_param(k, v));
+        let mut p = DscpRemark::init(0, &Params::host()).unwrap();
+        let refs: std::vec::Vec<_> = frames.iter().map(|f| f.as_slice()).collect();
+        mock::begin_burst(&refs);
+        p.on_burst(&mut Burst::current().unwrap()).unwrap();
+        let out = mock::end_burst().into_iter().map(|o| o.data).collect();
+        let named = |n: &str| mock::counter(n).unwrap_or(0);
+        (out, named("remarked"), named("too_deep"))
+    }
+
+    #[test]
+    fn remarks_ipv4_with_a_valid_checksum_and_keeps_ecn() {
+        let (out, remarked, _) = run(&[("dscp", "46")], &[v4(0x03, 5), v4(0x28, 5)]);
+        for (o, tos) in out.iter().zip([0x03, 0x28]) {
+            let ip = Ipv4::new(&o[14..]).unwrap();
+            assert_eq!((ip.dscp(), ip.ecn()), (46, tos & 3));
+            assert!(ip.checksum_ok());
+            let mut want = v4((46 << 2) | (tos & 3), 5);
+            Ipv4::new(&mut want[14..]).unwrap().fill_checksum();
+            assert_eq!(o, &want, "the same bytes as a full checksum");
+        }
+        assert_eq!(remarked, 2);
+    }
+
+    #[test]
+    fn from_dscp_selects_and_refusals_name_the_param() {
+        let (out, remarked, _) = run(&[("dscp", "10"), ("from_dscp", "0")], &[v4(0, 5), v4(46 << 2, 5)]);
+        assert_eq!(Ipv4::new(&out[0][14..]).unwrap().dscp(), 10);
+        assert_eq!(out[1], v4(46 << 2, 5), "another DSCP: untouched");
+        assert_eq!(remarked, 1);
+        mock::reset();
+        mock::set_param("dscp", "64");
+        let r = DscpRemark::init(0, &Params::host()).err().unwrap();
+        assert_eq!(r.reason(), "param `dscp`: 64 is out of range: 0..=63");
+        mock::reset();
+        let r = DscpRemark::init(0, &Params::host()).err().unwrap();
+        assert!(r.reason().contains("nothing to remark"), "{}", r.reason());
+    }
+}
