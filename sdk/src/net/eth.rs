@@ -193,9 +193,20 @@ const fn is_tpid(ethertype: u16) -> bool {
 /// Reads the Ethernet header and up to [`MAX_VLAN_TAGS`] tags of `frame`. `None` if the header or a
 /// tag is cut by the end of the window, or if there are more than two tags (the inner EtherType
 /// would be unknown).
+#[inline(always)]
 pub fn l2(frame: &[u8]) -> Option<L2> {
     let eth = Eth::new(frame)?;
-    let mut l2 = L2 { ethertype: eth.ethertype(), l3_offset: Eth::<&[u8]>::LEN, tags: [None; MAX_VLAN_TAGS] };
+    let l2 = L2 { ethertype: eth.ethertype(), l3_offset: Eth::<&[u8]>::LEN, tags: [None; MAX_VLAN_TAGS] };
+    if !is_tpid(l2.ethertype) {
+        // Untagged, the common case: the EtherType is tested once, not again after the tag loop.
+        return Some(l2);
+    }
+    tags(frame, l2)
+}
+
+/// The tags of a tagged frame, from `l2` as the Ethernet header left it.
+#[inline(always)]
+fn tags(frame: &[u8], mut l2: L2) -> Option<L2> {
     for slot in &mut l2.tags {
         if !is_tpid(l2.ethertype) {
             break;
