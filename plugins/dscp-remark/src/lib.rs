@@ -13,7 +13,8 @@
 //! At least one of `dscp` and `pcp`. Without `from_dscp`, `pcp` applies to every tagged frame, IP or
 //! not. Counters: `remarked` (packets whose DSCP or PCP was written), `too_deep` (an IPv4 header
 //! whose options run past the 64-byte head, so its checksum cannot be updated: the packet is left
-//! as it came). Malformed or cut IP headers are left as they came too.
+//! as it came). Malformed or cut IP headers are left as they came too, unless only `pcp` is given
+//! (then the IP header is not read).
 #![cfg_attr(not(test), no_std)]
 
 use wasmdp_sdk::net::{ethertype, l2, Ipv4, Ipv6, Vlan};
@@ -97,6 +98,8 @@ impl Rule {
         // An IPv4 header announced longer than what the head holds of it, in a packet that goes on.
         let deep = cut && ip.first().is_some_and(|&b| b >> 4 == 4 && usize::from(b & 0x0F) * 4 > ip.len());
         let wrote_ip = match l2.ethertype {
+            // Only the tag to write: the IP header is not read (nor need it be well formed).
+            _ if self.dscp.is_none() && self.from_dscp.is_none() => false,
             ethertype::IPV4 => match Ipv4::new(&mut *ip) {
                 Some(mut v4) if self.from_dscp.is_none_or(|d| d == v4.dscp()) => {
                     self.dscp.inspect(|&d| v4.set_dscp_incremental(d)).is_some()
@@ -132,10 +135,10 @@ mod tests {
     use wasmdp_sdk::mock;
 
     /// Untagged IPv4/UDP, 60 bytes, TOS `tos`, its header checksum filled.
-    fn v4(tos: u8, ihl: u8) -> std::vec::Vec<u8> {
+    fn v4(tos: u8) -> std::vec::Vec<u8> {
         let mut f = std::vec![0u8; 14 + 46];
         f[12..14].copy_from_slice(&[8, 0]);
-        f[14..26].copy_from_slice(&[0x40 | ihl, tos, 0, 46, 0, 1, 0, 0, 64, 17, 0, 0]);
+        f[14..26].copy_from_slice(&[0x45, tos, 0, 46, 0, 1, 0, 0, 64, 17, 0, 0]);
         f[26..34].copy_from_slice(&[10, 0, 0, 1, 10, 0, 0, 2]);
         Ipv4::new(&mut f[14..]).unwrap().fill_checksum();
         f
@@ -156,12 +159,12 @@ mod tests {
 
     #[test]
     fn remarks_ipv4_with_a_valid_checksum_and_keeps_ecn() {
-        let (out, remarked, _) = run(&[("dscp", "46")], &[v4(0x03, 5), v4(0x28, 5)]);
+        let (out, remarked, _) = run(&[("dscp", "46")], &[v4(0x03), v4(0x28)]);
         for (o, tos) in out.iter().zip([0x03, 0x28]) {
             let ip = Ipv4::new(&o[14..]).unwrap();
             assert_eq!((ip.dscp(), ip.ecn()), (46, tos & 3));
             assert!(ip.checksum_ok());
-            let mut want = v4((46 << 2) | (tos & 3), 5);
+            let mut want = v4((46 << 2) | (tos & 3));
             Ipv4::new(&mut want[14..]).unwrap().fill_checksum();
             assert_eq!(o, &want, "the same bytes as a full checksum");
         }
@@ -169,10 +172,21 @@ mod tests {
     }
 
     #[test]
+    fn pcp_alone_remarks_every_tagged_frame_without_reading_ip() {
+        let mut tagged_junk = std::vec![0u8; 60];
+        tagged_junk[12..18].copy_from_slice(&[0x81, 0x00, 0x00, 100, 0x08, 0x00]); // VID 100, "IPv4", version 0
+        let (out, remarked, too_deep) = run(&[("pcp", "6")], &[tagged_junk.clone(), v4(0)]);
+        let mut want = tagged_junk;
+        want[14] = 6 << 5;
+        assert_eq!(out, [want, v4(0)], "the tag's PCP written, the IP header not read; untagged untouched");
+        assert_eq!((remarked, too_deep), (1, 0));
+    }
+
+    #[test]
     fn from_dscp_selects_and_refusals_name_the_param() {
-        let (out, remarked, _) = run(&[("dscp", "10"), ("from_dscp", "0")], &[v4(0, 5), v4(46 << 2, 5)]);
+        let (out, remarked, _) = run(&[("dscp", "10"), ("from_dscp", "0")], &[v4(0), v4(46 << 2)]);
         assert_eq!(Ipv4::new(&out[0][14..]).unwrap().dscp(), 10);
-        assert_eq!(out[1], v4(46 << 2, 5), "another DSCP: untouched");
+        assert_eq!(out[1], v4(46 << 2), "another DSCP: untouched");
         assert_eq!(remarked, 1);
         mock::reset();
         mock::set_param("dscp", "64");
