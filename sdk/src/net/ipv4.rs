@@ -225,10 +225,7 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Ipv4<T> {
     /// read, and nothing is byte-swapped ([`cksum::update16_bytes`]).
     #[inline(always)]
     fn replace_word(&mut self, at: usize, new: [u8; 2]) {
-        let old = rd(self.buf.as_ref(), at);
-        wr(self.buf.as_mut(), at, new);
-        let c = cksum::update16_bytes(rd(self.buf.as_ref(), CKSUM), old, new);
-        wr(self.buf.as_mut(), CKSUM, c);
+        super::replace_word(self.buf.as_mut(), at, new, CKSUM);
     }
 
     /// Sets the source address and updates the header checksum incrementally. The L4 checksum, which

@@ -355,13 +355,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Icmp<T> {
     }
 
     /// Sets the echo identifier and updates the checksum incrementally (ICMP query NAT, RFC 5508).
-    #[inline(always)]
     pub fn set_echo_id_incremental(&mut self, id: u16) {
-        // On the bytes as they lie (`cksum::update16_bytes`, no byte swap).
-        let (old, new) = (rd(self.buf.as_ref(), 4), id.to_be_bytes());
-        wr(self.buf.as_mut(), 4, new);
-        let c = cksum::update16_bytes(rd(self.buf.as_ref(), 2), old, new);
-        wr(self.buf.as_mut(), 2, c);
+        super::replace_word(self.buf.as_mut(), 4, id.to_be_bytes(), 2);
     }
 
     /// The bytes after the header, writable.

@@ -129,29 +129,20 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Udp<T> {
         self.patch(|c| cksum::update_bytes(c, old, new));
     }
 
-    /// Sets the source port and updates the checksum.
-    #[inline(always)]
+    /// Sets the source port and updates the checksum. (On big-endian values, unlike the IPv4
+    /// setters: the byte-order-free version, in line, took dnat's loop from 496.3 to 507.7
+    /// instructions a packet even with no port to rewrite, by the code it added to the loop.)
     pub fn set_src_port_incremental(&mut self, port: u16) {
-        self.replace_word(0, port.to_be_bytes());
+        let old = self.src_port();
+        self.patch(|c| cksum::update16(c, old, port));
+        self.set_src_port(port);
     }
 
     /// Sets the destination port and updates the checksum.
-    #[inline(always)]
     pub fn set_dst_port_incremental(&mut self, port: u16) {
-        self.replace_word(2, port.to_be_bytes());
-    }
-
-    /// Replaces the 16-bit word at `at` and updates the checksum on the bytes as they lie
-    /// (`cksum::update16_bytes`, no byte swap), unless it is 0 (none), keeping 0 off the wire.
-    #[inline(always)]
-    fn replace_word(&mut self, at: usize, new: [u8; 2]) {
-        let old = rd(self.buf.as_ref(), at);
-        wr(self.buf.as_mut(), at, new);
-        let c: [u8; 2] = rd(self.buf.as_ref(), 6);
-        if c != [0, 0] {
-            let n = cksum::update16_bytes(c, old, new);
-            wr(self.buf.as_mut(), 6, if n == [0, 0] { [0xFF, 0xFF] } else { n });
-        }
+        let old = self.dst_port();
+        self.patch(|c| cksum::update16(c, old, port));
+        self.set_dst_port(port);
     }
 }
 
@@ -215,25 +206,17 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Tcp<T> {
     }
 
     /// Sets the source port and updates the checksum.
-    #[inline(always)]
     pub fn set_src_port_incremental(&mut self, port: u16) {
-        self.replace_word(0, port.to_be_bytes());
+        let c = cksum::update16(self.checksum(), self.src_port(), port);
+        self.set_src_port(port);
+        self.set_checksum(c);
     }
 
     /// Sets the destination port and updates the checksum.
-    #[inline(always)]
     pub fn set_dst_port_incremental(&mut self, port: u16) {
-        self.replace_word(2, port.to_be_bytes());
-    }
-
-    /// Replaces the 16-bit word at `at` and updates the checksum on the bytes as they lie
-    /// (`cksum::update16_bytes`, no byte swap).
-    #[inline(always)]
-    fn replace_word(&mut self, at: usize, new: [u8; 2]) {
-        let old = rd(self.buf.as_ref(), at);
-        wr(self.buf.as_mut(), at, new);
-        let c = cksum::update16_bytes(rd(self.buf.as_ref(), 16), old, new);
-        wr(self.buf.as_mut(), 16, c);
+        let c = cksum::update16(self.checksum(), self.dst_port(), port);
+        self.set_dst_port(port);
+        self.set_checksum(c);
     }
 }
 

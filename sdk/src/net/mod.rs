@@ -120,6 +120,17 @@ fn wr8(buf: &mut [u8], at: usize, val: u8) {
     }
 }
 
+/// Writes `new` over the 16-bit word at the even offset `at` and patches the checksum field at
+/// `cksum_at` (RFC 1624) on the bytes as they lie, without a byte swap
+/// ([`cksum::update16_bytes`]): the views' one-field incremental setters.
+#[inline(always)]
+fn replace_word(buf: &mut [u8], at: usize, new: [u8; 2], cksum_at: usize) {
+    let old = rd(buf, at);
+    wr(buf, at, new);
+    let c = cksum::update16_bytes(rd(buf, cksum_at), old, new);
+    wr(buf, cksum_at, c);
+}
+
 /// `buf[from..to]`, or empty.
 fn range(buf: &[u8], from: usize, to: usize) -> &[u8] {
     buf.get(from..to).unwrap_or(&[])
