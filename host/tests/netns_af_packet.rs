@@ -340,3 +340,37 @@ fn netns_a_dad_probe_for_an_icmpecho_address_fails_the_probers_dad() {
     check_accounting(&j);
     assert!(state.contains("dadfailed"), "the prober's address should have failed DAD: {state}\n{j}");
 }
+
+#[test]
+fn netns_a_super_frame_of_more_segments_than_a_burst_is_received_whole() {
+    // One TCP super-frame of 60 000 payload bytes cut at 64 (938 segments, more than a burst of
+    // 512 holds): it once stayed at the head of the ring, "later" forever, and the port received
+    // nothing more. An ordinary sender makes such frames when a peer advertises a tiny MSS.
+    let mut net = Net::new(10);
+    let Some((a, b)) = setup("netns_gso_938", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
+    let yaml = format!(
+        "engine: io\nburst: 512\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}}}\n  - {{name: b, driver: af_packet, af_packet: {{iface: {}}}}}\n",
+        a.2, b.2
+    );
+    let w = Wasmdp::start("netns_gso_938", &yaml);
+    // A raw packet socket with a virtio-net header: the kernel takes the frame as a TSO super-frame.
+    let sender = "import socket,struct,sys\ns=socket.socket(socket.AF_PACKET,socket.SOCK_RAW)\ns.setsockopt(263,15,1)\ns.bind((sys.argv[1],0))\n\
+src=bytes(int(x) for x in sys.argv[2].split('.'));dst=bytes(int(x) for x in sys.argv[3].split('.'))\n\
+payload=bytes(i%251 for i in range(60000))\n\
+ip=struct.pack('!BBHHHBBH4s4s',0x45,0,40+len(payload),1,0x4000,64,6,0,src,dst)\n\
+tcp=struct.pack('!HHIIBBHHH',40000,5201,1000,1,0x50,0x10,65535,0,0)\n\
+eth=bytes.fromhex('020000000002020000000001')+b'\\x08\\x00'\n\
+vnet=struct.pack('=BBHHHH',1,1,54,64,34,16)\n\
+s.send(vnet+eth+ip+tcp+payload)\n";
+    let o = python(&a.0, sender, &[&a.1, &net.ip(1), &net.ip(2)]);
+    assert!(o.status.success(), "the sender: {}", String::from_utf8_lossy(&o.stderr));
+    std::thread::sleep(Duration::from_millis(300));
+    let o = ping(&a.0, &net.ip(2));
+    let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok("ping after the super-frame (the port still receives)", &o, &err);
+    let j = w.stop();
+    check_accounting(&j);
+    let p = port(&j, "a");
+    assert_eq!(u(p, "rx_oversize"), 0, "{p}");
+    assert!(u(p, "rx_packets") >= 938 + 3, "the 938 segments and the pings: {p}");
+}

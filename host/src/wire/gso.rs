@@ -22,14 +22,24 @@ pub enum GsoError {
     BadSize,
 }
 
-/// The frames `frame` (with headers `h`) becomes when cut into payloads of `mss` bytes: for each,
-/// `emit(i, frame)` with the segment number and its bytes, built in `scratch` (reused). Returns
-/// the number of segments. `max_frame` is the largest frame a buffer holds.
+/// How many segments `frame` (with headers `h`) becomes when cut into payloads of `mss` bytes, once
+/// [`segment`] accepts it.
+pub fn segment_count(frame: &[u8], h: &Headers, mss: usize) -> usize {
+    let hdrs = usize::from(h.l2_len) + usize::from(h.l3_len) + usize::from(h.l4_len);
+    frame.len().saturating_sub(hdrs).div_ceil(mss.max(1)).max(1)
+}
+
+/// The frames `frame` (with headers `h`) becomes when cut into payloads of `mss` bytes, those of
+/// numbers in `range` only (a super-frame of more segments than a burst holds is taken over several
+/// calls): for each, `emit(i, frame)` with the segment number and its bytes, built in `scratch`
+/// (reused). Returns the number of segments of the whole frame. `max_frame` is the largest frame a
+/// buffer holds. Every check is made before the first segment is emitted.
 pub fn segment(
     frame: &[u8],
     h: &Headers,
     mss: usize,
     max_frame: usize,
+    range: std::ops::Range<usize>,
     scratch: &mut Vec<u8>,
     mut emit: impl FnMut(usize, &[u8]),
 ) -> Result<usize, GsoError> {
@@ -44,9 +54,8 @@ pub fn segment(
     }
     let payload = &frame[hdrs..];
     let n = payload.len().div_ceil(mss).max(1);
-    for (i, chunk) in
-        payload.chunks(mss).chain(std::iter::repeat_n(&[][..], usize::from(payload.is_empty()))).enumerate()
-    {
+    for i in range.start..range.end.min(n) {
+        let chunk = payload.get(i * mss..).map_or(&[][..], |rest| &rest[..rest.len().min(mss)]);
         scratch.clear();
         scratch.extend_from_slice(&frame[..hdrs]);
         scratch.extend_from_slice(chunk);
@@ -133,7 +142,7 @@ mod tests {
         let mut payload = Vec::new();
         let mut seqs = Vec::new();
         let mut scratch = Vec::new();
-        let n = segment(f, &h, mss, 9000, &mut scratch, |i, s| {
+        let n = segment(f, &h, mss, 9000, 0..usize::MAX, &mut scratch, |i, s| {
             let p = SlicedPacket::from_ethernet(s).unwrap();
             let (ip4, ip6) = match &p.net {
                 Some(NetSlice::Ipv4(ip)) => {
@@ -189,13 +198,30 @@ mod tests {
     }
 
     #[test]
+    fn a_frame_taken_in_pieces_gives_the_segments_of_the_whole() {
+        let f = frame(0, Ip::V4, L4::Tcp, 60_000);
+        let h = parse(&f);
+        assert_eq!(segment_count(&f, &h, 64), 938);
+        let mut scratch = Vec::new();
+        let mut whole = Vec::new();
+        segment(&f, &h, 64, 9000, 0..usize::MAX, &mut scratch, |i, s| whole.push((i, s.to_vec()))).unwrap();
+        let mut pieces = Vec::new();
+        for start in (0..938).step_by(100) {
+            let n = segment(&f, &h, 64, 9000, start..start + 100, &mut scratch, |i, s| pieces.push((i, s.to_vec())));
+            assert_eq!(n, Ok(938));
+        }
+        assert_eq!(whole.len(), 938);
+        assert!(pieces == whole, "the pieces are the segments of the whole, in order");
+    }
+
+    #[test]
     fn fin_and_psh_only_on_the_last_segment() {
         let mut f = frame(0, Ip::V4, L4::Tcp, 3000);
         f[14 + 20 + 13] = 0x19 | 0x80; // FIN PSH ACK CWR
         let h = parse(&f);
         let mut flags = Vec::new();
         let mut scratch = Vec::new();
-        segment(&f, &h, 1000, 9000, &mut scratch, |_, s| flags.push(s[14 + 20 + 13])).unwrap();
+        segment(&f, &h, 1000, 9000, 0..3, &mut scratch, |_, s| flags.push(s[14 + 20 + 13])).unwrap();
         assert_eq!(flags, [0x90, 0x10, 0x11 | 0x08]);
     }
 
@@ -204,11 +230,11 @@ mod tests {
         let mut scratch = Vec::new();
         let f = frame(0, Ip::V4, L4::Tcp, 3000);
         let h = parse(&f);
-        assert_eq!(segment(&f, &h, 0, 9000, &mut scratch, |_, _| {}), Err(GsoError::BadSize));
-        assert_eq!(segment(&f, &h, 3000, 1500, &mut scratch, |_, _| {}), Err(GsoError::BadSize));
+        assert_eq!(segment(&f, &h, 0, 9000, 0..9, &mut scratch, |_, _| {}), Err(GsoError::BadSize));
+        assert_eq!(segment(&f, &h, 3000, 1500, 0..9, &mut scratch, |_, _| {}), Err(GsoError::BadSize));
         let mut g = f.clone();
         g[14 + 6] = 0x20; // a fragment
-        assert_eq!(segment(&g, &parse(&g), 1000, 9000, &mut scratch, |_, _| {}), Err(GsoError::NotSegmentable));
+        assert_eq!(segment(&g, &parse(&g), 1000, 9000, 0..9, &mut scratch, |_, _| {}), Err(GsoError::NotSegmentable));
     }
 
     #[test]

@@ -26,7 +26,7 @@ pub mod tunnel;
 
 pub use build::build_udp;
 pub use cksum::{fill_ipv4_cksum, fill_l4_cksum};
-pub use gso::{complete_checksum, segment, GsoError};
+pub use gso::{complete_checksum, segment, segment_count, GsoError};
 pub use hash::flow_hash;
 pub use parse::parse;
 pub use reply::{arp_reply, icmp4_echo_reply, icmp6_reply, NS_REPLY_LEN};

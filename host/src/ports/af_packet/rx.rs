@@ -54,6 +54,19 @@ pub(super) struct AfRx {
     /// Room for a super-frame being segmented, and for one segment.
     whole: Vec<u8>,
     seg: Vec<u8>,
+    /// A super-frame with more segments than one burst takes: where it is in the block and how many
+    /// of its segments were taken; `whole` holds it meanwhile.
+    resume: Option<Resume>,
+}
+
+/// A super-frame taken over several calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Resume {
+    /// Block and offset of its frame.
+    block: usize,
+    at: usize,
+    /// Segments already appended to earlier bursts.
+    done: usize,
 }
 
 // SAFETY: the raw ring pointer is into the mapping owned by `sock`, which lives as long as this
@@ -66,8 +79,9 @@ enum Taken {
     Packets(usize, u64),
     /// No buffer: the frame stays in the ring for the next call.
     NoBuffer,
-    /// Not enough room left in this burst for its segments: the frame waits for the next call.
-    Later,
+    /// The burst is full before the frame's last segment: the frame stays, the next call goes on
+    /// with its next segment. This many packets were appended.
+    Partly(usize, u64),
     /// Not receivable, for this reason.
     Unfit(&'static str),
 }
@@ -89,6 +103,7 @@ impl AfRx {
             clock: StatsClock::new(),
             whole: Vec::new(),
             seg: Vec::new(),
+            resume: None,
         }
     }
 
@@ -188,15 +203,22 @@ impl AfRx {
         }
     }
 
-    /// Turns the frame at `at` into packets at the end of `out`.
-    fn take(&mut self, at: usize, h: &libc::tpacket3_hdr, cache: &mut PoolCache, out: &mut Burst) -> Taken {
+    /// Turns the frame at `at` into packets at the end of `out`, at most `room`.
+    fn take(
+        &mut self,
+        at: usize,
+        h: &libc::tpacket3_hdr,
+        room: usize,
+        cache: &mut PoolCache,
+        out: &mut Burst,
+    ) -> Taken {
         if h.tp_snaplen < h.tp_len {
             return Taken::Unfit("cut short by the ring: raise af_packet.block_size");
         }
         let Some((frame, v)) = self.frame(at, h) else { return Taken::Unfit("corrupt descriptor") };
         let gso = v.gso_type & !vnet::GSO_ECN;
         if gso != vnet::GSO_NONE {
-            return self.segment(frame.as_ptr(), frame.len(), h, v, cache, out);
+            return self.segment(at, h, v, room, cache, out);
         }
         let Some(mut p) = cache.alloc() else { return Taken::NoBuffer };
         let Some(tagged) = copy_frame(&mut p, frame, h) else {
@@ -213,13 +235,15 @@ impl AfRx {
         Taken::Packets(1, len)
     }
 
-    /// A super-frame: cut into segments of the sender's size, each its own packet.
+    /// A super-frame: cut into segments of the sender's size, each its own packet. One of more
+    /// segments than `room` is taken over several calls: the frame stays in the ring (and in
+    /// `whole`) until its last segment is taken, so no frame ever waits for room a burst cannot have.
     fn segment(
         &mut self,
-        frame: *const u8,
-        len: usize,
+        at: usize,
         h: &libc::tpacket3_hdr,
         v: VnetHdr,
+        room: usize,
         cache: &mut PoolCache,
         out: &mut Burst,
     ) -> Taken {
@@ -230,29 +254,43 @@ impl AfRx {
         if !matches!(gso, vnet::GSO_TCPV4 | vnet::GSO_TCPV6 | vnet::GSO_UDP_L4) {
             return Taken::Unfit("a super-frame of an unknown kind");
         }
-        // SAFETY: `frame..frame+len` is the frame in the block we hold (checked by `frame()`), and
-        // nothing writes the ring while we hold the block.
-        let bytes = unsafe { std::slice::from_raw_parts(frame, len) };
+        let here = Resume { block: self.block, at, done: 0 };
         let mut whole = std::mem::take(&mut self.whole);
-        whole.clear();
-        put_tag_back(&mut whole, bytes, h);
+        let done = match self.resume {
+            Some(r) if (r.block, r.at) == (here.block, here.at) => r.done,
+            _ => {
+                whole.clear();
+                if let Some((bytes, _)) = self.frame(at, h) {
+                    put_tag_back(&mut whole, bytes, h);
+                }
+                0
+            }
+        };
         let hd = wire::parse(&whole);
-        let hdrs = usize::from(hd.l2_len) + usize::from(hd.l3_len) + usize::from(hd.l4_len);
         let mss = usize::from(v.gso_size);
-        let n = whole.len().saturating_sub(hdrs).div_ceil(mss.max(1)).max(1);
-        let room = cache.pool().config().data_room as usize;
-        let taken = if out.len() + n > MAX_BURST {
-            Taken::Later
-        } else if !cache.alloc_bulk(out, n) {
+        let n = wire::segment_count(&whole, &hd, mss);
+        let k = (n - done.min(n)).min(room).min(MAX_BURST - out.len());
+        let data_room = cache.pool().config().data_room as usize;
+        let taken = if k == 0 {
+            Taken::Partly(0, 0)
+        } else if !cache.alloc_bulk(out, k) {
             Taken::NoBuffer
         } else {
-            self.fill_segments(&whole, &hd, mss, room, out, n, cache)
+            self.fill_segments(&whole, &hd, mss, data_room, done..done + k, out, cache)
         };
         self.whole = whole;
-        taken
+        self.resume = match taken {
+            Taken::Packets(..) if done + k < n => Some(Resume { done: done + k, ..here }),
+            Taken::NoBuffer => Some(Resume { done, ..here }),
+            _ => None,
+        };
+        match taken {
+            Taken::Packets(got, bytes) if done + k < n => Taken::Partly(got, bytes),
+            t => t,
+        }
     }
 
-    /// Fills the `n` fresh packets at the end of `out` with the segments of `whole`.
+    /// Fills the fresh packets at the end of `out` with the segments `range` of `whole`.
     #[allow(clippy::too_many_arguments)]
     fn fill_segments(
         &mut self,
@@ -260,15 +298,17 @@ impl AfRx {
         hd: &wire::Headers,
         mss: usize,
         room: usize,
+        range: std::ops::Range<usize>,
         out: &mut Burst,
-        n: usize,
         cache: &mut PoolCache,
     ) -> Taken {
+        let n = range.len();
         let first = out.len() - n;
+        let start = range.start;
         let (port, queue) = (self.port, self.queue);
         let mut bytes = 0;
-        let r = wire::segment(whole, hd, mss, room, &mut self.seg, |i, seg| {
-            let p = &mut out[first + i];
+        let r = wire::segment(whole, hd, mss, room, range, &mut self.seg, |i, seg| {
+            let p = &mut out[first + i - start];
             if p.copy_from(seg).is_ok() {
                 bytes += seg.len() as u64;
             }
@@ -360,7 +400,7 @@ impl RxQueue for AfRx {
                 self.release();
                 continue;
             };
-            match self.take(at, &h, cache, out) {
+            match self.take(at, &h, max - rx.packets, cache, out) {
                 Taken::Packets(n, bytes) => {
                     rx.packets += n;
                     rx.bytes += bytes;
@@ -369,7 +409,11 @@ impl RxQueue for AfRx {
                     rx.nombuf += 1;
                     break;
                 }
-                Taken::Later => break,
+                Taken::Partly(n, bytes) => {
+                    rx.packets += n;
+                    rx.bytes += bytes;
+                    break;
+                }
                 Taken::Unfit(why) => self.unfit.count(why, h.tp_len),
             }
             self.advance(at, &h);
