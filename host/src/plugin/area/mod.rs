@@ -111,8 +111,21 @@ fn fill_windows<const HASH: bool, const W: usize>(
         let data = p.data();
         let win = data.len().min(window);
         put(d, 0, &descriptor::<HASH>(p, win));
-        copy_window::<W>(simd, &mut w[..win], &data[..win]);
+        fill_window::<W>(simd, w, &data[..win]);
     }
+}
+
+/// A packet's first bytes into its window, and zeros after them when the packet is shorter than the
+/// window: the window's later bytes held an earlier packet's, which `WIN` tells the plugin to
+/// ignore but which it should not be shown at all (the heads path clears them likewise).
+#[inline(always)]
+fn fill_window<const W: usize>(simd: Simd, w: &mut [u8], data: &[u8]) {
+    if W != 0 && data.len() == W && w.len() == W {
+        return w.copy_from_slice(data);
+    }
+    let win = data.len();
+    copy_small(simd, &mut w[..win], data);
+    w[win..].fill(0);
 }
 
 /// A packet's descriptor with its out fields zero; its hash the host's flow hash with `HASH`,

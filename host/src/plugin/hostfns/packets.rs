@@ -54,8 +54,24 @@ pub(crate) fn pkt_room(st: &mut HostState, i: i32) -> i64 {
 /// A length change: `head` bytes at the front (`> 0` prepends, `< 0` strips), then `tail` at the end
 /// (`> 0` appends, `< 0` trims). Both are checked before either is made: on `NO_ROOM` the packet is
 /// as it was. Returns the new length.
+///
+/// The bytes a growth adds are zeroed: the buffer's headroom and tailroom hold whatever earlier
+/// packets left there, possibly another port's, which the plugin has no right to see (XDP's
+/// `bpf_xdp_adjust_tail` clears them likewise). The cost is the growth's own size.
 pub(crate) fn adjust(p: &mut Pkt, head: i32, tail: i32) -> Result<usize, i32> {
+    let before = p.len();
     p.reframe(head as isize, tail as isize).map_err(|_| err::NO_ROOM)?;
+    let data = p.data_mut();
+    if head > 0 {
+        // A trim in the same change may have taken some of them again.
+        let n = (head as usize).min(data.len());
+        data[..n].fill(0);
+    }
+    if tail > 0 {
+        let end = data.len();
+        data[end - tail as usize..].fill(0);
+    }
+    debug_assert_eq!(p.len() as isize, before as isize + head as isize + tail as isize);
     Ok(p.len())
 }
 
@@ -125,5 +141,39 @@ fn two(b: &mut Burst, d: usize, s: usize) -> (&mut Pkt, &Pkt) {
     } else {
         let (l, r) = b.split_at_mut(d);
         (&mut r[0], &l[s])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::mbuf::{Pool, PoolConfig};
+
+    #[test]
+    fn grown_bytes_are_zeros_never_what_the_buffer_held() {
+        let mut c = Pool::new(PoolConfig { size: 8, cache_size: 1, headroom: 128, data_room: 2048 }).unwrap().cache();
+        // A buffer that held another packet's bytes everywhere, headroom and tailroom included.
+        let mut p = c.alloc().unwrap();
+        let room = p.headroom();
+        p.prepend(room).unwrap();
+        let all = p.len() + p.tailroom();
+        p.set_data_len(all).unwrap();
+        p.data_mut().fill(0xAB);
+        let buffer = p.meta_ptr();
+        c.free(p);
+        let mut p = c.alloc().unwrap();
+        assert_eq!(p.meta_ptr(), buffer, "the same buffer, back from the cache");
+        p.copy_from(&[7u8; 64]).unwrap();
+        assert_eq!(super::adjust(&mut p, 100, 1400), Ok(1564));
+        let d = p.data();
+        assert!(d[..100].iter().all(|&b| b == 0), "prepended bytes are zeros");
+        assert_eq!(d[100..164], [7u8; 64], "the packet's own bytes are kept");
+        assert!(d[164..].iter().all(|&b| b == 0), "appended bytes are zeros");
+        // Grown at the front and trimmed in the same change: what is left of the new bytes is zeros.
+        let mut q = c.alloc().unwrap();
+        q.copy_from(&[9u8; 20]).unwrap();
+        assert_eq!(super::adjust(&mut q, 16, -20), Ok(16));
+        assert_eq!(q.data(), [0u8; 16]);
+        c.free(p);
+        c.free(q);
     }
 }
