@@ -296,3 +296,31 @@ fn plugin_files_are_checked_before_they_are_read() {
     let e = build_error(&two_null_ports(Path::new("/dev/zero"), "max_failures: 1"));
     assert!(e.contains("/dev/zero: is a character device, not a regular file"), "{e}");
 }
+
+#[test]
+fn deep_recursion_cannot_unwind_past_its_deadline() {
+    // 5000 frames deep, then nearly a thousand straight-line operators after each return: the
+    // unwinding once ran tens of milliseconds past a 1 ms deadline without a single check (a
+    // return is not one), and the call completed.
+    let stretch =
+        "(local.set $x (i32.rotl (i32.mul (local.get $x) (i32.const -1640531535)) (i32.const 5)))".repeat(196);
+    let p = write_wat(
+        "deep-recursion",
+        &format!(
+            r#"(module (memory (export "memory") 1)
+              (func $rec (param $d i32) (result i32) (local $x i32)
+                (local.set $x (local.get $d))
+                (if (i32.gt_u (local.get $d) (i32.const 0))
+                  (then (local.set $x (i32.add (local.get $x) (call $rec (i32.sub (local.get $d) (i32.const 1)))))))
+                {stretch}
+                (local.get $x))
+              (func (export "wasmdp_abi_version") (result i32) (i32.const 65536))
+              (func (export "wasmdp_init") (param i32 i32) (result i32) (i32.const 0))
+              (func (export "wasmdp_on_burst") (param i32 i32) (result i32)
+                (i32.store (i32.const 0) (call $rec (i32.const 5000))) (i32.const 0)))"#
+        ),
+    );
+    let j = run_yaml(&two_null_ports(&p, "max_failures: 1, limits: {deadline_us: 1000}"), 0.3);
+    let a = &j["ports"][0];
+    assert_eq!((u(&a["plugin_timeouts"]), u(&a["plugin_traps"])), (1, 1), "the first call is cut at its deadline: {a}");
+}

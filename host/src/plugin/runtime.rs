@@ -32,6 +32,9 @@ fn config() -> Config {
     cfg.cranelift_opt_level(wasmtime::OptLevel::Speed);
     // The instrumentation relies on every function entry checking the epoch: no inlining.
     cfg.compiler_inlining(wasmtime::Inlining::No);
+    // Bounds the recursion depth, and with it how long an unwinding runs between two epoch checks
+    // (`module::instrument`, returns): a frame is at least 16 bytes.
+    cfg.max_wasm_stack(MAX_WASM_STACK);
     cfg.wasm_features(wasmtime::WasmFeatures::all(), false);
     cfg.wasm_features(module::FEATURES, true);
     if std::env::var_os(PERF_MAP_ENV).is_some_and(|v| v == "1") {
@@ -41,6 +44,10 @@ fn config() -> Config {
     }
     cfg
 }
+
+/// Bytes of native stack a plugin's call may use (wasmtime's default, stated: the deadline's bound
+/// in docs/ABI.md depends on it); deeper recursion traps with a stack overflow.
+pub const MAX_WASM_STACK: usize = 512 << 10;
 
 /// Set to `1`, wasmtime writes `/tmp/perf-PID.map` for the compiled plugins.
 pub const PERF_MAP_ENV: &str = "WASMDP_PERF_MAP";
