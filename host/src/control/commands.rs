@@ -27,15 +27,18 @@ pub struct State {
     pub pool: Arc<crate::mbuf::Pool>,
 }
 
-/// Most map entries one `map_dump` returns.
-pub const MAX_DUMP: usize = 65536;
+/// Most map entries one `map_dump` page holds (a request may ask for fewer with `limit`).
+pub const MAX_DUMP: usize = 4096;
+/// About the most bytes of keys and values one `map_dump` page holds (the answer is twice that in
+/// hex): a client is answered page by page, so the server never holds a whole table for it.
+pub const MAX_DUMP_BYTES: usize = 1 << 20;
 
 /// How long `reload` waits for the outcome.
 const RELOAD_WAIT: Duration = Duration::from_secs(30);
 
 /// The commands, for errors and `help`.
 pub const COMMANDS: &str =
-    "version, stats, ports, streams, policies, policy {action: enable|disable, port}, maps, map_dump {port, map}, reload, help";
+    "version, stats, ports, streams, policies, policy {action: enable|disable, port}, maps, map_dump {port, map, cursor?, limit?}, reload, help";
 
 /// An error answer line.
 pub fn error(msg: &str) -> String {
@@ -165,16 +168,29 @@ fn maps(st: &State) -> Value {
 fn map_dump(req: &Value, st: &State) -> Result<Value, String> {
     let arg = |k: &str| req.get(k).and_then(Value::as_str).ok_or(format!("map_dump needs \"{k}\" (a string)"));
     let (port, map) = (arg("port")?, arg("map")?);
+    let number = |k: &str, default: u64| match req.get(k) {
+        None | Some(Value::Null) => Ok(default),
+        Some(v) => v.as_u64().ok_or(format!("map_dump: \"{k}\" must be a number of 0 or more, not {v}")),
+    };
+    let cursor = number("cursor", 0)?;
+    let limit = number("limit", MAX_DUMP as u64)?;
+    if !(1..=MAX_DUMP as u64).contains(&limit) {
+        return Err(format!("map_dump: \"limit\" {limit} is outside 1..={MAX_DUMP}"));
+    }
     let i = st.view.ports.iter().position(|p| p == port).ok_or(format!("no port {port:?}"))?;
-    let (spec, rows) =
-        st.view.maps.get(i).and_then(|r| r.dump(map)).ok_or(format!("port {port:?} has no map {map:?}"))?;
+    let page = st
+        .view
+        .maps
+        .get(i)
+        .and_then(|r| r.dump_page(map, cursor, limit as usize, MAX_DUMP_BYTES))
+        .ok_or(format!("port {port:?} has no map {map:?}"))?;
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-    let entries: Vec<Value> =
-        rows.iter().take(MAX_DUMP).map(|(k, v)| json!({"key": hex(k), "value": hex(v)})).collect();
+    let entries: Vec<Value> = page.rows.iter().map(|(k, v)| json!({"key": hex(k), "value": hex(v)})).collect();
+    let spec = &page.spec;
     Ok(json!({
         "port": port, "map": map, "kind": spec.kind.name(), "key_size": spec.key_size,
-        "value_size": spec.value_size, "capacity": spec.capacity, "count": rows.len(),
-        "truncated": rows.len() > MAX_DUMP, "entries": entries,
+        "value_size": spec.value_size, "capacity": spec.capacity, "count": page.count,
+        "entries": entries, "next": page.next,
     }))
 }
 

@@ -41,16 +41,63 @@ pub fn main(args: &CtlArgs) -> anyhow::Result<()> {
         ),
     };
     let path = args.socket.clone().unwrap_or_else(super::default_path);
+    if req["cmd"] == "map_dump" {
+        return map_dump(&path, req, args.json);
+    }
     let answer = super::request(&path, &req)?;
     if answer["ok"] != true {
         anyhow::bail!("{}", answer["error"].as_str().unwrap_or("the server answered an error"));
     }
     let result = &answer["result"];
     if args.json {
-        println!("{}", serde_json::to_string_pretty(result)?);
+        crate::output::print(&format!("{}\n", serde_json::to_string_pretty(result)?))?;
         return Ok(());
     }
-    print!("{}", table(req["cmd"].as_str().unwrap_or(""), result));
+    crate::output::print(&table(req["cmd"].as_str().unwrap_or(""), result))?;
+    Ok(())
+}
+
+/// `map dump PORT MAP`: page after page (the server answers at most a page per request), each
+/// printed as it comes; with `--json`, one document of every entry.
+fn map_dump(path: &std::path::Path, mut req: Value, json: bool) -> anyhow::Result<()> {
+    let mut all: Option<Value> = None;
+    loop {
+        let answer = super::request(path, &req)?;
+        if answer["ok"] != true {
+            anyhow::bail!("{}", answer["error"].as_str().unwrap_or("the server answered an error"));
+        }
+        let r = &answer["result"];
+        let rows = r["entries"].as_array().cloned().unwrap_or_default();
+        if json {
+            match &mut all {
+                None => all = Some(r.clone()),
+                Some(doc) => {
+                    if let Some(list) = doc["entries"].as_array_mut() {
+                        list.extend(rows);
+                    }
+                }
+            }
+        } else {
+            let mut out = String::new();
+            if req.get("cursor").is_none() {
+                out += &format!("{} {} ({} of {} entries)\n", r["port"], r["map"], r["count"], r["capacity"]);
+            }
+            for e in &rows {
+                out += &format!("{}  {}\n", e["key"].as_str().unwrap_or(""), e["value"].as_str().unwrap_or(""));
+            }
+            crate::output::print(&out)?;
+        }
+        match r["next"].as_u64() {
+            Some(c) => req["cursor"] = json!(c),
+            None => break,
+        }
+    }
+    if let Some(mut doc) = all {
+        if let Some(o) = doc.as_object_mut() {
+            o.remove("next");
+        }
+        crate::output::print(&format!("{}\n", serde_json::to_string_pretty(&doc)?))?;
+    }
     Ok(())
 }
 
@@ -73,13 +120,6 @@ fn table(cmd: &str, r: &Value) -> String {
                 })
                 .collect();
             return render(&["port", "name", "kind", "key_size", "value_size", "capacity", "entries"], &rows);
-        }
-        "map_dump" => {
-            let mut out = format!("{} {} ({} of {} entries)\n", r["port"], r["map"], r["count"], r["capacity"]);
-            for e in r["entries"].as_array().into_iter().flatten() {
-                out += &format!("{}  {}\n", e["key"].as_str().unwrap_or(""), e["value"].as_str().unwrap_or(""));
-            }
-            return out;
         }
         _ => return format!("{}\n", serde_json::to_string_pretty(r).unwrap_or_default()),
     };

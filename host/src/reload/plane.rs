@@ -10,7 +10,7 @@ use crate::offload::TxOffloads;
 use crate::plugin::{self, Plugin, PluginCounters, Runner, Runtime};
 use crate::ports::Inject;
 use crate::simd::Simd;
-use anyhow::{anyhow, Context};
+use anyhow::anyhow;
 use std::sync::atomic::{
     AtomicBool,
     Ordering::{Acquire, Relaxed},
@@ -157,6 +157,11 @@ impl Plane {
 
     /// A new instance of `plugin` for stream `spec` (runs its init).
     pub fn runner(&self, plugin: &Arc<Plugin>, spec: &StreamSpec) -> anyhow::Result<Runner> {
+        // Room for the maps of every queue's instance, twice: the policy running and the one a
+        // reload makes beside it before the switch.
+        let queues = self.cfg.ports[spec.rx].queues.get() as u64;
+        let per_instance = plugin.cfg.limits.map_kib.0.saturating_mul(1024);
+        self.maps[spec.rx].set_limit(per_instance.saturating_mul(2 * queues));
         let env = crate::plugin::StreamEnv {
             port: spec.rx as u16,
             queue: spec.rxq,
@@ -225,8 +230,11 @@ impl Plane {
             let old = (&self.cfg.ports[i].policy, &self.plugins[i]);
             let changed_file = match (&port.policy, old.1) {
                 (Some(p), Some(l)) if plugin::native::named(&p.plugin).is_none() => {
-                    let bytes = std::fs::read(&p.plugin)
-                        .with_context(|| format!("port `{}`: plugin {}: cannot read", port.name, p.plugin.display()))?;
+                    // As at start: a regular file within limits.module_kib, checked before it is read
+                    // and opened without blocking (a FIFO or /dev/zero put in its place is refused).
+                    let max = p.limits.module_kib.0.saturating_mul(1024);
+                    let bytes = crate::input::read_bounded(&p.plugin, max)
+                        .map_err(|e| anyhow!("port `{}`: plugin {}: {e}", port.name, p.plugin.display()))?;
                     plugin::digest(&bytes) != l.plugin.digest
                 }
                 _ => false,
@@ -258,10 +266,13 @@ impl Plane {
         }
     }
 
+    /// Drops the runners the workers gave back, then frees the maps no running instance holds any
+    /// more (a replaced policy's maps that its successor did not declare again).
     fn drop_old_runners(&self) {
         for spec in &self.specs {
             let old = std::mem::take(&mut *spec.slot.old.lock().unwrap_or_else(|e| e.into_inner()));
             drop(old);
         }
+        self.maps.iter().for_each(|m| m.sweep());
     }
 }

@@ -14,7 +14,7 @@
 mod registry;
 mod table;
 
-pub use registry::{Entries, MapInfo, Registry};
+pub use registry::{Entries, MapInfo, Page, Registry};
 pub(crate) use table::{put_word, word_of, WordBatch};
 pub use table::{MapError, Table};
 use wasmdp_abi::map;

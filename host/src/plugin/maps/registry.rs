@@ -1,8 +1,16 @@
-//! A port's maps by name, for the life of the dataplane: what a reload's new instances find again.
+//! A port's maps by name: what a reload's new instances find again.
+//!
+//! The registry is bounded: it holds at most [`Registry::set_limit`]'s bytes of tables (the
+//! dataplane sets `2 x limits.map_kib x` the port's streams, room for the running policy and the one
+//! replacing it). A table no running instance holds (its policy was replaced, or its instance
+//! trapped and was dropped) is an orphan: orphans are freed when a declaration needs their room, and
+//! after every applied reload ([`Registry::sweep`]). A table another declaration replaced under the
+//! same name is kept, counted, while an old instance still uses it.
 
 use super::{MapSpec, Table};
 use serde::Serialize;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{Arc, Mutex};
 
 /// A map's entries: key and value bytes.
@@ -22,10 +30,56 @@ struct Entry {
 }
 
 /// A port's maps.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Registry {
-    // Touched only by `map_declare` (in init, off the hot path) and by stats/dumps.
-    entries: Mutex<BTreeMap<String, Entry>>,
+    // Touched only by `map_declare` (in init, off the hot path), sweeps and stats/dumps.
+    inner: Mutex<Inner>,
+    /// Most bytes of tables held.
+    limit: AtomicU64,
+}
+
+#[derive(Debug, Default)]
+struct Inner {
+    entries: BTreeMap<String, Entry>,
+    /// Tables replaced by a different declaration of their name, while an instance still holds them.
+    retired: Vec<Arc<Table>>,
+}
+
+impl Default for Registry {
+    fn default() -> Registry {
+        Registry { inner: Mutex::default(), limit: AtomicU64::new(u64::MAX) }
+    }
+}
+
+impl Tables {
+    fn each(&self) -> Vec<&Arc<Table>> {
+        match self {
+            Tables::Shared(t) => vec![t],
+            Tables::PerInstance(m) => m.values().collect(),
+        }
+    }
+}
+
+impl Inner {
+    /// Bytes of every table held.
+    fn held(&self) -> u64 {
+        let tables = self.entries.values().flat_map(|e| e.tables.each()).chain(&self.retired);
+        tables.map(|t| t.spec().bytes()).sum()
+    }
+
+    /// Frees the tables no instance holds (only the registry does: its clone is the only one, and
+    /// no instance can get another without the registry's lock, held here).
+    fn sweep(&mut self) {
+        let orphan = |t: &Arc<Table>| Arc::strong_count(t) == 1;
+        self.retired.retain(|t| !orphan(t));
+        self.entries.retain(|_, e| match &mut e.tables {
+            Tables::Shared(t) => !orphan(t),
+            Tables::PerInstance(m) => {
+                m.retain(|_, t| !orphan(t));
+                !m.is_empty()
+            }
+        });
+    }
 }
 
 /// One map as the stats JSON shows it.
@@ -48,10 +102,22 @@ pub struct MapInfo {
 }
 
 impl Registry {
+    /// Bounds the bytes of tables the registry holds (set by the dataplane before a policy's
+    /// instances declare their maps).
+    pub fn set_limit(&self, bytes: u64) {
+        self.limit.store(bytes, Relaxed);
+    }
+
+    /// Frees the tables no running instance holds.
+    pub fn sweep(&self) {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner()).sweep();
+    }
+
     /// The table instance `instance` uses for `spec`: the existing one when a map of that name was
     /// declared identically before (by another queue, or by the policy this one replaces), a new one
     /// otherwise (replacing a differently declared one). `budget` (bytes the instance may still
-    /// declare) pays for the table either way, and is checked before anything is allocated.
+    /// declare) pays for the table either way; a new table must also fit the registry's limit, after
+    /// the orphans are freed. Both are checked before anything is allocated.
     pub fn declare(&self, spec: &MapSpec, instance: u32, budget: &mut u64) -> Result<Arc<Table>, String> {
         let bytes = spec.bytes();
         if bytes > *budget {
@@ -62,12 +128,38 @@ impl Registry {
                 *budget / 1024
             ));
         }
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let found = inner.entries.get(&spec.name).filter(|e| e.spec == *spec).map(|e| match &e.tables {
+            Tables::Shared(t) => Some(t.clone()),
+            Tables::PerInstance(m) => m.get(&instance).cloned(),
+        });
+        if let Some(Some(t)) = found {
+            *budget -= bytes;
+            return Ok(t);
+        }
+        let limit = self.limit.load(Relaxed);
+        if inner.held().saturating_add(bytes) > limit {
+            inner.sweep();
+            let held = inner.held();
+            if held.saturating_add(bytes) > limit {
+                return Err(format!(
+                    "map {:?} needs {} KiB; the port's maps already hold {} KiB of its {} KiB (2 x limits.map_kib x the port's streams)",
+                    spec.name,
+                    bytes.div_ceil(1024),
+                    held.div_ceil(1024),
+                    limit / 1024
+                ));
+            }
+        }
         *budget -= bytes;
-        let mut entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let entry =
-            entries.entry(spec.name.clone()).or_insert_with(|| Entry { spec: spec.clone(), tables: Self::empty(spec) });
+        let inner = &mut *inner;
+        let entry = inner
+            .entries
+            .entry(spec.name.clone())
+            .or_insert_with(|| Entry { spec: spec.clone(), tables: Self::empty(spec) });
         if entry.spec != *spec {
-            *entry = Entry { spec: spec.clone(), tables: Self::empty(spec) };
+            let old = std::mem::replace(entry, Entry { spec: spec.clone(), tables: Self::empty(spec) });
+            inner.retired.extend(old.tables.each().into_iter().filter(|t| Arc::strong_count(t) > 1).cloned());
         }
         Ok(match &mut entry.tables {
             Tables::Shared(t) => t.clone(),
@@ -87,8 +179,9 @@ impl Registry {
 
     /// Every map, for the stats.
     pub fn snapshot(&self) -> Vec<MapInfo> {
-        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        entries
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner
+            .entries
             .values()
             .map(|e| {
                 let tables: Vec<&Arc<Table>> = match &e.tables {
@@ -108,23 +201,79 @@ impl Registry {
             .collect()
     }
 
-    /// The entries of map `name` (per-instance maps summed by key, value words added), or None.
-    pub fn dump(&self, name: &str) -> Option<(MapSpec, Entries)> {
-        let entries = self.entries.lock().unwrap_or_else(|p| p.into_inner());
-        let e = entries.get(name)?;
-        let rows = match &e.tables {
-            Tables::Shared(t) => t.entries(),
-            Tables::PerInstance(m) => {
-                let mut sum: BTreeMap<Vec<u8>, Vec<u8>> = BTreeMap::new();
-                for (k, v) in m.values().flat_map(|t| t.entries()) {
-                    let acc = sum.entry(k).or_insert_with(|| vec![0; v.len()]);
-                    add_words(acc, &v);
-                }
-                sum.into_iter().collect()
-            }
+    /// One page of map `name`'s entries from `cursor` (0: the start): at most `max_rows` rows and
+    /// about `max_bytes` bytes of keys and values, and the cursor of the next page. Per-instance
+    /// maps are summed by key (value words added), each key shown once. The registry's lock is not
+    /// held while the tables are read; nothing is kept between two pages. None: no such map.
+    pub fn dump_page(&self, name: &str, cursor: u64, max_rows: usize, max_bytes: usize) -> Option<Page> {
+        let (spec, tables) = {
+            let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            let e = inner.entries.get(name)?;
+            (e.spec.clone(), e.tables.each().into_iter().cloned().collect::<Vec<_>>())
         };
-        Some((e.spec.clone(), rows))
+        let count = tables.iter().map(|t| u64::from(t.len())).sum();
+        let mut page = Page { spec, count, rows: Vec::new(), next: None };
+        let Some(slots) = tables.first().map(|t| t.slots() as u64) else { return Some(page) };
+        let (mut ti, mut from) = ((cursor / slots) as usize, (cursor % slots) as usize);
+        let mut bytes = 0;
+        let mut sum = Vec::new();
+        while ti < tables.len() {
+            let next = tables[ti].visit(from, |k, v| {
+                // A key an earlier instance's table also holds was shown with that table.
+                if tables[..ti].iter().any(|t| t.lookup(k, sum_buf(&mut sum, v.len()))) {
+                    return true;
+                }
+                let mut row = v.to_vec();
+                for t in &tables[ti + 1..] {
+                    if t.lookup(k, sum_buf(&mut sum, v.len())) {
+                        add_words(&mut row, &sum);
+                    }
+                }
+                bytes += k.len() + v.len();
+                page.rows.push((k.to_vec(), row));
+                page.rows.len() < max_rows && bytes < max_bytes
+            });
+            match next {
+                Some(s) => {
+                    page.next = Some(ti as u64 * slots + s as u64);
+                    break;
+                }
+                None => (ti, from) = (ti + 1, 0),
+            }
+        }
+        Some(page)
     }
+
+    /// Every entry of map `name`, page after page (tests).
+    #[cfg(test)]
+    pub fn dump(&self, name: &str) -> Option<(MapSpec, Entries)> {
+        let mut first = self.dump_page(name, 0, 3, usize::MAX)?;
+        while let Some(c) = first.next {
+            let more = self.dump_page(name, c, 3, usize::MAX)?;
+            first.rows.extend(more.rows);
+            first.next = more.next;
+        }
+        Some((first.spec, first.rows))
+    }
+}
+
+/// One page of a map's dump.
+#[derive(Debug)]
+pub struct Page {
+    /// The map's declaration.
+    pub spec: MapSpec,
+    /// Entries in the map now (per-instance maps: summed over the instances' tables).
+    pub count: u64,
+    /// Key and value bytes, in table order.
+    pub rows: Entries,
+    /// The cursor of the next page (None: this is the last).
+    pub next: Option<u64>,
+}
+
+/// `buf` resized to `n` bytes, for a value looked up.
+fn sum_buf(buf: &mut Vec<u8>, n: usize) -> &mut [u8] {
+    buf.resize(n, 0);
+    buf
 }
 
 /// `acc += v`, as little-endian u64 words (a short last word as its bytes), wrapping.
@@ -143,6 +292,11 @@ fn add_words(acc: &mut [u8], v: &[u8]) {
 mod tests {
     use super::*;
     use crate::plugin::maps::MapKind;
+
+    /// A budget that never runs out (the registry's limit is what these tests try).
+    fn unlimited() -> u64 {
+        u64::MAX
+    }
 
     fn spec(name: &str, kind: MapKind, capacity: u32) -> MapSpec {
         MapSpec { name: name.into(), kind, key_size: 4, value_size: 8, capacity }
@@ -179,6 +333,49 @@ mod tests {
         );
         let info = &r.snapshot()[0];
         assert_eq!((info.entries, info.tables, info.kind), (3, 2, "percpu_hash"));
+    }
+
+    #[test]
+    fn the_registry_holds_at_most_its_limit_and_frees_what_no_instance_holds() {
+        // A policy that declares a map under a new name at each init and traps: each instance's map
+        // is orphaned when it dies. The registry once kept them all, until the OOM killer came.
+        let r = Registry::default();
+        let one = spec("m0", MapKind::Hash, 1024).bytes();
+        r.set_limit(3 * one);
+        let mut live = Vec::new();
+        for i in 0..3 {
+            live.push(r.declare(&spec(&format!("m{i}"), MapKind::Hash, 1024), 0, &mut unlimited()).unwrap());
+        }
+        let e = r.declare(&spec("m3", MapKind::Hash, 1024), 0, &mut unlimited()).unwrap_err();
+        assert!(e.contains("\"m3\"") && e.contains("2 x limits.map_kib"), "{e}");
+        drop(live.remove(0));
+        let m3 = r.declare(&spec("m3", MapKind::Hash, 1024), 0, &mut unlimited()).unwrap();
+        let names: Vec<String> = r.snapshot().into_iter().map(|m| m.name).collect();
+        assert_eq!(names, ["m1", "m2", "m3"], "the orphan m0 was freed for m3");
+        // A thousand instances in a row, each with a map of its own, each dropped: bounded.
+        drop((live, m3));
+        for i in 0..1000 {
+            let t = r.declare(&spec(&format!("n{i}"), MapKind::Hash, 1024), 0, &mut unlimited()).unwrap();
+            drop(t);
+        }
+        assert!(r.snapshot().len() <= 3);
+        r.sweep();
+        assert!(r.snapshot().is_empty(), "nothing holds any of them");
+    }
+
+    #[test]
+    fn a_table_replaced_while_in_use_is_counted_until_its_last_user_goes() {
+        let r = Registry::default();
+        let small = spec("m", MapKind::Hash, 1024);
+        let big = spec("m", MapKind::Hash, 2048);
+        r.set_limit(small.bytes() + big.bytes());
+        let old = r.declare(&small, 0, &mut unlimited()).unwrap();
+        let new = r.declare(&big, 0, &mut unlimited()).unwrap();
+        assert!(r.declare(&spec("x", MapKind::Hash, 1), 0, &mut unlimited()).is_err(), "the old table counts");
+        drop(old);
+        let x = r.declare(&spec("x", MapKind::Hash, 1), 0, &mut unlimited());
+        assert!(x.is_ok(), "freed with its last user");
+        drop(new);
     }
 
     #[test]

@@ -429,35 +429,54 @@ impl Table {
         }
     }
 
-    /// Every entry, key and value bytes, for dumps (a consistent copy of each entry, not of the
-    /// whole table).
-    pub fn entries(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+    /// Slots of the table: the cursor range of [`Table::visit`].
+    pub fn slots(&self) -> usize {
+        self.layout.slots
+    }
+
+    /// Calls `f` with each entry's key and value bytes (a consistent copy of each entry, not of the
+    /// whole table), from slot `from` on, until `f` returns false; returns the slot to go on from
+    /// (None: the end). For paged dumps: nothing is held between two calls.
+    pub fn visit(&self, from: usize, mut f: impl FnMut(&[u8], &[u8]) -> bool) -> Option<usize> {
         let (ks, vs) = (self.spec.key_size as usize, self.spec.value_size as usize);
-        let mut out = Vec::new();
-        for i in 0..self.layout.slots {
+        let (mut key, mut value) = ([0u8; 8 * 8], [0u8; 8 * 128]);
+        for i in from..self.layout.slots {
             let slot = self.slot(i);
             loop {
                 let h = settled(slot);
                 if h & STATE != FULL {
                     break;
                 }
-                let mut key = vec![0u8; ks];
                 if self.spec.kind.is_array() {
-                    key.copy_from_slice(&(i as u32).to_le_bytes());
+                    key[..4].copy_from_slice(&(i as u32).to_le_bytes());
                 } else {
-                    let words: Vec<u8> =
-                        slot[1..=self.layout.key_words].iter().flat_map(|w| w.load(Relaxed).to_le_bytes()).collect();
-                    key.copy_from_slice(&words[..ks]);
+                    for (w, chunk) in slot[1..=self.layout.key_words].iter().zip(key.chunks_mut(8)) {
+                        chunk.copy_from_slice(&w.load(Relaxed).to_le_bytes());
+                    }
                 }
-                let value: Vec<u8> =
-                    self.value(slot).iter().flat_map(|w| w.load(Relaxed).to_le_bytes()).take(vs).collect();
+                for (w, chunk) in self.value(slot).iter().zip(value.chunks_mut(8)) {
+                    chunk.copy_from_slice(&w.load(Relaxed).to_le_bytes());
+                }
                 fence(Acquire);
                 if slot[0].load(Relaxed) == h {
-                    out.push((key, value));
+                    if !f(&key[..ks], &value[..vs]) {
+                        return Some(i + 1);
+                    }
                     break;
                 }
             }
         }
+        None
+    }
+
+    /// Every entry, key and value bytes (tests).
+    #[cfg(test)]
+    pub fn entries(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut out = Vec::new();
+        self.visit(0, |k, v| {
+            out.push((k.to_vec(), v.to_vec()));
+            true
+        });
         out
     }
 }
