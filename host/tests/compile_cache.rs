@@ -121,3 +121,55 @@ fn a_cache_writable_by_others_or_owned_by_someone_else_is_not_used() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// The `.cwasm` and `.sum` paths of each entry in `dir`, by key.
+fn pairs(dir: &Path) -> Vec<(PathBuf, PathBuf)> {
+    let mut keys: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "cwasm"))
+        .collect();
+    keys.sort();
+    keys.into_iter().map(|c| (c.clone(), c.with_extension("sum"))).collect()
+}
+
+#[test]
+fn another_modules_whole_entry_put_under_this_key_is_not_run() {
+    // Module A's entry and digest, self-consistent, copied under module B's key: the digest binds
+    // an entry to its key, so B is compiled again instead of running A's code.
+    let dir = fresh_dir("pair-swap");
+    let refuse =
+        OK.replace("(param i32 i32) (result i32) (i32.const 0))\n", "(param i32 i32) (result i32) (i32.const 9))\n");
+    let (a, b) = (policy(&write_wat("pair-a", OK)), policy(&write_wat("pair-b", &refuse)));
+    load(&dir, &a);
+    let a_pair = pairs(&dir).remove(0);
+    load(&dir, &b);
+    let b_pair = pairs(&dir).into_iter().find(|p| *p != a_pair).unwrap();
+    std::fs::copy(&a_pair.0, &b_pair.0).unwrap();
+    std::fs::copy(&a_pair.1, &b_pair.1).unwrap();
+    let log = load(&dir, &b);
+    assert!(log.contains("does not match the digest stored beside it for this key"), "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_symbolic_link_in_place_of_an_entry_or_an_open_parent_folder_is_not_trusted() {
+    let pol = policy(&write_wat("link", OK));
+    let dir = fresh_dir("link");
+    load(&dir, &pol);
+    let (cwasm, _) = pairs(&dir).remove(0);
+    let real = dir.join("elsewhere.bin");
+    std::fs::rename(&cwasm, &real).unwrap();
+    std::os::unix::fs::symlink(&real, &cwasm).unwrap();
+    let log = load(&dir, &pol);
+    assert!(log.contains("symbolic link") && log.contains("recompiling"), "{log}");
+    std::fs::remove_dir_all(&dir).unwrap();
+
+    // A private cache folder inside a folder anyone may write to (and rename it in): not used.
+    let open = fresh_dir("open-parent");
+    std::fs::create_dir_all(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let log = load(&open.join("cache"), &pol);
+    assert!(log.contains("compile cache not used") && log.contains("group or others may write to"), "{log}");
+    std::fs::remove_dir_all(&open).unwrap();
+}
