@@ -4,6 +4,7 @@
 //! it in the text format.
 
 use super::commands::State;
+use super::http::Answer;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -13,31 +14,44 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::Duration;
 
 type Labels = Vec<(String, String)>;
 
-/// Serves `addr` until `stop`.
+/// Serves `addr` until `stop` (a thread of its own: [`super::http`]).
 pub fn spawn(addr: SocketAddr, state: Arc<State>, stop: Arc<AtomicBool>) -> anyhow::Result<JoinHandle<()>> {
-    let server = tiny_http::Server::http(addr).map_err(|e| anyhow::anyhow!("metrics.listen {addr}: {e}"))?;
+    let handler = move |path: &str| match path {
+        "/metrics" => Answer {
+            status: "200 OK",
+            content_type: "text/plain; version=0.0.4; charset=utf-8",
+            body: render(&state).into_bytes(),
+        },
+        _ => Answer { status: "404 Not Found", content_type: "text/plain", body: b"wasmdp: GET /metrics\n".to_vec() },
+    };
+    let thread =
+        super::http::spawn(addr, Box::new(handler), stop).map_err(|e| anyhow::anyhow!("metrics.listen {addr}: {e}"))?;
     tracing::info!("metrics: http://{addr}/metrics");
-    Ok(std::thread::Builder::new().name("wasmdp-metrics".into()).spawn(move || {
-        while !stop.load(Relaxed) {
-            let Ok(Some(req)) = server.recv_timeout(Duration::from_millis(100)) else { continue };
-            let answer = if req.method() == &tiny_http::Method::Get && req.url() == "/metrics" {
-                let kind = "text/plain; version=0.0.4; charset=utf-8";
-                let header = tiny_http::Header::from_bytes("Content-Type", kind).expect("a valid header");
-                tiny_http::Response::from_string(render(&state)).with_header(header)
-            } else {
-                tiny_http::Response::from_string("wasmdp: GET /metrics\n").with_status_code(404)
-            };
-            let _ = req.respond(answer);
-        }
-    })?)
+    Ok(thread)
 }
 
+/// Label pairs, each value escaped as the text format requires (`\`, `"` and newline):
+/// `prometheus-client` writes label values as they are, and plugin counter, gauge and map names,
+/// port names and file names are anyone's text.
 fn labels(pairs: &[(&str, &str)]) -> Labels {
-    pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    pairs.iter().map(|(k, v)| (k.to_string(), escape(v))).collect()
+}
+
+/// `v` as a label value of the exposition format.
+pub fn escape(v: &str) -> String {
+    let mut out = String::with_capacity(v.len());
+    for c in v.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '"' => out.push_str("\\\""),
+            '\n' => out.push_str("\\n"),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// A counter family registered under `name`.

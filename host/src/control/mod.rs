@@ -11,6 +11,7 @@
 
 mod commands;
 pub mod ctl;
+mod http;
 pub mod metrics;
 mod server;
 mod socket;

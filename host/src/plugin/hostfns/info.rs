@@ -79,7 +79,10 @@ fn name_of(st: &HostState, name: Option<&[u8]>, late: i32) -> Result<String, i32
     if !(1..=MAX_COUNTER_NAME).contains(&name.len()) {
         return Err(err::BAD_RANGE);
     }
-    Ok(String::from_utf8_lossy(name).into_owned())
+    // Control characters (newlines, terminal escapes) would reach logs, `ctl top` and the
+    // metrics' labels as they are: each becomes U+FFFD, as bytes that are not UTF-8 do.
+    let name = String::from_utf8_lossy(name);
+    Ok(name.chars().map(|c| if c.is_control() { char::REPLACEMENT_CHARACTER } else { c }).collect())
 }
 
 /// Copies the context (`wasmdp_abi::context`) to `out`.
