@@ -313,3 +313,134 @@ fn a_plugin_max_failures_disabled_is_enabled_again_through_the_socket() {
     running.finish(&opts).unwrap();
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Threads of this process now.
+fn threads() -> usize {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap();
+    status.lines().find_map(|l| l.strip_prefix("Threads:")).unwrap().trim().parse().unwrap()
+}
+
+#[test]
+fn the_metrics_endpoint_bounds_what_a_client_can_make_it_hold_and_escapes_names() {
+    // A plugin whose counter name tries to inject a sample; clients that never finish their
+    // request; one that sends header lines without end. Once: an injected
+    // `wasmdp_port_rx_packets{port="FAKE"} 31337`, a thread per connection (7989 for 8000), and
+    // 90 MB/s of memory growth.
+    let d = dir("metrics-hostile");
+    let name = "x\"} 1\nwasmdp_port_rx_packets_total{port=\"FAKE\"} 31337\n\\";
+    let data: String = name.bytes().map(|b| format!("\\{b:02x}")).collect();
+    let p = common::write_wat(
+        "metrics-inject",
+        &format!(
+            r#"(module (import "wasmdp" "counter_register" (func $reg (param i32 i32) (result i32)))
+              (memory (export "memory") 1) (data (i32.const 16) "{data}")
+              (func (export "wasmdp_abi_version") (result i32) (i32.const 65536))
+              (func (export "wasmdp_init") (param i32 i32) (result i32)
+                (drop (call $reg (i32.const 16) (i32.const {}))) (i32.const 0))
+              (func (export "wasmdp_on_burst") (param i32 i32) (result i32) (i32.const 0)))"#,
+            name.len()
+        ),
+    );
+    let yaml = format!(
+        "engine: io\nports:\n  - {{name: 'a\"b', driver: null, policy: {{plugin: {}}}}}\n  - {{name: b, driver: null}}\n",
+        p.display()
+    );
+    let cfg = wasmdp::config::parse(&yaml, "test").unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let port = 20000 + ((std::process::id() + 7) % 20000) as u16;
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let opts = RunOptions { metrics: Some(addr), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let (_, body) = http_get(addr, "/metrics");
+    assert!(!body.lines().any(|l| l.contains("FAKE") && !l.contains("name=")), "an injected sample:\n{body}");
+    assert!(body.contains("port=\"a\\\"b\""), "the port name escaped:\n{body}");
+    // 300 connections that send nothing: no thread each, and a scrape still answered.
+    let before = threads();
+    let idle: Vec<_> = (0..300).map(|_| std::net::TcpStream::connect(addr).unwrap()).collect();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(threads() <= before + 2, "{} threads for 300 idle connections", threads() - before);
+    let t = Instant::now();
+    assert!(http_get(addr, "/metrics").0.contains("200"));
+    assert!(t.elapsed() < Duration::from_secs(2), "answered after {:?}", t.elapsed());
+    drop(idle);
+    // Header lines without end: refused past the head's limit, the connection closed.
+    let mut flood = std::net::TcpStream::connect(addr).unwrap();
+    flood.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    let mut sent = 0;
+    let line = b"X-Flood: 0123456789012345678901234567890123456789\r\n";
+    let _ = flood.write_all(b"GET /metrics HTTP/1.0\r\n");
+    while sent < (1 << 20) && flood.write_all(line).is_ok() {
+        sent += line.len();
+    }
+    let mut answer = String::new();
+    let _ = flood.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.0 431"), "{answer:.200}");
+    let (status, body) = http_get(addr, "/metrics");
+    assert!(status.contains("200"), "{status}");
+    match std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(mut child) => {
+            child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "promtool check metrics:\n{text}");
+        }
+        Err(e) => {
+            common::skip("promtool", &format!("promtool: {e} (apt-get install prometheus)"), common::Skip::Required)
+        }
+    }
+    running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn trickling_clients_cannot_keep_an_operator_out_and_each_request_has_its_time() {
+    let d = dir("trickle");
+    let (running, opts, sock) = start(&d);
+    // Every place taken by clients that sent one byte of a request that never ends.
+    let mut trickle: Vec<UnixStream> = (0..wasmdp::control::MAX_CLIENTS)
+        .map(|_| {
+            let mut s = UnixStream::connect(&sock).unwrap();
+            s.write_all(b"{").unwrap();
+            s
+        })
+        .collect();
+    std::thread::sleep(Duration::from_millis(200));
+    assert_eq!(ok(&sock, json!({"cmd": "version"}))["abi"], "1.1", "an operator gets in");
+    // One byte every 300 ms keeps no client past its request's time.
+    let mut one = trickle.pop().unwrap();
+    let t = Instant::now();
+    let closed = loop {
+        std::thread::sleep(Duration::from_millis(300));
+        if one.write_all(b" ").is_err() || t.elapsed() > wasmdp::control::TIMEOUT * 3 {
+            break t.elapsed();
+        }
+    };
+    assert!(closed < wasmdp::control::TIMEOUT + Duration::from_secs(2), "closed after {closed:?}");
+    drop(trickle);
+    // A dump in pages: 8 flows, 3 a page.
+    let mut cursor = json!(0);
+    let mut keys = Vec::new();
+    loop {
+        let page = ok(&sock, json!({"cmd": "map_dump", "port": "a", "map": "flows", "limit": 3, "cursor": cursor}));
+        let entries = page["entries"].as_array().unwrap();
+        assert!(entries.len() <= 3, "{page}");
+        keys.extend(entries.iter().map(|e| e["key"].as_str().unwrap().to_string()));
+        if page["next"].is_null() {
+            break;
+        }
+        cursor = page["next"].clone();
+    }
+    keys.sort();
+    keys.dedup();
+    assert_eq!(keys.len(), 8, "every flow once: {keys:?}");
+    assert!(err(&sock, json!({"cmd": "map_dump", "port": "a", "map": "flows", "limit": 0})).contains("limit"));
+    running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}

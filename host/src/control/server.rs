@@ -1,34 +1,90 @@
 //! Accepting clients: a listener thread polls for connections (and the stop flag), each client is
 //! served on a thread of its own, at most [`MAX_CLIENTS`] at once; every request line is at most
-//! [`MAX_REQUEST`] bytes and must arrive within [`TIMEOUT`].
+//! [`MAX_REQUEST`] bytes and must arrive whole within [`TIMEOUT`] of the previous answer (or of the
+//! connection), however its bytes trickle in.
+//!
+//! When every place is taken, a new client takes the place of the one that has waited longest for
+//! its request to arrive: clients that hold a place by sending a byte now and then are the oldest
+//! waiters, so they cannot keep `wasmdp ctl` out. Only when every client is being answered (a
+//! `reload` waits for its outcome) is a new one refused.
 
 use super::commands::State;
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Longest request line.
 pub const MAX_REQUEST: usize = 64 * 1024;
-/// Clients served at once; more are answered with an error and closed.
+/// Clients served at once; more take the place of the longest waiting one, or are refused.
 pub const MAX_CLIENTS: usize = 128;
-/// Time a client has to send each request (and to take each answer).
+/// Time a client has to send each whole request (and to take each answer).
 pub const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// One client's place.
+struct Place {
+    id: u64,
+    /// A handle to shut its connection down with.
+    stream: UnixStream,
+    /// Since when it has been waiting for a request (None: being answered).
+    waiting: Option<Instant>,
+}
+
+/// The places, shared by the listener and the client threads.
+#[derive(Default)]
+struct Places {
+    list: Mutex<Vec<Place>>,
+}
+
+impl Places {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Vec<Place>> {
+        self.list.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Takes a place for `stream`, closing the longest waiting client when all are taken; None when
+    /// every client is being answered.
+    fn take(&self, id: u64, stream: &UnixStream) -> Option<()> {
+        let handle = stream.try_clone().ok()?;
+        let mut list = self.lock();
+        if list.len() >= MAX_CLIENTS {
+            let oldest = list.iter().enumerate().filter_map(|(i, p)| Some((i, p.waiting?))).min_by_key(|(_, t)| *t);
+            let (i, _) = oldest?;
+            let gone = list.swap_remove(i);
+            let _ = gone.stream.shutdown(std::net::Shutdown::Both);
+        }
+        list.push(Place { id, stream: handle, waiting: Some(Instant::now()) });
+        Some(())
+    }
+
+    fn set_waiting(&self, id: u64, waiting: Option<Instant>) {
+        if let Some(p) = self.lock().iter_mut().find(|p| p.id == id) {
+            p.waiting = waiting;
+        }
+    }
+
+    fn leave(&self, id: u64) {
+        self.lock().retain(|p| p.id != id);
+    }
+}
 
 /// Binds `path` and serves it until `stop`; the socket file is removed when the thread ends.
 pub fn spawn(path: PathBuf, state: Arc<State>, stop: Arc<AtomicBool>) -> anyhow::Result<JoinHandle<()>> {
     let listener = super::socket::bind(&path)?;
     listener.set_nonblocking(true)?;
     tracing::info!("control socket: {}", path.display());
-    let clients = Arc::new(AtomicUsize::new(0));
+    let places = Arc::new(Places::default());
     Ok(std::thread::Builder::new().name("wasmdp-ctl".into()).spawn(move || {
+        let mut next_id = 0u64;
         while !stop.load(Relaxed) {
             match listener.accept() {
-                Ok((s, _)) => admit(s, &state, &clients),
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
+                Ok((s, _)) => {
+                    next_id += 1;
+                    admit(s, next_id, &state, &places);
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => std::thread::sleep(Duration::from_millis(20)),
                 Err(e) => {
                     tracing::warn!("control socket: accept: {e}");
                     std::thread::sleep(Duration::from_millis(20));
@@ -39,46 +95,103 @@ pub fn spawn(path: PathBuf, state: Arc<State>, stop: Arc<AtomicBool>) -> anyhow:
     })?)
 }
 
-/// Serves `s` on its own thread, or refuses it when [`MAX_CLIENTS`] are being served.
-fn admit(s: UnixStream, state: &Arc<State>, clients: &Arc<AtomicUsize>) {
+/// Serves `s` on its own thread, or refuses it when every place is taken by a client being answered.
+fn admit(s: UnixStream, id: u64, state: &Arc<State>, places: &Arc<Places>) {
     let _ = s.set_nonblocking(false);
-    let _ = s.set_read_timeout(Some(TIMEOUT));
-    let _ = s.set_write_timeout(Some(TIMEOUT));
-    if clients.fetch_add(1, Relaxed) >= MAX_CLIENTS {
-        clients.fetch_sub(1, Relaxed);
+    if places.take(id, &s).is_none() {
+        let _ = s.set_write_timeout(Some(TIMEOUT));
         let _ = (&s).write_all(super::commands::error("too many clients at once; try again").as_bytes());
         return;
     }
-    let (state, clients) = (state.clone(), clients.clone());
-    let spawned = std::thread::Builder::new().name("wasmdp-ctl-client".into()).spawn(move || {
-        serve(s, &state);
-        clients.fetch_sub(1, Relaxed);
+    let (state, places) = (state.clone(), places.clone());
+    let spawned = std::thread::Builder::new().name("wasmdp-ctl-client".into()).spawn({
+        let places = places.clone();
+        move || {
+            serve(s, id, &state, &places);
+            places.leave(id);
+        }
     });
     if spawned.is_err() {
+        places.leave(id);
         tracing::warn!("control socket: no thread for a client");
     }
 }
 
-/// Answers each request line of the client until it closes, times out or sends too much.
-fn serve(s: UnixStream, state: &State) {
-    let Ok(mut out) = s.try_clone() else { return };
-    let mut reader = BufReader::new(s);
+/// How reading a request line ended.
+enum Line {
+    /// A whole line (without its newline).
+    Whole(Vec<u8>),
+    /// The client closed, timed out or was closed.
+    Gone,
+    /// Longer than [`MAX_REQUEST`].
+    TooLong,
+}
+
+/// Reads one request line of `s`, which must arrive whole by `deadline`; `pending` holds what was
+/// read past the previous line.
+fn read_line(s: &mut UnixStream, pending: &mut Vec<u8>, deadline: Instant) -> Line {
+    let mut buf = [0u8; 4096];
     loop {
-        let mut line = Vec::new();
-        match (&mut reader).take(MAX_REQUEST as u64 + 1).read_until(b'\n', &mut line) {
-            Ok(0) => return,
-            Ok(_) if line.len() > MAX_REQUEST => {
-                let msg = format!("request longer than {MAX_REQUEST} bytes; closing");
-                let _ = out.write_all(super::commands::error(&msg).as_bytes());
-                return;
-            }
-            Ok(_) => {
+        if let Some(i) = pending.iter().position(|&b| b == b'\n') {
+            let rest = pending.split_off(i + 1);
+            let mut line = std::mem::replace(pending, rest);
+            line.pop();
+            return Line::Whole(line);
+        }
+        if pending.len() > MAX_REQUEST {
+            return Line::TooLong;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_read_timeout(Some(left)).is_err() {
+            return Line::Gone;
+        }
+        match s.read(&mut buf) {
+            Ok(0) => return Line::Gone,
+            Ok(k) => pending.extend_from_slice(&buf[..k]),
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return Line::Gone, // timed out, reset, or shut down for a newer client
+        }
+    }
+}
+
+/// Writes `bytes` to `s`, all of them by `deadline` (a client that takes its answer a byte at a time
+/// is closed then); false when it did not.
+fn write_by(s: &mut UnixStream, mut bytes: &[u8], deadline: Instant) -> bool {
+    while !bytes.is_empty() {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() || s.set_write_timeout(Some(left)).is_err() {
+            return false;
+        }
+        match s.write(bytes) {
+            Ok(0) => return false,
+            Ok(k) => bytes = &bytes[k..],
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return false,
+        }
+    }
+    true
+}
+
+/// Answers each request line of the client until it closes, runs out of time or sends too much.
+fn serve(mut s: UnixStream, id: u64, state: &State, places: &Places) {
+    let mut pending = Vec::new();
+    loop {
+        let since = Instant::now();
+        places.set_waiting(id, Some(since));
+        match read_line(&mut s, &mut pending, since + TIMEOUT) {
+            Line::Whole(line) => {
+                places.set_waiting(id, None);
                 let answer = super::commands::answer(&line, state);
-                if out.write_all(answer.as_bytes()).is_err() {
+                if !write_by(&mut s, answer.as_bytes(), Instant::now() + TIMEOUT) {
                     return;
                 }
             }
-            Err(_) => return, // timed out or reset: the client is gone
+            Line::TooLong => {
+                let msg = format!("request longer than {MAX_REQUEST} bytes; closing");
+                let _ = s.write_all(super::commands::error(&msg).as_bytes());
+                return;
+            }
+            Line::Gone => return,
         }
     }
 }
