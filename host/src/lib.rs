@@ -56,6 +56,7 @@ pub mod input;
 pub mod lcore;
 pub mod mbuf;
 pub mod offload;
+pub mod output;
 pub mod plugin;
 pub mod ports;
 pub mod reload;

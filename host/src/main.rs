@@ -1,6 +1,7 @@
 //! The `wasmdp` binary.
 
 use clap::Parser;
+use std::io::Write;
 use std::process::ExitCode;
 use std::sync::atomic::AtomicBool;
 use std::sync::Arc;
@@ -17,14 +18,17 @@ fn main() -> ExitCode {
         Command::Validate { config } => config::load(&config)
             .map_err(anyhow::Error::from)
             .and_then(|cfg| dataplane::preflight(&cfg, &dataplane::Overrides::default()))
-            .map(|()| println!("{}: valid", config.display())),
+            .and_then(|()| Ok(wasmdp::output::print(&format!("{}: valid\n", config.display()))?)),
         Command::Bench(args) => wasmdp::bench::main(&args),
         Command::Ctl(args) => wasmdp::control::ctl::main(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
+        // The reader went away (`wasmdp ctl ports | head`): nothing left to say to anyone.
+        Err(e) if wasmdp::output::is_closed_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            // Not `eprintln!`, which panics when stderr is gone too.
+            let _ = writeln!(std::io::stderr(), "error: {e:#}");
             ExitCode::FAILURE
         }
     }

@@ -189,3 +189,50 @@ fn perf_map_names_the_plugin_functions_compiled_or_cached() {
     }
     std::fs::remove_dir_all(&dir).ok();
 }
+
+/// Runs wasmdp with its standard output a pipe whose reader is gone (`wasmdp ... | head` after
+/// `head` exited); returns the exit status and stderr.
+fn with_stdout_closed(args: &[&str]) -> (std::process::ExitStatus, String) {
+    use std::io::Read;
+    use std::process::Stdio;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_wasmdp"))
+        .args(args)
+        .env("RUST_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    let mut err = String::new();
+    child.stderr.take().unwrap().read_to_string(&mut err).unwrap();
+    (child.wait().unwrap(), err)
+}
+
+#[test]
+fn a_closed_standard_output_ends_a_command_quietly_and_a_run_still_reports() {
+    // `wasmdp ctl ... | head` once panicked ("failed printing to stdout: Broken pipe"); after a
+    // closed terminal the final statistics panicked and --stats-json was never written.
+    let cfg = concat!(env!("CARGO_MANIFEST_DIR"), "/../config.yaml");
+    let (status, err) = with_stdout_closed(&["validate", cfg]);
+    assert!(status.success() && !err.contains("panicked"), "{status}: {err}");
+    let dir = std::env::temp_dir().join(format!("wasmdp-cli-closed-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("stats.json");
+    let (status, err) = with_stdout_closed(&[
+        "run",
+        cfg,
+        "--duration",
+        "0.5",
+        "--stats-period",
+        "0.1",
+        "--no-reload",
+        "--stats-json",
+        json.to_str().unwrap(),
+    ]);
+    assert!(status.success() && !err.contains("panicked"), "{status}: {err}");
+    let j: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert_eq!(j["leaked_buffers"], 0, "the report was written whatever stdout did");
+    let (status, err) = with_stdout_closed(&["bench", "memcpy", "--iters", "5", "--json", json.to_str().unwrap()]);
+    assert!(status.success() && !err.contains("panicked"), "{status}: {err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -159,11 +159,13 @@ pub fn main(args: &MemcpyArgs) -> anyhow::Result<()> {
     for (_, dl, sl) in COLUMNS {
         cell(&mut b, &mut rng, 64, (dl, sl), false, args.iters, ours);
     }
-    println!("** wasmdp memcpy ({s}) vs libc memcpy: ticks per copy, wasmdp - libc (difference) **");
-    println!("   Size   Cache to cache     Cache to mem      Mem to cache        Mem to mem");
+    crate::output::print_lossy(&format!(
+        "** wasmdp memcpy ({s}) vs libc memcpy: ticks per copy, wasmdp - libc (difference) **\n"
+    ));
+    crate::output::print_lossy("   Size   Cache to cache     Cache to mem      Mem to cache        Mem to mem\n");
     let mut rows = Vec::new();
     for (label, unaligned) in [("64B aligned", false), ("Unaligned (dst+1, src+5)", true)] {
-        println!("============================ {label} ============================");
+        crate::output::print_lossy(&format!("============================ {label} ============================\n"));
         for &size in &sizes() {
             let mut line = format!("{size:>7}");
             let mut cols = serde_json::Map::new();
@@ -173,7 +175,7 @@ pub fn main(args: &MemcpyArgs) -> anyhow::Result<()> {
                 line.push_str(&format!(" {w:>5.0} -{l:>5.0}({pct:>6.1}%)"));
                 cols.insert(name.into(), json!({"wasmdp": w, "libc": l, "diff_pct": pct}));
             }
-            println!("{line}");
+            crate::output::print_lossy(&format!("{line}\n"));
             rows.push(json!({"size": size, "unaligned": unaligned, "columns": cols}));
         }
     }

@@ -166,10 +166,10 @@ fn matrix(args: &MatrixArgs) -> anyhow::Result<()> {
     bar.finish_and_clear();
     let calls = if args.calls { Some(calls::measure()?) } else { None };
     if let Some(c) = &calls {
-        println!(
-            "call cost: host->plugin {:.1} ns, plugin->host {:.1} ns; 64 B memory.copy {:.1} ns raw, {:.1} ns in the sandbox (median of 5)",
+        crate::output::print_lossy(&format!(
+            "call cost: host->plugin {:.1} ns, plugin->host {:.1} ns; 64 B memory.copy {:.1} ns raw, {:.1} ns in the sandbox (median of 5)\n",
             c.host_to_plugin_ns, c.plugin_to_host_ns, c.copy64_raw_ns, c.copy64_instrumented_ns
-        );
+        ));
     }
     if let Some(path) = &args.json {
         report::write_json(path, &cells, calls.as_ref(), tsc.as_ref())?;

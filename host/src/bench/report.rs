@@ -86,7 +86,7 @@ pub fn write_json(path: &Path, cells: &[Cell], calls: Option<&CallCost>, tsc: Op
 /// Prints a line above the progress bar, or plainly when there is no bar (not a terminal).
 fn say(bar: &ProgressBar, line: String) {
     if bar.is_hidden() {
-        println!("{line}");
+        crate::output::print_lossy(&format!("{line}\n"));
     } else {
         bar.println(line);
     }

@@ -137,9 +137,6 @@ impl Running {
         if leaked != 0 {
             tracing::error!(leaked, "buffers not returned to the pool at stop");
         }
-        if opts.print_final {
-            stats::print_final(&self.view, secs);
-        }
         let info = self.pool.info();
         let facts = RunFacts {
             duration_s: secs,
@@ -152,6 +149,10 @@ impl Running {
         if let Some(path) = &opts.stats_json {
             let text = serde_json::to_string_pretty(&json)?;
             std::fs::write(path, text + "\n").map_err(|e| anyhow::anyhow!("--stats-json {}: {e}", path.display()))?;
+        }
+        // After the report: stdout may be a pipe or terminal nobody reads any more.
+        if opts.print_final {
+            stats::print_final(&self.view, secs);
         }
         Ok(RunReport { json, secs, leaked })
     }

@@ -56,7 +56,7 @@ pub fn print_periodic(view: &StatsView, rates: &mut Rates) {
         let _ = writeln!(out, "{}", reload_line(r));
     }
     let _ = writeln!(out, "  ############################################################################");
-    print!("{out}");
+    crate::output::print_lossy(&out);
     rates.at = now;
     rates.ports = ports;
 }
@@ -130,7 +130,7 @@ pub fn print_final(view: &StatsView, secs: f64) {
         secs
     );
     let _ = writeln!(out, "  ++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++++");
-    print!("{out}");
+    crate::output::print_lossy(&out);
 }
 
 fn plugin_line(p: &super::PluginTotals) -> String {
