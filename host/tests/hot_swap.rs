@@ -218,3 +218,53 @@ fn a_reload_into_a_failing_plugin_follows_its_failure_policy_with_backoff() {
     assert_eq!(report.leaked, 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_plugin_file_replaced_by_a_device_or_a_fifo_is_refused_at_reload_without_reading_it() {
+    // Once: a symlink to /dev/zero was read at reload until the OOM killer came, and a FIFO hung
+    // the control thread (and every reload after it).
+    let dir = std::env::temp_dir().join(format!("wasmdp-reload-files-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let plugin = dir.join("policy.wasm");
+    std::fs::copy(plugin_path("static_policy"), &plugin).unwrap();
+    let path = dir.join("config.yaml");
+    let policy = |engine: &str| {
+        format!("{{plugin: {}, params: {{engine: {engine}}}, limits: {{deadline_us: 500000}}}}", plugin.display())
+    };
+    std::fs::write(&path, config(&policy("io"), "io", "")).unwrap();
+    let cfg = wasmdp::config::load(&path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let sock = dir.join("ctl.sock");
+    let opts = RunOptions { watch: Some(path.clone()), control: Some(sock.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    let reload = || {
+        let t = Instant::now();
+        let a = wasmdp::control::request(&sock, &serde_json::json!({"cmd": "reload"})).unwrap();
+        (a["result"].clone(), t.elapsed())
+    };
+    let real = dir.join("real.wasm");
+    std::fs::rename(&plugin, &real).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &plugin).unwrap();
+    let (r, took) = reload();
+    assert_eq!(r["outcome"], "rejected", "{r}");
+    assert!(r["error"].as_str().unwrap().contains("is a character device"), "{r}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    std::fs::remove_file(&plugin).unwrap();
+    let c = std::ffi::CString::new(plugin.to_str().unwrap()).unwrap();
+    // SAFETY: a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+    let (r, took) = reload();
+    assert_eq!(r["outcome"], "rejected", "{r}");
+    assert!(r["error"].as_str().unwrap().contains("is a FIFO"), "{r}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    // The control thread is free: the real file back, and a change, is applied.
+    std::fs::remove_file(&plugin).unwrap();
+    std::fs::rename(&real, &plugin).unwrap();
+    save(&path, &config(&policy("macswap"), "io", ""));
+    let (r, _) = reload();
+    assert_eq!(r["outcome"], "applied", "{r}");
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
