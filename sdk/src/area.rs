@@ -320,7 +320,7 @@ impl<'a> Iterator for Windows<'a> {
             )
         };
         let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(self.window);
-        Some(Window { index, desc, bytes, filled })
+        Some(Window { index, desc, bytes, filled, skip: 0 })
     }
 
     /// The `n`-th next window. Skipped windows are never given out, so moving the index past them
@@ -348,6 +348,9 @@ pub struct Window<'a> {
     bytes: &'a mut [u8],
     /// Bytes of the window that hold packet bytes.
     filled: usize,
+    /// Bytes at the window's start a [`Window::strip`] took off the packet, still in the window
+    /// (they are moved out only when the window is written: [`Window::bytes_mut`]).
+    skip: usize,
 }
 
 impl Window<'_> {
@@ -378,15 +381,19 @@ impl Window<'_> {
         self.len() == 0
     }
 
-    /// The packet's first bytes (all of it when it fits the window).
+    /// The packet's first bytes as they will be (all of it when it fits the window): after
+    /// [`Window::strip`], those after the stripped ones; after [`Window::prepend`], the new ones
+    /// alone.
     #[inline(always)]
     pub fn bytes(&self) -> &[u8] {
-        &self.bytes[..self.filled]
+        &self.bytes[self.skip..self.filled]
     }
 
-    /// The packet's first bytes, to change: they are all copied back into the packet.
+    /// [`Window::bytes`], to change: they are all copied back into the packet, as its first bytes
+    /// after any length change.
     #[inline(always)]
     pub fn bytes_mut(&mut self) -> &mut [u8] {
+        self.settle();
         let n = self.filled;
         self.set_dirty(n);
         &mut self.bytes[..n]
@@ -395,15 +402,39 @@ impl Window<'_> {
     /// The whole window, to write the first bytes of a packet that grows ([`Window::prepend`]); call
     /// [`Window::set_dirty`] with how many of them are to go into the packet.
     pub fn raw_mut(&mut self) -> &mut [u8] {
+        self.settle();
         self.bytes
     }
 
     /// Copy the window's first `n` bytes into the packet (more than the window holds: all of it).
     #[inline(always)]
     pub fn set_dirty(&mut self, n: usize) {
+        self.settle();
         let n = n.min(self.bytes.len()) as u16;
         let cur = u16::from_le_bytes(self.get(desc::DIRTY));
         self.put(desc::DIRTY, &n.max(cur).to_le_bytes());
+    }
+
+    /// Moves the bytes a strip left at the window's start out of it, so that the window's first
+    /// bytes are the packet's first bytes after the strip, as the host copies them.
+    #[inline(always)]
+    fn settle(&mut self) {
+        if self.skip != 0 {
+            self.bytes.copy_within(self.skip..self.filled, 0);
+            self.filled -= self.skip;
+            self.skip = 0;
+        }
+    }
+
+    /// Bytes the window is marked to copy into the packet.
+    fn dirty(&self) -> usize {
+        usize::from(u16::from_le_bytes(self.get(desc::DIRTY)))
+    }
+
+    /// Whether a change at the front was asked for already (one per packet and burst: the
+    /// descriptor holds one).
+    fn front_changed(&self) -> bool {
+        i16::from_le_bytes(self.get(desc::HEAD)) != 0
     }
 
     /// The input port.
@@ -457,21 +488,50 @@ impl Window<'_> {
     /// Grows the packet by `n` bytes at the front and returns the window's first `n` bytes, which
     /// become them (marked to be copied in). The packet's other bytes stay where they are, after the
     /// new ones. [`Error::NoRoom`] when `n` exceeds the headroom or the window.
+    ///
+    /// Bytes of the window already changed ([`Window::bytes_mut`]) move with the packet's: they
+    /// stay in the window, after the new ones ([`Error::NoRoom`] when they would not fit it).
+    /// After it, the window holds the new bytes alone ([`Window::bytes`]). One change at the front
+    /// per packet and burst: a second is [`Error::BadRange`].
     pub fn prepend(&mut self, n: usize) -> Result<&mut [u8], Error> {
-        if n > self.room().0 as usize || n > self.bytes.len() || n > i16::MAX as usize {
+        if self.front_changed() {
+            return Err(Error::BadRange);
+        }
+        let dirty = self.dirty();
+        if n > self.room().0 as usize || n + dirty > self.bytes.len() || n > i16::MAX as usize {
             return Err(Error::NoRoom);
         }
         self.put(desc::HEAD, &(n as i16).to_le_bytes());
-        self.set_dirty(n);
+        if dirty != 0 {
+            self.bytes.copy_within(..dirty, n);
+        }
+        self.filled = n + dirty;
+        self.set_dirty(n + dirty);
         Ok(&mut self.bytes[..n])
     }
 
-    /// Removes `n` bytes from the front (at least an Ethernet header must stay).
+    /// Removes `n` bytes from the front (at least an Ethernet header must stay). Bytes of the
+    /// window already changed past the first `n` move with the packet's (they stay its first bytes
+    /// after the strip); the window then shows the packet as it will be ([`Window::bytes`]). One
+    /// change at the front per packet and burst: a second is [`Error::BadRange`].
     pub fn strip(&mut self, n: usize) -> Result<(), Error> {
+        if self.front_changed() {
+            return Err(Error::BadRange);
+        }
         if n > i16::MAX as usize || (self.len() as usize) < n + 14 {
             return Err(Error::NoRoom);
         }
         self.put(desc::HEAD, &(-(n as i16)).to_le_bytes());
+        let dirty = self.dirty();
+        self.skip = n.min(self.filled);
+        if dirty > n {
+            // Written past the stripped bytes: those go in as the new first bytes.
+            self.settle();
+            self.put(desc::DIRTY, &((dirty - n) as u16).to_le_bytes());
+        } else if dirty != 0 {
+            // Written only in what is stripped: nothing of it goes in.
+            self.put(desc::DIRTY, &0u16.to_le_bytes());
+        }
         Ok(())
     }
 

@@ -335,6 +335,58 @@ mod tests {
     }
 
     #[test]
+    fn window_writes_and_length_changes_compose_in_either_order() {
+        // Once, bytes_mut then strip copied the old outer header back over the inner frame.
+        let f: std::vec::Vec<u8> = (0..80u8).collect();
+        mock::reset();
+        mock::set_area(crate::AreaSpec::Windows(64));
+        // Write an inner byte, then strip the 14-byte outer header.
+        mock::begin_burst(&[&f, &f, &f, &f, &f]);
+        let mut b = Burst::current().unwrap();
+        let mut ws = b.windows().unwrap();
+        let mut w = ws.next().unwrap();
+        w.bytes_mut()[20] = 0xAA;
+        w.strip(14).unwrap();
+        assert_eq!(w.bytes()[6], 0xAA, "the window shows the packet as it will be");
+        assert_eq!(w.strip(1), Err(Error::BadRange), "one change at the front");
+        // Strip, then write what is now the first byte.
+        let mut w = ws.next().unwrap();
+        w.strip(14).unwrap();
+        assert_eq!(w.bytes()[0], 14);
+        w.bytes_mut()[0] = 0xBB;
+        // Write, then prepend 4 bytes: what was written must still fit the window after them.
+        let mut w = ws.next().unwrap();
+        w.bytes_mut()[0] = 0xCC;
+        assert_eq!(w.prepend(4).unwrap_err(), Error::NoRoom, "64 changed bytes and 4 new ones");
+        w.raw_mut()[0] = 0xCC;
+        let mut w = ws.next().unwrap();
+        w.raw_mut()[0] = 0xCC;
+        w.set_dirty(1);
+        w.prepend(4).unwrap().copy_from_slice(&[1, 2, 3, 4]);
+        assert_eq!(w.bytes(), [1, 2, 3, 4, 0xCC], "the new bytes and the changed ones");
+        // Write only in what is then stripped: nothing of it goes in.
+        let mut w = ws.next().unwrap();
+        w.bytes_mut()[3] = 0xDD;
+        w.strip(14).unwrap();
+        drop(b);
+        let out = mock::end_burst();
+        let mut want0 = f[14..].to_vec();
+        want0[6] = 0xAA;
+        assert_eq!(out[0].data, want0);
+        let mut want1 = f[14..].to_vec();
+        want1[0] = 0xBB;
+        assert_eq!(out[1].data, want1);
+        let mut want2 = f.clone();
+        want2[0] = 0xCC;
+        assert_eq!(out[2].data, want2, "the refused prepend changed nothing but the written byte");
+        let mut want3 = std::vec![1, 2, 3, 4];
+        want3.extend_from_slice(&f);
+        want3[4] = 0xCC;
+        assert_eq!(out[3].data, want3);
+        assert_eq!(out[4].data, f[14..]);
+    }
+
+    #[test]
     fn for_each_mut_visits_every_head_once_in_order_whatever_the_burst_size() {
         mock::reset();
         mock::set_area(crate::AreaSpec::Heads(16));

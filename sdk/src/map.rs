@@ -59,23 +59,27 @@ impl<const K: usize, const V: usize> Map<K, V> {
     /// The value of `key`, if present (`map_lookup`).
     pub fn get(&self, key: &[u8; K]) -> Result<Option<[u8; V]>, Error> {
         let mut value = [0u8; V];
-        Ok(sys::map_lookup(self.id, key, &mut value)?.then_some(value))
+        // SAFETY: map `id` was declared with `K`-byte keys and `V`-byte values (`declare`).
+        Ok(unsafe { sys::map_lookup(self.id, key, &mut value) }?.then_some(value))
     }
 
     /// Inserts or replaces (`map_update`); [`Error::Full`] when a hash map is full.
     pub fn insert(&self, key: &[u8; K], value: &[u8; V]) -> Result<(), Error> {
-        sys::map_update(self.id, key, value)
+        // SAFETY: as in `get`: the map's sizes are `K` and `V`.
+        unsafe { sys::map_update(self.id, key, value) }
     }
 
     /// Removes `key` (an array entry is zeroed); whether it was there (`map_delete`).
     pub fn remove(&self, key: &[u8; K]) -> Result<bool, Error> {
-        sys::map_delete(self.id, key)
+        // SAFETY: as in `get`.
+        unsafe { sys::map_delete(self.id, key) }
     }
 
     /// Atomically adds `delta` to the little-endian `u64` at word `word` of the value (inserting a
     /// zero value first when the key is absent): counters that every queue updates (`map_add`).
     pub fn add(&self, key: &[u8; K], word: u32, delta: i64) -> Result<(), Error> {
-        sys::map_add(self.id, key, word, delta)
+        // SAFETY: as in `get`.
+        unsafe { sys::map_add(self.id, key, word, delta) }
     }
 
     /// Looks up `keys` in one host call (`map_lookup_batch`): `values[i]` and `found[i]` for each;
@@ -84,7 +88,8 @@ impl<const K: usize, const V: usize> Map<K, V> {
         if keys.len() != found.len() || values.len() != found.len() {
             return Err(Error::BadRange);
         }
-        sys::map_lookup_batch(self.id, keys.as_flattened(), values.as_flattened_mut(), found)
+        // SAFETY: as in `get`; the three slices hold `found.len()` entries each (checked above).
+        unsafe { sys::map_lookup_batch(self.id, keys.as_flattened(), values.as_flattened_mut(), found) }
     }
 
     /// Inserts or replaces `keys[i]` with `values[i]` in one host call (`map_update_batch`); returns
@@ -93,7 +98,8 @@ impl<const K: usize, const V: usize> Map<K, V> {
         if keys.len() != values.len() {
             return Err(Error::BadRange);
         }
-        sys::map_update_batch(self.id, keys.as_flattened(), values.as_flattened(), keys.len() as u32)
+        // SAFETY: as in `get`; both slices hold `keys.len()` entries (checked above).
+        unsafe { sys::map_update_batch(self.id, keys.as_flattened(), values.as_flattened(), keys.len() as u32) }
     }
 }
 

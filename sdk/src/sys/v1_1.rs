@@ -123,11 +123,16 @@ pub fn map_declare(name: &str, kind: u32, key_size: u32, value_size: u32, capaci
 }
 
 /// `map_lookup(id, key, value)`: copies the value into `value`; `Ok(false)` when the key is absent.
-/// `key` and `value` must be the map's sizes (the host reads and writes exactly those).
-pub fn map_lookup(id: u32, key: &[u8], value: &mut [u8]) -> Result<bool, Error> {
+///
+/// # Safety
+/// The ABI passes no lengths: the host reads the map's `key_size` bytes at `key` and writes its
+/// `value_size` bytes at `value`. `key` must be at least `key_size` bytes and `value` at least
+/// `value_size` bytes of map `id` (as [`crate::Map`] guarantees by its type), or the host writes
+/// past `value` into whatever follows it.
+pub unsafe fn map_lookup(id: u32, key: &[u8], value: &mut [u8]) -> Result<bool, Error> {
     #[cfg(target_arch = "wasm32")]
-    // SAFETY: `key` is readable and `value` an exclusive borrow of our memory, of the map's sizes
-    // (the wrappers in `crate::map` guarantee them); the host checks the ranges.
+    // SAFETY: `key` is readable and `value` an exclusive borrow of our memory, at least the map's
+    // sizes (the caller's contract); the host checks the ranges against the memory.
     let rc = unsafe { wasmdp_map_lookup(id as i32, ptr(key.as_ptr()), ptr(value.as_mut_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_lookup(id as i32, key, value);
@@ -135,9 +140,14 @@ pub fn map_lookup(id: u32, key: &[u8], value: &mut [u8]) -> Result<bool, Error> 
 }
 
 /// `map_update(id, key, value)`: inserts or replaces ([`Error::Full`] when the map is full).
-pub fn map_update(id: u32, key: &[u8], value: &[u8]) -> Result<(), Error> {
+///
+/// # Safety
+/// The host reads the map's `key_size` bytes at `key` and `value_size` bytes at `value`: both must
+/// be at least that long (else the host reads what follows them).
+pub unsafe fn map_update(id: u32, key: &[u8], value: &[u8]) -> Result<(), Error> {
     #[cfg(target_arch = "wasm32")]
-    // SAFETY: both are readable bytes of our memory of the map's sizes; the host only reads them.
+    // SAFETY: both are readable bytes of our memory of at least the map's sizes (the caller's
+    // contract); the host only reads them.
     let rc = unsafe { wasmdp_map_update(id as i32, ptr(key.as_ptr()), ptr(value.as_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_update(id as i32, key, value);
@@ -145,9 +155,13 @@ pub fn map_update(id: u32, key: &[u8], value: &[u8]) -> Result<(), Error> {
 }
 
 /// `map_delete(id, key)`: `Ok(false)` when the key was absent.
-pub fn map_delete(id: u32, key: &[u8]) -> Result<bool, Error> {
+///
+/// # Safety
+/// The host reads the map's `key_size` bytes at `key`: it must be at least that long.
+pub unsafe fn map_delete(id: u32, key: &[u8]) -> Result<bool, Error> {
     #[cfg(target_arch = "wasm32")]
-    // SAFETY: `key` is readable bytes of our memory; the host only reads them.
+    // SAFETY: `key` is at least the map's key size (the caller's contract), readable; the host only
+    // reads it.
     let rc = unsafe { wasmdp_map_delete(id as i32, ptr(key.as_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_delete(id as i32, key);
@@ -155,10 +169,14 @@ pub fn map_delete(id: u32, key: &[u8]) -> Result<bool, Error> {
 }
 
 /// `map_add(id, key, word, delta)`: atomically adds `delta` to the `u64` at `word` of the value.
-pub fn map_add(id: u32, key: &[u8], word: u32, delta: i64) -> Result<(), Error> {
+///
+/// # Safety
+/// The host reads the map's `key_size` bytes at `key`: it must be at least that long.
+pub unsafe fn map_add(id: u32, key: &[u8], word: u32, delta: i64) -> Result<(), Error> {
     let w = i32::try_from(word).map_err(|_| Error::BadRange)?;
     #[cfg(target_arch = "wasm32")]
-    // SAFETY: `key` is readable bytes of our memory; the host only reads them.
+    // SAFETY: `key` is at least the map's key size (the caller's contract), readable; the host only
+    // reads it.
     let rc = unsafe { wasmdp_map_add(id as i32, ptr(key.as_ptr()), w, delta) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_add(id as i32, key, w, delta);
@@ -167,11 +185,15 @@ pub fn map_add(id: u32, key: &[u8], word: u32, delta: i64) -> Result<(), Error> 
 
 /// `map_lookup_batch(id, keys, n, values, found)`: `n = found.len()` keys end to end in `keys`,
 /// values written to `values` (where found), 1/0 per key in `found`; returns how many were found.
-pub fn map_lookup_batch(id: u32, keys: &[u8], values: &mut [u8], found: &mut [u8]) -> Result<u32, Error> {
+///
+/// # Safety
+/// The host reads `n x key_size` bytes at `keys` and writes `n x value_size` bytes at `values`:
+/// they must be at least that long.
+pub unsafe fn map_lookup_batch(id: u32, keys: &[u8], values: &mut [u8], found: &mut [u8]) -> Result<u32, Error> {
     let n = len_arg(found.len())?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `keys` is readable, `values` and `found` exclusive borrows of our memory, sized for `n`
-    // entries by `crate::map`; the host checks every range.
+    // entries (the caller's contract); the host checks every range against the memory.
     let rc = unsafe {
         wasmdp_map_lookup_batch(id as i32, ptr(keys.as_ptr()), n, ptr(values.as_mut_ptr()), ptr(found.as_mut_ptr()))
     };
@@ -182,10 +204,15 @@ pub fn map_lookup_batch(id: u32, keys: &[u8], values: &mut [u8], found: &mut [u8
 
 /// `map_update_batch(id, keys, values, n)`: returns how many entries were written (fewer than `n`
 /// when the map filled up).
-pub fn map_update_batch(id: u32, keys: &[u8], values: &[u8], n: u32) -> Result<u32, Error> {
+///
+/// # Safety
+/// The host reads `n x key_size` bytes at `keys` and `n x value_size` bytes at `values`: they must
+/// be at least that long.
+pub unsafe fn map_update_batch(id: u32, keys: &[u8], values: &[u8], n: u32) -> Result<u32, Error> {
     let n = i32::try_from(n).map_err(|_| Error::BadRange)?;
     #[cfg(target_arch = "wasm32")]
-    // SAFETY: both are readable bytes of our memory sized for `n` entries; the host only reads them.
+    // SAFETY: both are readable bytes of our memory sized for `n` entries (the caller's contract);
+    // the host only reads them.
     let rc = unsafe { wasmdp_map_update_batch(id as i32, ptr(keys.as_ptr()), ptr(values.as_ptr()), n) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_update_batch(id as i32, keys, values, n);
