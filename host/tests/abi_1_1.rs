@@ -219,6 +219,17 @@ fn what_the_plugin_writes_in_the_area_is_checked_before_anything_is_done() {
 }
 
 #[test]
+fn a_module_declaring_1_0_cannot_import_what_1_1_added() {
+    let module = area_module("", "").replace("(i32.const 65537)", "(i32.const 65536)");
+    let p = write_wat("declares-1-0", &module);
+    let e = common::build_error(&format!(
+        "engine: io\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n",
+        policy(&p)
+    ));
+    assert!(e.contains("declares ABI v1.0 but imports `") && e.contains("which ABI v1.1 added"), "{e}");
+}
+
+#[test]
 fn an_area_outside_the_memory_or_outside_init_is_refused() {
     // Init checks the codes itself: the port starts only if the host answered as documented.
     let init = "

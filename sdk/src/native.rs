@@ -124,17 +124,22 @@ fn with_host<R>(host: &mut dyn Host, f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// One cache line, so that the area is aligned as the export's static is.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Line([u8; 64]);
-
 /// A native instance of policy `P`: what a module instance is to a WebAssembly build (the policy,
 /// its burst area, the SDK's per-instance state), called with the host that serves it.
 pub struct Instance<P: Policy> {
     slot: Slot<P>,
-    area: Vec<Line>,
+    /// The burst area's bytes, from the first 64-byte aligned address of this buffer (so that the
+    /// area is aligned as the export's static is).
+    area: Vec<u8>,
     registered: Option<area::Registered>,
+}
+
+impl<P: Policy> Instance<P> {
+    /// The area: `P::AREA.bytes()` bytes, 64-byte aligned.
+    fn area_mut(&mut self) -> &mut [u8] {
+        let at = self.area.as_ptr().align_offset(64).min(63);
+        &mut self.area[at..at + P::AREA.bytes()]
+    }
 }
 
 impl<P: Policy> core::fmt::Debug for Instance<P> {
@@ -145,7 +150,7 @@ impl<P: Policy> core::fmt::Debug for Instance<P> {
 
 impl<P: Policy> Default for Instance<P> {
     fn default() -> Self {
-        Instance { slot: Slot::new(), area: std::vec![Line([0; 64]); P::AREA.bytes().div_ceil(64)], registered: None }
+        Instance { slot: Slot::new(), area: std::vec![0; P::AREA.bytes() + 63], registered: None }
     }
 }
 
@@ -157,11 +162,15 @@ pub trait NativePolicy: Send {
     fn on_burst(&mut self, host: &mut dyn Host, port: u32, burst_len: u32) -> i32;
     /// `wasmdp_tick(now_ns)`.
     fn tick(&mut self, host: &mut dyn Host, now_ns: u64);
+    /// The bytes its burst area was registered in (`burst_area` with their address): what the host
+    /// fills before `on_burst` and reads after it, through this borrow rather than the address.
+    fn area(&mut self) -> &mut [u8];
 }
 
 impl<P: Policy + Send> NativePolicy for Instance<P> {
     fn init(&mut self, host: &mut dyn Host, port: u32, instance: u32) -> i32 {
-        let raw = (self.area.as_mut_ptr().cast::<u8>(), self.area.len() * 64);
+        let area = self.area_mut();
+        let raw = (area.as_mut_ptr(), area.len());
         let slot = &self.slot;
         let (rc, registered) = with_host(host, || {
             let rc = slot.init(port as i32, instance as i32, raw);
@@ -183,5 +192,9 @@ impl<P: Policy + Send> NativePolicy for Instance<P> {
     fn tick(&mut self, host: &mut dyn Host, now_ns: u64) {
         let slot = &self.slot;
         with_host(host, || slot.tick(now_ns as i64));
+    }
+
+    fn area(&mut self) -> &mut [u8] {
+        self.area_mut()
     }
 }

@@ -59,6 +59,16 @@ pub enum InstanceError {
         /// The host's major version.
         host: u32,
     },
+    /// Declares an ABI minor version older than one of its imports.
+    #[error("declares ABI v1.{minor} but imports `{import}`, which ABI v1.{since} added (declare 1.{since}: build it with a wasmdp-sdk of 1.{since} or later)")]
+    ImportTooNew {
+        /// The module's minor version.
+        minor: u32,
+        /// The import.
+        import: String,
+        /// The minor version that added it.
+        since: u32,
+    },
     /// `wasmdp_init` returned nonzero: it refused its configuration.
     #[error("init refused the configuration (code {code}; the plugin's log above says why)")]
     Refused {

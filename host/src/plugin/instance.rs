@@ -86,25 +86,22 @@ impl Live {
     #[inline]
     pub fn area_and_state(&mut self) -> Option<(Area, &mut [u8], &mut HostState)> {
         let a = self.store.data().area?;
-        match self.store.data().memory {
-            Some(mem) => {
+        match (self.store.data().memory, &mut self.entry) {
+            (Some(mem), _) => {
                 let (data, st) = mem.data_and_store_mut(&mut self.store);
                 Some((a, data, st))
             }
-            None => native_area(a).map(|(a, bytes)| (a, bytes, self.store.data_mut())),
+            // A native build registers its area at the start of its own buffer (the SDK's
+            // `Instance`), which it lends here: the area is at offset 0 of it.
+            (None, Entry::Native(p)) => {
+                let bytes = p.area();
+                let len = a.end()? - a.ptr;
+                (bytes.as_ptr() as usize == a.ptr && len <= bytes.len())
+                    .then(|| (Area { ptr: 0, ..a }, &mut bytes[..len], self.store.data_mut()))
+            }
+            (None, Entry::Wasm { .. }) => None,
         }
     }
-}
-
-/// A native build's area, registered at its address: its bytes, and the area at offset 0 of them.
-fn native_area<'a>(a: Area) -> Option<(Area, &'a mut [u8])> {
-    let len = a.end()? - a.ptr;
-    // SAFETY: a native build registers its area in its `Instance`'s own buffer (`Live::entry`), at
-    // `ptr..ptr+len` (`NativeHost::burst_area` checks the length), and only the `Live` that owns the
-    // instance asks, for a borrow of itself; the SDK makes references to the buffer only inside
-    // `on_burst`, which is not running then.
-    let bytes = unsafe { std::slice::from_raw_parts_mut(a.ptr as *mut u8, len) };
-    Some((Area { ptr: 0, ..a }, bytes))
 }
 
 /// CPU time allowed to instantiation, `wasmdp_abi_version` and `wasmdp_init` together: they run on
@@ -233,6 +230,15 @@ fn instantiate_wasm(
     let v = version.call(&mut *store, ()).map_err(trapped(export::ABI_VERSION))? as u32;
     if v >> 16 != ABI_MAJOR {
         return Err(InstanceError::Version { major: v >> 16, minor: v & 0xffff, host: ABI_MAJOR });
+    }
+    // A module may use only the imports of the version it declares (the host serves it that
+    // version's semantics: a 1.0 module's nonzero return is a failure, not a verdict).
+    let minor = v & 0xffff;
+    for imp in pre.module().imports() {
+        let since = wasmdp_abi::import::since(imp.name()).unwrap_or(0);
+        if since > minor {
+            return Err(InstanceError::ImportTooNew { minor, import: imp.name().to_string(), since });
+        }
     }
     let init = inst.get_typed_func::<(i32, i32), i32>(&mut *store, export::INIT).map_err(setup)?;
     let rc = init.call(&mut *store, (i32::from(port), instance as i32)).map_err(trapped("init"))?;

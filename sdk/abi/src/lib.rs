@@ -52,7 +52,7 @@ pub mod import {
     /// `(idx: i32, flags: i64, vlan_tci: i32, vlan_tci_outer: i32) -> i32`: sets TX offload flags and
     /// TCIs of one packet, or of all with [`ALL_PACKETS`](crate::ALL_PACKETS).
     pub const SET_OFFLOADS: &str = "set_offloads";
-    /// `(idx: i32) -> i32`: drops the packet (counted as an engine drop) after the call returns.
+    /// `(idx: i32) -> i32`: drops the packet (counted as a `policy` drop) after the call returns.
     pub const DROP_PKT: &str = "drop_pkt";
     /// `(idx, port: i32) -> i32`: sends the packet out of `port` instead of the stream's TX port.
     pub const SEND_TO: &str = "send_to";
@@ -115,6 +115,49 @@ pub mod import {
     pub const GAUGE_REGISTER: &str = "gauge_register";
     /// `(id: i32, value: i64) -> i32`: sets a gauge (a level, shown in the stats; not summed over time).
     pub const GAUGE_SET: &str = "gauge_set";
+
+    /// The imports ABI 1.1 added: a module that declares 1.0 may not import them.
+    pub const ADDED_IN_1_1: [&str; 13] = [
+        BURST_AREA,
+        PKT_ADJUST,
+        PKT_ROOM,
+        CONTEXT,
+        MAP_DECLARE,
+        MAP_LOOKUP,
+        MAP_UPDATE,
+        MAP_DELETE,
+        MAP_ADD,
+        MAP_LOOKUP_BATCH,
+        MAP_UPDATE_BATCH,
+        GAUGE_REGISTER,
+        GAUGE_SET,
+    ];
+
+    /// The minor ABI version that introduced import `name` (0 or 1; None: not an import).
+    pub fn since(name: &str) -> Option<u32> {
+        if ADDED_IN_1_1.contains(&name) {
+            return Some(1);
+        }
+        const V1_0: [&str; 16] = [
+            BURST_LEN,
+            PKT_LEN,
+            PKT_READ,
+            PKT_WRITE,
+            PKT_COPY,
+            RUN_ENGINE,
+            MACSWAP,
+            SET_OFFLOADS,
+            DROP_PKT,
+            SEND_TO,
+            SET_STICKY,
+            CLEAR_STICKY,
+            COUNTER_REGISTER,
+            COUNTER_ADD,
+            PARAM_GET,
+            NOW_NS,
+        ];
+        (V1_0.contains(&name) || name == LOG).then_some(0)
+    }
 }
 
 /// Engine ids for `run_engine`, `set_sticky` and the burst area's `engine` and `ENGINE` verdicts.

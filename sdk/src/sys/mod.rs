@@ -250,7 +250,7 @@ unsafe extern "C" {
     fn wasmdp_drop_pkt(idx: i32) -> i32;
 }
 
-/// `drop_pkt(idx) -> i32`: drops packet `idx` (counted as an engine drop) once `wasmdp_on_burst`
+/// `drop_pkt(idx) -> i32`: drops packet `idx` (counted as a `policy` drop) once `wasmdp_on_burst`
 /// returns. Later calls on it return [`Error::Gone`].
 #[inline]
 pub fn drop_pkt(idx: u32) -> Result<(), Error> {
