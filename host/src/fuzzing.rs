@@ -182,7 +182,7 @@ impl Harness {
             let _ = p.copy_from(f);
             burst.push(p);
         }
-        feed.tx_burst(&mut cache, &mut burst);
+        feed.tx_burst(&mut cache, &mut burst, &mut crate::ports::TxRefused::default());
         cache.free_burst(&mut burst);
         stream.poll(&mut cache);
         // What a sent to port a's own inject queue goes out with the next poll.

@@ -3,7 +3,7 @@
 use crate::engines::{EngineFn, FwdCtx};
 use crate::mbuf::{Burst, PoolCache};
 use crate::offload::{self, TxOffloads};
-use crate::ports::{RxQueue, Template, TxQueue};
+use crate::ports::{RxQueue, Template, TxQueue, TxRefused};
 use crate::stats::{Drops, Flow, StreamCounters, StreamInfo};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
@@ -186,8 +186,11 @@ impl Stream {
         let n = self.burst.len();
         if n != 0 {
             self.send(cache, &mut round);
-        } else if round.flow.rx_nombuf != 0 {
-            self.counters.add(&round.flow);
+        } else {
+            self.p.txq.flush();
+            if round.flow.rx_nombuf != 0 {
+                self.counters.add(&round.flow);
+            }
         }
         n
     }
@@ -243,21 +246,33 @@ impl Stream {
         if self.burst.is_empty() {
             return;
         }
-        let mut sent = self.p.txq.tx_burst(cache, &mut self.burst);
+        let mut refused = TxRefused::default();
+        let mut sent = self.p.txq.tx_burst(cache, &mut self.burst, &mut refused);
         let mut tries = 0;
         while !self.burst.is_empty() && tries < self.p.retry.count && !self.stop.load(Relaxed) {
             spin_for(self.p.retry.delay);
-            sent += self.p.txq.tx_burst(cache, &mut self.burst);
+            sent += self.p.txq.tx_burst(cache, &mut self.burst, &mut refused);
             tries += 1;
         }
-        let mut unsent_bytes = 0;
+        if refused != TxRefused::default() {
+            self.refused(refused, round);
+        }
+        let mut unsent_bytes = refused.bytes;
         if !self.burst.is_empty() {
             round.drops.tx_full += self.burst.len() as u64;
             unsent_bytes = self.burst.iter().map(|p| p.len() as u64).sum();
             cache.free_burst(&mut self.burst);
         }
         round.flow.tx_packets += sent as u64;
-        round.flow.tx_bytes += bytes - unsent_bytes;
+        round.flow.tx_bytes += bytes.saturating_sub(unsent_bytes);
+    }
+
+    /// Counts what the TX queue refused (out of line: it is rare).
+    #[cold]
+    #[inline(never)]
+    fn refused(&self, r: TxRefused, round: &mut Round) {
+        round.drops.tx_oversize += r.oversize;
+        round.drops.tx_error += r.error;
     }
 
     /// Sends the tx_first bursts: template frames of the TX port, counted as generated.
@@ -283,6 +298,7 @@ impl Stream {
     /// Frees what waits in the RX queue (at stop); returns how many packets that was.
     pub fn drain(&mut self, cache: &mut PoolCache) -> u64 {
         cache.free_burst(&mut self.burst);
+        self.p.txq.flush();
         self.p.rxq.drain(cache)
     }
 }

@@ -45,11 +45,41 @@ pub trait RxQueue: Send {
     }
 }
 
+/// Packets a TX queue took off the front of a burst and freed without sending them, by reason: the
+/// port cannot send them at all (a retry would fail as well).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct TxRefused {
+    /// Larger than the port can send (its MTU, a UMEM frame; the kernel's EMSGSIZE).
+    pub oversize: u64,
+    /// Refused by the kernel for another reason (the interface down, a device error).
+    pub error: u64,
+    /// Their bytes.
+    pub bytes: u64,
+}
+
+impl TxRefused {
+    /// Counts `n` bytes refused as `oversize` (else `error`).
+    #[cold]
+    pub fn count(&mut self, oversize: bool, n: usize) {
+        if oversize {
+            self.oversize += 1;
+        } else {
+            self.error += 1;
+        }
+        self.bytes += n as u64;
+    }
+}
+
 /// The transmit side of one queue.
 pub trait TxQueue: Send {
-    /// Transmits packets from the front of `burst`, removing those it took; returns how many. Packets
-    /// it could not take (queue full) stay in `burst`, in order.
-    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst) -> usize;
+    /// Transmits packets from the front of `burst`, removing those it took; returns how many it
+    /// sent. Packets it could not take now (queue full) stay in `burst`, in order, for the stream's
+    /// retry; packets the port can never send are removed, freed and counted in `refused`.
+    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst, refused: &mut TxRefused) -> usize;
+
+    /// Called when the stream polled nothing: a queue that holds frames the kernel has not taken
+    /// yet gives it another chance. Also at stop, before the queues are dropped.
+    fn flush(&mut self) {}
 }
 
 /// An opened port: its queues, before streams take them.

@@ -58,7 +58,7 @@ struct NullTx;
 
 impl TxQueue for NullTx {
     #[inline]
-    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst) -> usize {
+    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst, _: &mut crate::ports::TxRefused) -> usize {
         let n = burst.len();
         cache.free_burst(burst);
         n

@@ -111,7 +111,7 @@ struct RingTx {
 
 impl TxQueue for RingTx {
     #[inline]
-    fn tx_burst(&mut self, _: &mut PoolCache, burst: &mut Burst) -> usize {
+    fn tx_burst(&mut self, _: &mut PoolCache, burst: &mut Burst, _: &mut crate::ports::TxRefused) -> usize {
         // This queue is the ring's only producer, so the free room can only grow while we push.
         let room = self.ring.capacity() - self.ring.len();
         let n = room.min(burst.len());

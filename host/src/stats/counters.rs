@@ -58,6 +58,10 @@ counters!(
         tunnel,
         /// No headroom left for the headers an engine prepends (an encapsulation's outer headers).
         headroom,
+        /// Larger than the TX port can send: its MTU, an AF_XDP frame (the kernel's EMSGSIZE).
+        tx_oversize,
+        /// The kernel refused the frame for another reason (the interface down, a device error).
+        tx_error,
     }
 );
 
@@ -72,6 +76,8 @@ impl Drops {
             + self.policy
             + self.tunnel
             + self.headroom
+            + self.tx_oversize
+            + self.tx_error
     }
 }
 

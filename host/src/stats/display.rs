@@ -91,8 +91,8 @@ pub fn print_final(view: &StatsView, secs: f64) {
         if d.total() != 0 {
             let _ = writeln!(
                 out,
-                "  Dropped by reason: tx_full {}  nombuf {}  engine {}  offload {}  plugin {}  policy {}  tunnel {}  headroom {}",
-                d.tx_full, d.nombuf, d.engine, d.offload, d.plugin, d.policy, d.tunnel, d.headroom
+                "  Dropped by reason: tx_full {}  nombuf {}  engine {}  offload {}  plugin {}  policy {}  tunnel {}  headroom {}  tx_oversize {}  tx_error {}",
+                d.tx_full, d.nombuf, d.engine, d.offload, d.plugin, d.policy, d.tunnel, d.headroom, d.tx_oversize, d.tx_error
             );
         }
         if p.encapsulated + p.decapsulated + p.tunnel_passed != 0 {

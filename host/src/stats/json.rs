@@ -27,7 +27,8 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
     let figures: Vec<super::PortFigures> = view.port_stats.iter().map(|s| s.snapshot()).collect();
     let drops = |d: super::counters::Drops| {
         json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload,
-            "plugin": d.plugin, "policy": d.policy, "tunnel": d.tunnel, "headroom": d.headroom})
+            "plugin": d.plugin, "policy": d.policy, "tunnel": d.tunnel, "headroom": d.headroom,
+            "tx_oversize": d.tx_oversize, "tx_error": d.tx_error})
     };
     let ports_json: Vec<Value> = ports
         .iter()
@@ -41,7 +42,8 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 "rx_bytes": p.rx_bytes, "tx_bytes": p.tx_bytes, "rx_nombuf": p.rx_nombuf,
                 "dropped": p.dropped(), "dropped_by_reason": drops(p.drops), "generated": p.generated,
                 "rx_skipped": f.skipped(), "rx_missed": f.missed, "rx_ring_full": f.ring_full,
-                "rx_oversize": f.oversize, "encapsulated": p.encapsulated, "decapsulated": p.decapsulated,
+                "rx_oversize": f.oversize, "rx_csum_completed": f.csum_completed,
+                "tx_errors_late": f.tx_errors_late, "encapsulated": p.encapsulated, "decapsulated": p.decapsulated,
                 "tunnel_passed": p.tunnel_passed,
                 "rx_skipped_by_reason": {"short": f.skipped_short, "too_long": f.skipped_too_long,
                     "corrupt": f.skipped_corrupt, "cut_short": f.skipped_cut_short},

@@ -88,7 +88,7 @@ impl Wire {
             p.copy_from(f).unwrap();
             burst.push(p);
         }
-        assert_eq!(self.feed.tx_burst(cache, &mut burst), frames.len());
+        assert_eq!(self.feed.tx_burst(cache, &mut burst, &mut wasmdp::ports::TxRefused::default()), frames.len());
         self.stream.as_mut().unwrap().poll(cache);
         self.out.rx_burst(cache, &mut burst, 512);
         let got = burst.iter().map(|p| p.data().to_vec()).collect();

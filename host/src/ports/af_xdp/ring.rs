@@ -100,10 +100,12 @@ impl<T: Copy> Ring<T> {
     #[inline(always)]
     pub(super) fn free(&mut self, want: u32) -> u32 {
         let size = self.mask + 1;
-        let mut free = size - self.ours.wrapping_sub(self.theirs);
+        let mut free = size.saturating_sub(self.ours.wrapping_sub(self.theirs));
         if free < want {
             self.theirs = self.word(self.consumer).load(Ordering::Acquire);
-            free = size - self.ours.wrapping_sub(self.theirs);
+            // A consumer index ahead of what we produced, or more than a ring behind, can only be
+            // a broken kernel: nothing is free (as `ready` reads nothing then).
+            free = size.saturating_sub(self.ours.wrapping_sub(self.theirs));
         }
         free.min(want)
     }
@@ -113,6 +115,25 @@ impl<T: Copy> Ring<T> {
     pub(super) fn put(&mut self, i: u32, d: T) {
         // SAFETY: the slot is ours until published: the kernel consumed it (free() said so).
         unsafe { self.slot(self.ours.wrapping_add(i)).write_volatile(d) };
+    }
+
+    /// Our producer index: the ring index of the next descriptor we write.
+    #[inline(always)]
+    pub(super) fn produced(&self) -> u32 {
+        self.ours
+    }
+
+    /// The kernel's consumer index, read now.
+    #[inline(always)]
+    pub(super) fn consumed(&mut self) -> u32 {
+        self.theirs = self.word(self.consumer).load(Ordering::Acquire);
+        self.theirs
+    }
+
+    /// Descriptors we published that the kernel has not consumed yet.
+    #[inline(always)]
+    pub(super) fn unconsumed(&mut self) -> u32 {
+        self.ours.wrapping_sub(self.consumed())
     }
 
     /// Publishes the `n` descriptors written.

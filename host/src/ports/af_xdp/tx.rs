@@ -2,12 +2,23 @@
 //! frames come back on the completion ring once the kernel sent them (in copy mode, during the
 //! wake-up call). A burst first takes back what completed, then posts as many packets as there
 //! are free frames and ring slots; the rest stays at the front of the burst for the stream's retry.
-//! The kernel is woken (a zero-length sendto) only when the TX ring says it needs it.
+//!
+//! Nothing posted is left for "the next packet" to push out: the kernel is woken (a zero-length
+//! sendto) while the TX ring says it needs it and frames are still on it, until it has taken them
+//! all or takes no more (in copy mode each call sends at most 32 frames, and stops at the first frame
+//! the device refuses). A packet the port can never send is dropped before it is posted, counted
+//! `tx_oversize`: over the interface's MTU (what the device would drop after the kernel took it,
+//! holding up the frames behind it) or over a UMEM frame. A frame the device refuses after it was
+//! posted (the kernel says EBUSY) is counted `tx_error` in the burst that posted it; one found in a
+//! later call (the kernel had said "busy" and took it afterwards) is counted on the port
+//! (`tx_errors_late`), since its burst was already counted as sent.
 
 use super::ring::Ring;
 use super::xsk::Xsk;
-use crate::mbuf::{Burst, PoolCache};
-use crate::ports::TxQueue;
+use crate::mbuf::{Burst, Pkt, PoolCache, MAX_BURST};
+use crate::ports::counted::StatsClock;
+use crate::ports::{TxQueue, TxRefused};
+use crate::stats::PortStats;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
@@ -18,79 +29,189 @@ pub(super) struct XdpTx {
     comp: Ring<u64>,
     /// TX frames not in the kernel's hands (UMEM addresses).
     free: Vec<u64>,
+    /// The longest frame the interface sends untagged (MTU + Ethernet header), and its name (to
+    /// read the MTU again now and then).
+    max_len: usize,
+    iface: String,
+    clock: StatsClock,
+    stats: Arc<PortStats>,
+    /// Whether the kernel needs a call to send (copy mode); in zero-copy mode the driver sends by
+    /// itself unless the ring says it needs waking.
+    copy: bool,
     /// Anything besides this queue alive that holds the port's XDP program attached.
     _keep: Arc<dyn Send + Sync>,
 }
 
+/// What a TX side is made of.
+pub(super) struct TxParts {
+    pub sock: Arc<Xsk>,
+    pub tx: Ring<libc::xdp_desc>,
+    pub comp: Ring<u64>,
+    /// Its UMEM frames: `first..first + frames`.
+    pub first: u32,
+    pub frames: u32,
+    pub mtu: usize,
+    pub iface: String,
+    pub copy: bool,
+    pub stats: Arc<PortStats>,
+    pub keep: Arc<dyn Send + Sync>,
+}
+
+/// Most wake-up calls one burst makes (each sends up to 32 frames in copy mode): enough for a
+/// whole ring, bounded however the kernel answers.
+const MAX_KICKS: u32 = 600;
+
 impl XdpTx {
-    /// The TX side, owning UMEM frames `first..first + frames`.
-    pub(super) fn new(
-        sock: Arc<Xsk>,
-        (tx, comp): (Ring<libc::xdp_desc>, Ring<u64>),
-        first: u32,
-        frames: u32,
-        keep: Arc<dyn Send + Sync>,
-    ) -> XdpTx {
-        let frame = sock.umem.frame as u64;
-        let free = (first..first + frames).rev().map(|i| u64::from(i) * frame).collect();
-        XdpTx { sock, tx, comp, free, _keep: keep }
+    pub(super) fn new(p: TxParts) -> XdpTx {
+        let frame = p.sock.umem.frame as u64;
+        let free = (p.first..p.first + p.frames).rev().map(|i| u64::from(i) * frame).collect();
+        XdpTx {
+            sock: p.sock,
+            tx: p.tx,
+            comp: p.comp,
+            free,
+            max_len: p.mtu + 14,
+            iface: p.iface,
+            clock: StatsClock::new(),
+            stats: p.stats,
+            copy: p.copy,
+            _keep: p.keep,
+        }
     }
 
-    /// Takes back the frames the kernel has sent.
+    /// Takes back the frames the kernel has sent (only frames of the TX half: a completion address
+    /// outside it can only be a broken kernel, and is not ours to write into).
     #[inline(always)]
     fn reclaim(&mut self) {
         let n = self.comp.ready(u32::MAX);
         let frame = self.sock.umem.frame as u64;
         for i in 0..n {
             let a = self.comp.get(i);
-            self.free.push(a - a % frame);
+            let a = a - a % frame;
+            if self.sock.umem.is_tx_frame(a) {
+                self.free.push(a);
+            }
         }
         self.comp.release(n);
     }
 
-    #[cold]
-    fn kick(&self) {
-        // SAFETY: a zero-length send on our socket; it only makes the kernel process the TX ring.
-        unsafe { libc::sendto(self.sock.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0) };
+    /// Whether the port can ever send `p`: within the interface's MTU (4 bytes more with a VLAN
+    /// tag) and a UMEM frame.
+    #[inline(always)]
+    fn fits(&self, p: &Pkt) -> bool {
+        let len = p.len();
+        if len <= self.max_len && len <= self.sock.umem.frame {
+            return true;
+        }
+        let tagged = matches!(p.data().get(12..14), Some([0x81, 0x00] | [0x88, 0xa8]));
+        tagged && len <= self.max_len + 4 && len <= self.sock.umem.frame
+    }
+
+    /// Wakes the kernel until it has taken every frame on the TX ring or takes no more. Returns
+    /// how many frames the device refused, by their place among the frames this call posted
+    /// (`posted_at`: ring index of the first; `posted`: how many); the others are counted late.
+    fn push(&mut self, posted_at: u32, posted: u32, errors: &mut [u32; MAX_BURST]) -> usize {
+        let mut n = 0;
+        for _ in 0..MAX_KICKS {
+            if self.tx.unconsumed() == 0 || !(self.copy || self.tx.needs_wakeup()) {
+                break;
+            }
+            let before = self.tx.consumed();
+            // SAFETY: a zero-length send on our socket; it only makes the kernel process the TX ring.
+            let r = unsafe {
+                libc::sendto(self.sock.fd.as_raw_fd(), std::ptr::null(), 0, libc::MSG_DONTWAIT, std::ptr::null(), 0)
+            };
+            let err = (r < 0).then(|| std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+            let after = self.tx.consumed();
+            if err == Some(libc::EBUSY) && after != before && n < errors.len() {
+                // The device refused the last frame the kernel took off the ring.
+                let at = after.wrapping_sub(1).wrapping_sub(posted_at);
+                if at < posted {
+                    errors[n] = at;
+                    n += 1;
+                } else {
+                    PortStats::add(&self.stats.tx_errors_late, 1);
+                }
+            }
+            if err == Some(libc::ENOBUFS) {
+                // The completion ring is full: take back what the kernel finished.
+                self.reclaim();
+            }
+            if after == before && err != Some(libc::ENOBUFS) {
+                break;
+            }
+        }
+        n
+    }
+
+    /// The interface's MTU again, every 100 ms or so (an MTU change needs no restart).
+    #[inline(always)]
+    fn refresh_mtu(&mut self) {
+        if self.clock.due(false) {
+            if let Ok(mtu) = super::super::iface::mtu(&self.iface) {
+                self.max_len = mtu + 14;
+            }
+        }
     }
 }
 
 impl TxQueue for XdpTx {
-    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst) -> usize {
+    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst, refused: &mut TxRefused) -> usize {
         if burst.is_empty() {
             return 0;
         }
+        self.refresh_mtu();
         self.reclaim();
-        let want = burst.len().min(self.free.len()) as u32;
-        let n = self.tx.free(want);
-        let mut posted = 0;
-        for p in burst.iter().take(n as usize) {
-            let len = p.len();
-            let Some(&addr) = self.free.last() else { break };
-            // SAFETY: `addr` is a TX frame on our free list: on no ring, ours alone.
-            // A packet longer than a frame cannot go out: it stays at the front for the stream
-            // to retry and then drop, counted.
-            if !unsafe { self.sock.umem.write(addr, p.data()) } {
+        let mut slots = self.tx.free(burst.len().min(self.free.len()) as u32);
+        let posted_at = self.tx.produced();
+        let mut lens = [0u32; MAX_BURST];
+        let (mut posted, mut taken) = (0u32, 0);
+        for p in burst.iter() {
+            if !self.fits(p) {
+                refused.count(true, p.len());
+                taken += 1;
+                continue;
+            }
+            if slots == 0 {
                 break;
             }
-            self.free.pop();
-            self.tx.put(posted, libc::xdp_desc { addr, len: len as u32, options: 0 });
+            let Some(addr) = self.free.pop() else { break };
+            // SAFETY: `addr` is a TX frame off our free list: on no ring, ours alone.
+            if !unsafe { self.sock.umem.write(addr, p.data()) } {
+                // Not a TX frame (cannot happen: the free list holds only those); not used.
+                break;
+            }
+            let len = p.len() as u32;
+            self.tx.put(posted, libc::xdp_desc { addr, len, options: 0 });
+            lens[posted as usize] = len;
             posted += 1;
+            slots -= 1;
+            taken += 1;
         }
         if posted > 0 {
             self.tx.submit(posted);
         }
-        if self.tx.needs_wakeup() {
-            self.kick();
+        let mut errors = [0u32; MAX_BURST];
+        let failed = self.push(posted_at, posted, &mut errors);
+        for &at in &errors[..failed] {
+            refused.count(false, lens[at as usize] as usize);
         }
-        let sent = posted as usize;
-        if sent == burst.len() {
+        if taken == burst.len() {
             cache.free_burst(burst);
         } else {
-            for p in burst.drain_front(sent) {
+            for p in burst.drain_front(taken) {
                 cache.free(p);
             }
         }
-        sent
+        posted as usize - failed
+    }
+
+    /// Wakes the kernel for frames still on the TX ring (it was busy when their burst was posted).
+    fn flush(&mut self) {
+        if self.tx.unconsumed() != 0 {
+            self.reclaim();
+            let mut errors = [0u32; MAX_BURST];
+            self.push(self.tx.produced(), 0, &mut errors);
+        }
     }
 }

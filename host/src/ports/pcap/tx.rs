@@ -66,7 +66,7 @@ impl PcapTx {
 }
 
 impl TxQueue for PcapTx {
-    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst) -> usize {
+    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst, _: &mut crate::ports::TxRefused) -> usize {
         let n = burst.len();
         let ts = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).unwrap_or(Duration::ZERO);
         for i in 0..n {
@@ -94,7 +94,7 @@ impl Drop for PcapTx {
 pub(super) struct Discard;
 
 impl TxQueue for Discard {
-    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst) -> usize {
+    fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst, _: &mut crate::ports::TxRefused) -> usize {
         let n = burst.len();
         cache.free_burst(burst);
         n
