@@ -115,6 +115,11 @@ pub struct AfXdpCfg {
     /// in our RX calls instead of in interrupts.
     #[serde(default)]
     pub busy_poll: bool,
+    /// Whether RX completes TCP and UDP checksums a local sender's kernel left partial (AF_XDP
+    /// carries no metadata saying so): `auto` does on virtual interfaces (veth, no device behind
+    /// them) and in generic mode, where local senders' frames arrive.
+    #[serde(default)]
+    pub complete_checksums: Switch,
 }
 
 /// `af_xdp.mode`.
@@ -130,18 +135,22 @@ pub enum XdpMode {
     Generic,
 }
 
-/// `af_xdp.zero_copy`.
+/// A setting that is `auto` (decided from the interface), `on` or `off`: `af_xdp.zero_copy` (on:
+/// zero copy, or the port does not open) and `af_xdp.complete_checksums`.
 #[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
-pub enum ZeroCopy {
-    /// Zero copy if the driver has it, else copy.
+pub enum Switch {
+    /// Decided from the interface.
     #[default]
     Auto,
-    /// Zero copy, or the port does not open.
+    /// On.
     On,
-    /// Copy mode.
+    /// Off.
     Off,
 }
+
+/// `af_xdp.zero_copy`.
+pub type ZeroCopy = Switch;
 
 fn xdp_frame_size() -> Bounded<2048, 4096> {
     Bounded(2048)

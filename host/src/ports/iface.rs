@@ -57,6 +57,21 @@ pub(crate) fn ifindex(driver: &str, iface: &str) -> Result<libc::c_uint> {
     Ok(ifindex)
 }
 
+/// The MTU of interface `iface` now.
+pub(crate) fn mtu(iface: &str) -> Result<usize> {
+    // SAFETY: plain socket(2) call.
+    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        bail!("cannot open a socket to ask about `{iface}`: {}", io::Error::last_os_error());
+    }
+    let r = ifreq(fd, iface, libc::SIOCGIFMTU);
+    // SAFETY: fd is ours and closed once.
+    unsafe { libc::close(fd) };
+    let r = r.map_err(|e| anyhow!("reading the MTU of `{iface}` failed: {e}"))?;
+    // SAFETY: SIOCGIFMTU filled the mtu member of the union.
+    Ok(unsafe { r.ifr_ifru.ifru_mtu } as usize)
+}
+
 /// Interface `iface` exists and is up; returns its MTU. Needs no privileges (what `wasmdp validate`
 /// checks).
 pub(crate) fn interface_ready(driver: &str, iface: &str) -> Result<usize> {
@@ -67,7 +82,6 @@ pub(crate) fn interface_ready(driver: &str, iface: &str) -> Result<usize> {
         bail!("{driver}: cannot open a socket to ask about `{iface}`: {}", io::Error::last_os_error());
     }
     let flags = ifreq(fd, iface, libc::SIOCGIFFLAGS);
-    let mtu = ifreq(fd, iface, libc::SIOCGIFMTU);
     // SAFETY: fd is ours and closed once.
     unsafe { libc::close(fd) };
     let flags = flags.map_err(|e| anyhow!("{driver}: reading the flags of `{iface}` failed: {e}"))?;
@@ -75,7 +89,19 @@ pub(crate) fn interface_ready(driver: &str, iface: &str) -> Result<usize> {
     if libc::c_int::from(unsafe { flags.ifr_ifru.ifru_flags }) & libc::IFF_UP == 0 {
         bail!("{driver}: interface `{iface}` is down; bring it up with `ip link set {iface} up`");
     }
-    let mtu = mtu.map_err(|e| anyhow!("{driver}: reading the MTU of `{iface}` failed: {e}"))?;
-    // SAFETY: SIOCGIFMTU filled the mtu member of the union.
-    Ok(unsafe { mtu.ifr_ifru.ifru_mtu } as usize)
+    mtu(iface).map_err(|e| anyhow!("{driver}: {e}"))
+}
+
+/// How many RX queues interface `iface` has (`/sys/class/net/IFACE/queues/rx-N`); None when sysfs
+/// does not say.
+pub(crate) fn rx_queues(iface: &str) -> Option<u32> {
+    let dir = std::fs::read_dir(format!("/sys/class/net/{iface}/queues")).ok()?;
+    let n = dir.filter_map(Result::ok).filter(|e| e.file_name().to_string_lossy().starts_with("rx-")).count();
+    u32::try_from(n).ok().filter(|&n| n > 0)
+}
+
+/// Whether interface `iface` has a device behind it (`/sys/class/net/IFACE/device`): physical NICs
+/// do, virtual interfaces (veth, bridges, tun) do not.
+pub(crate) fn has_device(iface: &str) -> bool {
+    std::path::Path::new(&format!("/sys/class/net/{iface}/device")).exists()
 }

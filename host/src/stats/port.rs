@@ -22,6 +22,12 @@ pub struct PortStats {
     /// Frames received but too big for a buffer, cut short by the ring, or super-frames that could
     /// not be segmented: not receivable (af_packet).
     pub oversize: AtomicU64,
+    /// Frames received whose TCP or UDP checksum the sender's kernel had left to the device
+    /// (partial), completed in software (af_packet, af_xdp).
+    pub csum_completed: AtomicU64,
+    /// Frames the kernel took from the TX ring and the device then refused, found after the burst
+    /// that posted them was counted as sent (af_xdp; rare: the device had said it was busy).
+    pub tx_errors_late: AtomicU64,
 }
 
 /// [`PortStats`] at one moment.
@@ -41,6 +47,10 @@ pub struct PortFigures {
     pub ring_full: u64,
     /// See [`PortStats`].
     pub oversize: u64,
+    /// See [`PortStats`].
+    pub csum_completed: u64,
+    /// See [`PortStats`].
+    pub tx_errors_late: u64,
 }
 
 impl PortFigures {
@@ -68,6 +78,8 @@ impl PortStats {
             missed: self.missed.load(Relaxed),
             ring_full: self.ring_full.load(Relaxed),
             oversize: self.oversize.load(Relaxed),
+            csum_completed: self.csum_completed.load(Relaxed),
+            tx_errors_late: self.tx_errors_late.load(Relaxed),
         }
     }
 }

@@ -82,71 +82,109 @@ pub fn fill_ipv4_cksum(frame: &mut [u8], h: &Headers) -> bool {
     true
 }
 
-/// Writes the TCP or UDP checksum (with the IPv4/IPv6 pseudo-header) when `h.l4_proto` is TCP or UDP
-/// and the whole segment is in the frame (per the IP length field, clamped to the frame). Returns
-/// false (frame unchanged) otherwise.
+/// Where a frame's TCP or UDP segment is, for its checksum: the segment's range in the frame, the
+/// checksum field's offset in the segment, and the pseudo-header's sum (addresses, protocol and
+/// length). None unless `h.l4_proto` is TCP or UDP and the whole segment is in the frame (per the IP
+/// length field, clamped to the frame).
 ///
-/// "Otherwise" includes: `h.l4_len` too small for the protocol's header (as [`super::parse()`] reports
+/// "Unless" includes: `h.l4_len` too small for the protocol's header (as [`super::parse()`] reports
 /// for truncated headers and non-first fragments), an IP length too short for the L4 header, a
 /// fragment (IPv4 MF or offset, an IPv6 Fragment header: the segment is not in one frame), an IPv6
-/// Routing header with segments left (`h.l4_whole` false), and `h` not fitting `frame`. A computed UDP checksum of 0 is sent as 0xFFFF.
+/// Routing header with segments left (`h.l4_whole` false), and `h` not fitting `frame`.
 #[inline]
-pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
+fn l4_segment(frame: &[u8], h: &Headers) -> Option<(std::ops::Range<usize>, usize, u64)> {
     let (csum_at, min_hlen) = match h.l4_proto {
         proto::TCP => (tcp::CHECKSUM, tcp::MIN_LEN),
         proto::UDP => (udp::CHECKSUM, udp::LEN),
-        _ => return false,
+        _ => return None,
     };
-    let l3_len = usize::from(h.l3_len);
-    let l4_hlen = usize::from(h.l4_len);
+    let (l2_len, l3_len, l4_hlen) = (usize::from(h.l2_len), usize::from(h.l3_len), usize::from(h.l4_len));
     if l4_hlen < min_hlen || !h.l4_whole {
-        return false;
+        return None;
     }
-    let Some((ip, l4)) = frame.get_mut(usize::from(h.l2_len)..).and_then(|s| s.split_at_mut_checked(l3_len)) else {
-        return false;
-    };
-
+    let (ip, l4) = frame.get(l2_len..)?.split_at_checked(l3_len)?;
     // Pseudo-header sum (without the length) and the segment length the IP header claims.
     let (pseudo, ip_seg_len) = match h.l3 {
         L3::Ipv4 => {
-            let Some(ip) = ip.first_chunk::<{ ipv4::MIN_LEN }>() else {
-                return false;
-            };
+            let ip = ip.first_chunk::<{ ipv4::MIN_LEN }>()?;
             // Also when `h` is stale: a fragment's segment is not in this frame.
             if be16(ip, ipv4::FLAGS_FRAG) & (ipv4::MORE_FRAGMENTS | ipv4::FRAG_OFFSET_MASK) != 0 {
-                return false;
+                return None;
             }
             let addrs = ip.get(ipv4::SRC..ipv4::SRC + 2 * ipv4::ADDR_LEN).unwrap_or_default();
             let seg_len = usize::from(be16(ip, ipv4::TOTAL_LEN)).saturating_sub(l3_len);
             (add_carry(sum(addrs), u64::from(h.l4_proto)), seg_len)
         }
         L3::Ipv6 => {
-            let Some(ip) = ip.first_chunk::<{ ipv6::LEN }>() else {
-                return false;
-            };
+            let ip = ip.first_chunk::<{ ipv6::LEN }>()?;
             let addrs = ip.get(ipv6::SRC..ipv6::SRC + 2 * ipv6::ADDR_LEN).unwrap_or_default();
             // The payload length counts the extension headers too.
             let seg_len = usize::from(be16(ip, ipv6::PAYLOAD_LEN)).saturating_sub(l3_len - ipv6::LEN);
             (add_carry(sum(addrs), u64::from(h.l4_proto)), seg_len)
         }
-        L3::Other => return false,
+        L3::Other => return None,
     };
     let seg_len = ip_seg_len.min(l4.len());
     if seg_len < l4_hlen {
-        return false;
+        return None;
     }
-    let Some(seg) = l4.get_mut(..seg_len) else {
-        return false;
-    };
+    let start = l2_len + l3_len;
+    Some((start..start + seg_len, csum_at, add_carry(pseudo, seg_len as u64)))
+}
 
+/// Writes the TCP or UDP checksum (with the IPv4/IPv6 pseudo-header) when the frame has a whole
+/// TCP or UDP segment ([`l4_segment`] says when); returns false (frame unchanged) otherwise. A
+/// computed UDP checksum of 0 is sent as 0xFFFF.
+#[inline]
+pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
+    let Some((range, csum_at, pseudo)) = l4_segment(frame, h) else { return false };
+    let seg = &mut frame[range];
     put_be16(seg, csum_at, 0);
-    let total = add_carry(add_carry(pseudo, seg_len as u64), sum(seg));
-    let c = match !fold(total) {
+    let c = match !fold(add_carry(pseudo, sum(seg))) {
         0 if h.l4_proto == proto::UDP => 0xFFFF,
         c => c,
     };
     put_be16(seg, csum_at, c);
     true
+}
+
+/// What [`finish_partial_l4`] found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum L4Checksum {
+    /// Right (or none: UDP over IPv4 with 0), or not a whole TCP/UDP segment: left as it is.
+    Fine,
+    /// Partial (it held the pseudo-header's sum, as a sender's kernel leaves it for the device):
+    /// completed.
+    Completed,
+    /// Wrong, and not partial: left as it is (the receiver drops it, as it would have).
+    Wrong,
+}
+
+/// Completes a TCP or UDP checksum that the sender's kernel left partial (`CHECKSUM_PARTIAL`: the
+/// field holds the pseudo-header's folded sum, for the device to finish) when nothing says so: a
+/// frame taken over AF_XDP from a local sender has no metadata. A right checksum is left alone;
+/// a wrong one that is not the pseudo-header's sum too (a corrupt frame stays corrupt). The cost
+/// is one sum over the segment.
+pub fn finish_partial_l4(frame: &mut [u8], h: &Headers) -> L4Checksum {
+    let Some((range, csum_at, pseudo)) = l4_segment(frame, h) else { return L4Checksum::Fine };
+    let seg = &mut frame[range];
+    let field = seg.get(csum_at..csum_at + 2).map_or(0, |b| u16::from_be_bytes([b[0], b[1]]));
+    if field == 0 && h.l4_proto == proto::UDP && h.l3 == L3::Ipv4 {
+        return L4Checksum::Fine;
+    }
+    if fold(add_carry(pseudo, sum(seg))) == 0xFFFF {
+        return L4Checksum::Fine;
+    }
+    if field != fold(pseudo) {
+        return L4Checksum::Wrong;
+    }
+    put_be16(seg, csum_at, 0);
+    let c = match !fold(add_carry(pseudo, sum(seg))) {
+        0 if h.l4_proto == proto::UDP => 0xFFFF,
+        c => c,
+    };
+    put_be16(seg, csum_at, c);
+    L4Checksum::Completed
 }
 
 #[cfg(test)]
@@ -155,6 +193,38 @@ mod tests {
     use super::super::testutil::{assert_checksums, frame, with_ext, Ip, L4};
     use super::*;
     use proptest::prelude::*;
+
+    #[test]
+    fn a_partial_checksum_is_completed_a_right_one_kept_a_wrong_one_left() {
+        for ip in [Ip::V4, Ip::V6] {
+            for l4 in [L4::Tcp, L4::Udp] {
+                for len in [0, 1, 333, 1400] {
+                    let good = frame(1, ip, l4, len);
+                    let h = parse(&good);
+                    let (range, at, pseudo) = l4_segment(&good, &h).unwrap();
+                    let at = range.start + at;
+                    // What a sender's kernel leaves for the device: the pseudo-header's folded sum.
+                    let mut partial = good.clone();
+                    partial[at..at + 2].copy_from_slice(&fold(pseudo).to_be_bytes());
+                    assert_eq!(finish_partial_l4(&mut partial, &h), L4Checksum::Completed, "{ip:?} {l4:?} {len}");
+                    assert_eq!(partial, good, "{ip:?} {l4:?} {len}");
+                    let mut right = good.clone();
+                    assert_eq!(finish_partial_l4(&mut right, &h), L4Checksum::Fine);
+                    assert_eq!(right, good);
+                    let mut wrong = good.clone();
+                    wrong[at] ^= 0x5a;
+                    let before = wrong.clone();
+                    assert_eq!(finish_partial_l4(&mut wrong, &h), L4Checksum::Wrong);
+                    assert_eq!(wrong, before, "a corrupt frame stays as it came");
+                }
+            }
+        }
+        let mut none = frame(0, Ip::V4, L4::Udp, 10);
+        let h = parse(&none);
+        let at = 14 + 20 + 6;
+        none[at..at + 2].fill(0);
+        assert_eq!(finish_partial_l4(&mut none, &h), L4Checksum::Fine, "UDP over IPv4 without a checksum");
+    }
 
     /// The plain RFC 1071 reference: 16-bit words, u32 accumulator, fold at the end.
     fn reference_sum(data: &[u8]) -> u16 {

@@ -25,7 +25,7 @@ pub(crate) mod testutil;
 pub mod tunnel;
 
 pub use build::build_udp;
-pub use cksum::{fill_ipv4_cksum, fill_l4_cksum};
+pub use cksum::{fill_ipv4_cksum, fill_l4_cksum, finish_partial_l4, L4Checksum};
 pub use gso::{complete_checksum, segment, segment_count, GsoError};
 pub use hash::flow_hash;
 pub use parse::parse;

@@ -276,3 +276,104 @@ pub fn received_missed_in_flight(j: &serde_json::Value, name: &str) -> (u64, u64
     let p = port(j, name);
     (u(p, "rx_packets"), u(p, "rx_missed"), u(&j["totals"], "in_flight"))
 }
+
+fn retransmits(ns: &str) -> u64 {
+    let o = sh(&["ip", "netns", "exec", ns, "cat", "/proc/net/snmp"]);
+    let text = String::from_utf8_lossy(&o.stdout);
+    let mut tcp = text.lines().filter(|l| l.starts_with("Tcp:"));
+    let (names, values) = (tcp.next().unwrap_or(""), tcp.next().unwrap_or(""));
+    let i = names.split_whitespace().position(|n| n == "RetransSegs").unwrap_or(0);
+    values.split_whitespace().nth(i).and_then(|v| v.parse().ok()).unwrap_or(0)
+}
+
+/// What a TCP transfer did.
+pub struct Transfer {
+    pub mib: usize,
+    pub secs: f64,
+    pub retransmits: u64,
+}
+
+impl std::fmt::Display for Transfer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mbits = self.mib as f64 * 8.388608 / self.secs;
+        write!(
+            f,
+            "{} MiB in {:.2} s = {mbits:.0} Mbit/s, {} retransmitted segments",
+            self.mib, self.secs, self.retransmits
+        )
+    }
+}
+
+/// Sends `mib` MiB over TCP from namespace side `a` to side `b` (address `net.ip(2)`) through the
+/// running wasmdp `w`, and checks that the bytes received are the bytes sent (count and SHA-256).
+pub fn tcp_transfer(
+    net: &Net,
+    a: &(String, String, String),
+    b: &(String, String, String),
+    mib: usize,
+    w: &Wasmdp,
+) -> Transfer {
+    let server = "import socket,sys,hashlib\ns=socket.socket();s.setsockopt(socket.SOL_SOCKET,socket.SO_REUSEADDR,1)\ns.bind((sys.argv[1],5201));s.listen(1);s.settimeout(30)\nc,_=s.accept();c.settimeout(30);h=hashlib.sha256();n=0\nwhile True:\n    d=c.recv(1<<20)\n    if not d: break\n    h.update(d);n+=len(d)\nprint(n,h.hexdigest())\n";
+    let client = "import socket,sys,time,hashlib\nn=int(sys.argv[2])<<20\nblock=bytes(range(256))*4096\nc=socket.create_connection((sys.argv[1],5201),timeout=20)\nt=time.time();sent=0;h=hashlib.sha256()\nwhile sent<n:\n    c.sendall(block);h.update(block);sent+=len(block)\nc.shutdown(socket.SHUT_WR);c.recv(1);print(sent,h.hexdigest(),time.time()-t)\n";
+    let ip_b = net.ip(2);
+    let srv = {
+        let (ns, code, addr) = (b.0.clone(), server.to_string(), ip_b.clone());
+        std::thread::spawn(move || python(&ns, &code, &[&addr]))
+    };
+    std::thread::sleep(Duration::from_millis(500));
+    let before = retransmits(&a.0);
+    let c = python(&a.0, client, &[&ip_b, &mib.to_string()]);
+    let s = srv.join().unwrap();
+    let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok("the TCP client", &c, &err);
+    assert_ok("the TCP server", &s, &err);
+    let retransmits = retransmits(&a.0) - before;
+    let (cs, ss) = (String::from_utf8_lossy(&c.stdout), String::from_utf8_lossy(&s.stdout));
+    let cw: Vec<&str> = cs.split_whitespace().collect();
+    let sw: Vec<&str> = ss.split_whitespace().collect();
+    assert_eq!(sw[0], cw[0], "bytes received == bytes sent");
+    assert_eq!(sw[1], cw[1], "the same bytes (SHA-256)");
+    Transfer { mib, secs: cw[2].parse().unwrap(), retransmits }
+}
+
+/// Frames the inner veth of namespace side `s` has received so far.
+pub fn inner_rx(s: &(String, String, String)) -> u64 {
+    let o = sh(&["ip", "netns", "exec", &s.0, "cat", &format!("/sys/class/net/{}/statistics/rx_packets", s.1)]);
+    String::from_utf8_lossy(&o.stdout).trim().parse().unwrap_or_else(|_| panic!("rx_packets of {}: {o:?}", s.1))
+}
+
+/// Replays `frames` once from a pcap port into port `out` (YAML of one port named `out`) with
+/// `burst`, and returns the run's report and how many frames namespace side `b` received.
+pub fn replay_into(
+    name: &str,
+    b: &(String, String, String),
+    out: &str,
+    burst: usize,
+    frames: &[Vec<u8>],
+) -> (serde_json::Value, u64) {
+    let dir = std::env::temp_dir().join(format!("wasmdp-{name}-in-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cap = dir.join("in.pcap");
+    let recs: Vec<_> = frames
+        .iter()
+        .map(|f| super::pcap::Rec { ts: Duration::ZERO, data: f.clone(), orig_len: f.len() as u32 })
+        .collect();
+    super::pcap::write_us(&cap, super::pcap::ETHERNET, &recs);
+    let before = inner_rx(b);
+    let yaml = format!(
+        "engine: io\nburst: {burst}\npool: {{data_room: 4096}}\nstreams:\n  - {{rx: in, tx: out}}\nports:\n  - {{name: in, driver: pcap, pcap: {{rx: {}, repeat: 1}}}}\n{out}",
+        cap.display()
+    );
+    let w = Wasmdp::start(name, &yaml);
+    std::thread::sleep(Duration::from_millis(1500));
+    let j = w.stop();
+    std::thread::sleep(Duration::from_millis(100));
+    let got = inner_rx(b) - before;
+    std::fs::remove_dir_all(&dir).unwrap();
+    (j, got)
+}
+
+/// `n` UDP frames from a to b of `size` bytes each.
+pub fn frames_of(net: &Net, n: usize, size: usize) -> Vec<Vec<u8>> {
+    (0..n).map(|_| udp_frame(net, &[], &vec![0x5a; size - 42])).collect()
+}

@@ -228,6 +228,7 @@ impl AfRx {
         if v.flags & vnet::F_NEEDS_CSUM != 0 {
             let shift = if tagged { 4 } else { 0 };
             finish_checksum(p.data_mut(), usize::from(v.csum_start) + shift, usize::from(v.csum_offset));
+            PortStats::add(&self.stats.csum_completed, 1);
         }
         let len = p.len() as u64;
         p.meta_mut().set_input(self.port, self.queue);

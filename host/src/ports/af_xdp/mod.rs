@@ -76,12 +76,29 @@ fn check(_: &Config, p: &PortCfg) -> Result<(), String> {
     Ok(())
 }
 
-/// The interface exists in this network namespace and is up.
+/// The interface exists in this network namespace, is up, and has the queues the port binds.
 fn preflight(p: &PortCfg) -> anyhow::Result<()> {
     match &p.af_xdp {
-        Some(a) => super::iface::interface_ready("af_xdp", &a.iface).map(|_| ()),
+        Some(a) => ready(p, a).map(|_| ()),
         None => Ok(()),
     }
+}
+
+/// [`preflight`]'s checks; the interface's MTU.
+fn ready(p: &PortCfg, a: &crate::config::AfXdpCfg) -> anyhow::Result<usize> {
+    let mtu = super::iface::interface_ready("af_xdp", &a.iface)?;
+    let (start, n) = (a.queue_start.0, p.queues.0);
+    if let Some(have) = super::iface::rx_queues(&a.iface) {
+        if start + n > u64::from(have) {
+            anyhow::bail!(
+                "af_xdp.queue_start: the port binds queues {start}..{} of `{}`, which has {have} RX queue(s) (0..{have}); lower queue_start or queues, or give the interface more (`ethtool -L {} combined N`)",
+                start + n,
+                a.iface,
+                a.iface
+            );
+        }
+    }
+    Ok(mtu)
 }
 
 /// What keeps the program attached while any queue of the port lives: the link, the program and
@@ -126,7 +143,7 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     use std::sync::Arc;
     let a = s.cfg.af_xdp.as_ref().ok_or_else(|| anyhow::anyhow!("af_xdp: missing"))?;
     let ifindex = super::iface::ifindex("af_xdp", &a.iface)?;
-    let mtu = super::iface::interface_ready("af_xdp", &a.iface)?;
+    let mtu = ready(s.cfg, a)?;
     if mtu + 14 > a.frame_size.get() - XDP_HEADROOM {
         tracing::warn!(iface = %a.iface,
             "port `{}`: af_xdp: MTU {mtu} of `{}` does not fit a frame of {} B less the kernel's {XDP_HEADROOM} B of headroom; \
@@ -144,6 +161,16 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
         sockets.push(o);
     }
     let zc = sockets.iter().all(|o| o.zero_copy);
+    let complete_checksums = match a.complete_checksums {
+        crate::config::Switch::On => true,
+        crate::config::Switch::Off => false,
+        // Where a local sender's frames arrive: a virtual interface (veth: no device behind it),
+        // or generic mode, which sees the frames the stack hands the driver.
+        crate::config::Switch::Auto => mode == bpf::Attach::Generic || !super::iface::has_device(&a.iface),
+    };
+    if complete_checksums {
+        tracing::info!(iface = %a.iface, "port `{}`: af_xdp completes TCP/UDP checksums local senders left partial", s.cfg.name);
+    }
     tracing::info!(iface = %a.iface, "port `{}`: af_xdp on queues {start}..{}: XDP in {} mode, {}", s.cfg.name,
         start + n, mode.name(), if zc { "zero copy" } else { "copy mode" });
     let keep: Arc<dyn Send + Sync> = Arc::new(Attached { _link: link, _prog: prog, _map: map });
@@ -160,9 +187,22 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
             queue: i as u16,
             stats: s.stats.clone(),
             keep: keep.clone(),
+            complete_checksums,
         };
         rx.push(Box::new(rx::XdpRx::new(parts, ring)) as Box<dyn RxQueue>);
-        tx.push(Box::new(tx::XdpTx::new(o.sock, (o.tx, o.comp), ring, ring, keep.clone())) as Box<dyn TxQueue>);
+        let parts = tx::TxParts {
+            sock: o.sock,
+            tx: o.tx,
+            comp: o.comp,
+            first: ring,
+            frames: ring,
+            mtu,
+            iface: a.iface.clone(),
+            copy: !o.zero_copy,
+            stats: s.stats.clone(),
+            keep: keep.clone(),
+        };
+        tx.push(Box::new(tx::XdpTx::new(parts)) as Box<dyn TxQueue>);
     }
     Ok(Queues { rx, tx })
 }

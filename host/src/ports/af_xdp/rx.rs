@@ -28,6 +28,8 @@ pub(super) struct XdpRx {
     unfit: Unfit,
     /// The socket's cumulative drops and RX-ring-full counts, as last added to the port's.
     seen: (u64, u64),
+    /// Complete TCP/UDP checksums a local sender left partial (`af_xdp.complete_checksums`).
+    complete_checksums: bool,
     /// Anything besides this queue alive that holds the port's XDP program attached.
     _keep: Arc<dyn Send + Sync>,
 }
@@ -42,6 +44,7 @@ pub(super) struct RxParts {
     pub queue: u16,
     pub stats: Arc<PortStats>,
     pub keep: Arc<dyn Send + Sync>,
+    pub complete_checksums: bool,
 }
 
 impl XdpRx {
@@ -65,6 +68,7 @@ impl XdpRx {
             stats: p.stats,
             clock: StatsClock::new(),
             seen: (0, 0),
+            complete_checksums: p.complete_checksums,
             _keep: p.keep,
         }
     }
@@ -101,6 +105,18 @@ impl XdpRx {
     }
 }
 
+impl XdpRx {
+    /// Completes the packet's TCP or UDP checksum when the sender's kernel left it partial
+    /// (counted as `rx_csum_completed`).
+    fn finish_checksum(&self, p: &mut crate::mbuf::Pkt) {
+        let frame = p.data_mut();
+        let h = crate::wire::parse(frame);
+        if crate::wire::finish_partial_l4(frame, &h) == crate::wire::L4Checksum::Completed {
+            PortStats::add(&self.stats.csum_completed, 1);
+        }
+    }
+}
+
 impl RxQueue for XdpRx {
     fn rx_burst(&mut self, cache: &mut PoolCache, out: &mut Burst, max: usize) -> Rx {
         self.read_stats(false);
@@ -115,11 +131,16 @@ impl RxQueue for XdpRx {
         let n = self.fill.free(ready);
         let frame = self.sock.umem.frame as u64;
         let mut rx = Rx::default();
-        let mut done = 0;
+        let (mut done, mut refill) = (0, 0);
         while done < n {
             let d = self.rx.get(done);
             match self.sock.umem.bytes(d.addr, d.len as usize) {
-                None => self.unfit.count("a descriptor outside the UMEM", d.len),
+                None => {
+                    // Not a frame of the RX half: not ours to read, nor to give to the fill ring.
+                    self.unfit.count("a descriptor outside the UMEM's RX frames", d.len);
+                    done += 1;
+                    continue;
+                }
                 Some(bytes) => {
                     let Some(mut p) = cache.alloc() else {
                         rx.nombuf += 1;
@@ -129,6 +150,9 @@ impl RxQueue for XdpRx {
                         cache.free(p);
                         self.unfit.count("larger than a buffer: raise pool.data_room", d.len);
                     } else {
+                        if self.complete_checksums {
+                            self.finish_checksum(&mut p);
+                        }
                         p.meta_mut().set_input(self.port, self.queue);
                         rx.packets += 1;
                         rx.bytes += u64::from(d.len);
@@ -136,11 +160,12 @@ impl RxQueue for XdpRx {
                     }
                 }
             }
-            self.fill.put(done, d.addr - d.addr % frame);
+            self.fill.put(refill, d.addr - d.addr % frame);
+            refill += 1;
             done += 1;
         }
         self.rx.release(done);
-        self.fill.submit(done);
+        self.fill.submit(refill);
         rx
     }
 
@@ -154,12 +179,16 @@ impl RxQueue for XdpRx {
                 break;
             }
             let frame = self.sock.umem.frame as u64;
+            let mut refill = 0;
             for i in 0..ready {
-                let a = self.rx.get(i).addr;
-                self.fill.put(i, a - a % frame);
+                let d = self.rx.get(i);
+                if self.sock.umem.bytes(d.addr, 0).is_some() {
+                    self.fill.put(refill, d.addr - d.addr % frame);
+                    refill += 1;
+                }
             }
             self.rx.release(ready);
-            self.fill.submit(ready);
+            self.fill.submit(refill);
             n += u64::from(ready);
         }
         self.read_stats(true);

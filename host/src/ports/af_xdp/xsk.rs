@@ -26,12 +26,16 @@ pub(super) struct Umem {
     ptr: *mut u8,
     len: usize,
     pub frame: usize,
+    /// Bytes of the RX half (the first `rx_frames` frames); the TX half follows.
+    rx_len: usize,
 }
 
 // SAFETY: plain memory; the kernel writes only frames we gave it on the fill ring, and each frame
 // is owned by one side (RX or TX queue) at a time, so no two threads touch the same bytes.
 unsafe impl Send for Umem {}
-// SAFETY: as above: the RX half is only touched by the RX queue, the TX half by the TX queue.
+// SAFETY: as above: the RX half is only read by the RX queue (`bytes` refuses any address outside
+// it, whatever a descriptor says), the TX half only written by the TX queue (`write` refuses any
+// address outside it).
 unsafe impl Sync for Umem {}
 
 impl Drop for Umem {
@@ -42,7 +46,7 @@ impl Drop for Umem {
 }
 
 impl Umem {
-    fn new(frames: usize, frame: usize) -> io::Result<Umem> {
+    fn new(frames: usize, frame: usize, rx_frames: usize) -> io::Result<Umem> {
         let len = frames * frame;
         // SAFETY: a fresh anonymous private mapping.
         let p = unsafe {
@@ -58,14 +62,14 @@ impl Umem {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Umem { ptr: p.cast(), len, frame })
+        Ok(Umem { ptr: p.cast(), len, frame, rx_len: rx_frames * frame })
     }
 
-    /// `len` bytes at UMEM address `addr`, if they lie inside one frame.
+    /// `len` bytes at UMEM address `addr`, if they lie inside one frame of the RX half.
     #[inline(always)]
     pub(super) fn bytes(&self, addr: u64, len: usize) -> Option<&[u8]> {
         let (start, frame) = (addr as usize, self.frame);
-        if start >= self.len || start % frame + len > frame {
+        if start >= self.rx_len || start % frame + len > frame {
             return None;
         }
         // SAFETY: start + len stays inside one frame of the mapping (checked); the frame is one the
@@ -74,20 +78,30 @@ impl Umem {
     }
 
     /// Copies `data` to the start of the frame at `addr`; false when it does not fit a frame or
-    /// `addr` is not a frame of the UMEM.
+    /// `addr` is not a frame of the TX half.
     ///
     /// # Safety
     /// The frame must be the caller's alone: taken from its own free list, not on any ring.
     #[inline(always)]
     pub(super) unsafe fn write(&self, addr: u64, data: &[u8]) -> bool {
         let start = addr as usize;
-        if !start.is_multiple_of(self.frame) || start >= self.len || data.len() > self.frame {
+        if !self.is_tx_frame(addr) || data.len() > self.frame {
             return false;
         }
         // SAFETY: the frame lies in the mapping (checked) and nobody else reads or writes it (the
         // caller's contract); `data` is a different buffer.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), self.ptr.add(start), data.len()) };
         true
+    }
+}
+
+impl Umem {
+    /// Whether `addr` is the start of a frame of the TX half (what the completion ring may give
+    /// back).
+    #[inline(always)]
+    pub(super) fn is_tx_frame(&self, addr: u64) -> bool {
+        let start = addr as usize;
+        start.is_multiple_of(self.frame) && (self.rx_len..self.len).contains(&start)
     }
 }
 
@@ -161,7 +175,7 @@ pub(super) fn open(a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool) -> Result
     // SAFETY: raw is a new descriptor owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let ring = a.ring_size.0 as u32;
-    let umem = Umem::new(2 * ring as usize, a.frame_size.get()).map_err(|e| {
+    let umem = Umem::new(2 * ring as usize, a.frame_size.get(), ring as usize).map_err(|e| {
         anyhow!(
             "af_xdp: {} B of UMEM for queue {queue} of `{iface}`: {e}; lower af_xdp.ring_size",
             2 * ring as u64 * a.frame_size.0
