@@ -221,6 +221,29 @@ fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
     (head.lines().next().unwrap().to_string(), body.to_string())
 }
 
+/// `promtool check metrics` accepts `body`.
+fn promtool_check(body: &str) {
+    match std::process::Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(mut child) => {
+            child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+            let out = child.wait_with_output().unwrap();
+            let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+            assert!(out.status.success(), "promtool check metrics:\n{text}");
+        }
+        Err(e) => common::skip(
+            "promtool check metrics",
+            &format!("promtool: {e} (apt-get install prometheus)"),
+            common::Skip::Required,
+        ),
+    }
+}
+
 #[test]
 fn prometheus_metrics_pass_promtool_and_follow_the_traffic() {
     let d = dir("metrics");
@@ -260,25 +283,7 @@ fn prometheus_metrics_pass_promtool_and_follow_the_traffic() {
     }
     assert!(last > first, "{first} -> {last}");
     assert!(http_get(addr, "/nope").0.contains("404"));
-    match std::process::Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-    {
-        Ok(mut child) => {
-            child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
-            let out = child.wait_with_output().unwrap();
-            let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "promtool check metrics:\n{text}");
-        }
-        Err(e) => common::skip(
-            "promtool check metrics",
-            &format!("promtool: {e} (apt-get install prometheus)"),
-            common::Skip::Required,
-        ),
-    }
+    promtool_check(&body);
     running.finish(&opts).unwrap();
     std::fs::remove_dir_all(&d).unwrap();
 }
@@ -378,23 +383,7 @@ fn the_metrics_endpoint_bounds_what_a_client_can_make_it_hold_and_escapes_names(
     assert!(answer.starts_with("HTTP/1.0 431"), "{answer:.200}");
     let (status, body) = http_get(addr, "/metrics");
     assert!(status.contains("200"), "{status}");
-    match std::process::Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-    {
-        Ok(mut child) => {
-            child.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
-            let out = child.wait_with_output().unwrap();
-            let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
-            assert!(out.status.success(), "promtool check metrics:\n{text}");
-        }
-        Err(e) => {
-            common::skip("promtool", &format!("promtool: {e} (apt-get install prometheus)"), common::Skip::Required)
-        }
-    }
+    promtool_check(&body);
     running.finish(&opts).unwrap();
     std::fs::remove_dir_all(&d).unwrap();
 }

@@ -57,17 +57,22 @@ pub(crate) fn ifindex(driver: &str, iface: &str) -> Result<libc::c_uint> {
     Ok(ifindex)
 }
 
-/// The MTU of interface `iface` now.
-pub(crate) fn mtu(iface: &str) -> Result<usize> {
+/// An `ifreq` request about `iface` (SIOCGIFFLAGS, SIOCGIFMTU) through a socket opened for it.
+fn ask(iface: &str, req: libc::c_ulong) -> io::Result<libc::ifreq> {
     // SAFETY: plain socket(2) call.
     let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
     if fd < 0 {
-        bail!("cannot open a socket to ask about `{iface}`: {}", io::Error::last_os_error());
+        return Err(io::Error::last_os_error());
     }
-    let r = ifreq(fd, iface, libc::SIOCGIFMTU);
+    let r = ifreq(fd, iface, req);
     // SAFETY: fd is ours and closed once.
     unsafe { libc::close(fd) };
-    let r = r.map_err(|e| anyhow!("reading the MTU of `{iface}` failed: {e}"))?;
+    r
+}
+
+/// The MTU of interface `iface` now.
+pub(crate) fn mtu(iface: &str) -> Result<usize> {
+    let r = ask(iface, libc::SIOCGIFMTU).map_err(|e| anyhow!("reading the MTU of `{iface}` failed: {e}"))?;
     // SAFETY: SIOCGIFMTU filled the mtu member of the union.
     Ok(unsafe { r.ifr_ifru.ifru_mtu } as usize)
 }
@@ -76,15 +81,8 @@ pub(crate) fn mtu(iface: &str) -> Result<usize> {
 /// checks).
 pub(crate) fn interface_ready(driver: &str, iface: &str) -> Result<usize> {
     ifindex(driver, iface)?;
-    // SAFETY: plain socket(2) call.
-    let fd = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if fd < 0 {
-        bail!("{driver}: cannot open a socket to ask about `{iface}`: {}", io::Error::last_os_error());
-    }
-    let flags = ifreq(fd, iface, libc::SIOCGIFFLAGS);
-    // SAFETY: fd is ours and closed once.
-    unsafe { libc::close(fd) };
-    let flags = flags.map_err(|e| anyhow!("{driver}: reading the flags of `{iface}` failed: {e}"))?;
+    let flags =
+        ask(iface, libc::SIOCGIFFLAGS).map_err(|e| anyhow!("{driver}: reading the flags of `{iface}` failed: {e}"))?;
     // SAFETY: SIOCGIFFLAGS filled the flags member of the union.
     if libc::c_int::from(unsafe { flags.ifr_ifru.ifru_flags }) & libc::IFF_UP == 0 {
         bail!("{driver}: interface `{iface}` is down; bring it up with `ip link set {iface} up`");
