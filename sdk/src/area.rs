@@ -426,17 +426,6 @@ impl Window<'_> {
         }
     }
 
-    /// Bytes the window is marked to copy into the packet.
-    fn dirty(&self) -> usize {
-        usize::from(u16::from_le_bytes(self.get(desc::DIRTY)))
-    }
-
-    /// Whether a change at the front was asked for already (one per packet and burst: the
-    /// descriptor holds one).
-    fn front_changed(&self) -> bool {
-        i16::from_le_bytes(self.get(desc::HEAD)) != 0
-    }
-
     /// The input port.
     pub fn port(&self) -> u16 {
         u16::from_le_bytes(self.get(desc::PORT))
@@ -487,51 +476,40 @@ impl Window<'_> {
 
     /// Grows the packet by `n` bytes at the front and returns the window's first `n` bytes, which
     /// become them (marked to be copied in). The packet's other bytes stay where they are, after the
-    /// new ones. [`Error::NoRoom`] when `n` exceeds the headroom or the window.
-    ///
-    /// Bytes of the window already changed ([`Window::bytes_mut`]) move with the packet's: they
-    /// stay in the window, after the new ones ([`Error::NoRoom`] when they would not fit it).
-    /// After it, the window holds the new bytes alone ([`Window::bytes`]). One change at the front
-    /// per packet and burst: a second is [`Error::BadRange`].
+    /// new ones; the window then holds the new bytes alone ([`Window::bytes`]). [`Error::NoRoom`]
+    /// when `n` exceeds the headroom or the window. A prepend after bytes were written, or after
+    /// another change at the front, is [`Error::BadRange`]: prepend first, then write.
+    #[inline]
     pub fn prepend(&mut self, n: usize) -> Result<&mut [u8], Error> {
-        if self.front_changed() {
-            return Err(Error::BadRange);
-        }
-        let dirty = self.dirty();
-        if n > self.room().0 as usize || n + dirty > self.bytes.len() || n > i16::MAX as usize {
+        if n > self.room().0 as usize || n > self.bytes.len() || n > i16::MAX as usize {
             return Err(Error::NoRoom);
         }
-        self.put(desc::HEAD, &(n as i16).to_le_bytes());
-        if dirty != 0 {
-            self.bytes.copy_within(..dirty, n);
+        // One test for both refused cases: a front already changed, bytes already written.
+        if u16::from_le_bytes(self.get(desc::HEAD)) | u16::from_le_bytes(self.get(desc::DIRTY)) != 0 {
+            return Err(Error::BadRange);
         }
-        self.filled = n + dirty;
-        self.set_dirty(n + dirty);
+        self.put(desc::HEAD, &(n as i16).to_le_bytes());
+        self.put(desc::DIRTY, &(n as u16).to_le_bytes());
+        self.filled = n;
         Ok(&mut self.bytes[..n])
     }
 
-    /// Removes `n` bytes from the front (at least an Ethernet header must stay). Bytes of the
-    /// window already changed past the first `n` move with the packet's (they stay its first bytes
-    /// after the strip); the window then shows the packet as it will be ([`Window::bytes`]). One
-    /// change at the front per packet and burst: a second is [`Error::BadRange`].
+    /// Removes `n` bytes from the front (at least an Ethernet header must stay). The window then
+    /// shows the packet as it will be ([`Window::bytes`]: the bytes after the stripped ones), and
+    /// bytes written after the strip ([`Window::bytes_mut`]) are its new first bytes. A strip after
+    /// bytes were written, or after another change at the front, is [`Error::BadRange`]: strip
+    /// first, then write (the descriptor holds one front change and one run of written bytes).
+    #[inline]
     pub fn strip(&mut self, n: usize) -> Result<(), Error> {
-        if self.front_changed() {
-            return Err(Error::BadRange);
-        }
         if n > i16::MAX as usize || (self.len() as usize) < n + 14 {
             return Err(Error::NoRoom);
         }
-        self.put(desc::HEAD, &(-(n as i16)).to_le_bytes());
-        let dirty = self.dirty();
-        self.skip = n.min(self.filled);
-        if dirty > n {
-            // Written past the stripped bytes: those go in as the new first bytes.
-            self.settle();
-            self.put(desc::DIRTY, &((dirty - n) as u16).to_le_bytes());
-        } else if dirty != 0 {
-            // Written only in what is stripped: nothing of it goes in.
-            self.put(desc::DIRTY, &0u16.to_le_bytes());
+        // One test for both refused cases: a front already changed, bytes already written.
+        if u16::from_le_bytes(self.get(desc::HEAD)) | u16::from_le_bytes(self.get(desc::DIRTY)) != 0 {
+            return Err(Error::BadRange);
         }
+        self.put(desc::HEAD, &(-(n as i16)).to_le_bytes());
+        self.skip = n.min(self.filled);
         Ok(())
     }
 

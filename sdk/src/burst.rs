@@ -335,55 +335,47 @@ mod tests {
     }
 
     #[test]
-    fn window_writes_and_length_changes_compose_in_either_order() {
+    fn window_writes_and_front_changes_compose_or_are_refused() {
         // Once, bytes_mut then strip copied the old outer header back over the inner frame.
         let f: std::vec::Vec<u8> = (0..80u8).collect();
         mock::reset();
         mock::set_area(crate::AreaSpec::Windows(64));
-        // Write an inner byte, then strip the 14-byte outer header.
-        mock::begin_burst(&[&f, &f, &f, &f, &f]);
+        mock::begin_burst(&[&f, &f, &f, &f]);
         let mut b = Burst::current().unwrap();
         let mut ws = b.windows().unwrap();
-        let mut w = ws.next().unwrap();
-        w.bytes_mut()[20] = 0xAA;
-        w.strip(14).unwrap();
-        assert_eq!(w.bytes()[6], 0xAA, "the window shows the packet as it will be");
-        assert_eq!(w.strip(1), Err(Error::BadRange), "one change at the front");
-        // Strip, then write what is now the first byte.
+        // Strip, then write what is now the first byte: the window shows the packet as it will be.
         let mut w = ws.next().unwrap();
         w.strip(14).unwrap();
         assert_eq!(w.bytes()[0], 14);
-        w.bytes_mut()[0] = 0xBB;
-        // Write, then prepend 4 bytes: what was written must still fit the window after them.
+        w.bytes_mut()[6] = 0xAA;
+        assert_eq!(w.strip(1), Err(Error::BadRange), "one change at the front");
+        // Write, then strip: refused, and the packet keeps its front with the byte written.
+        let mut w = ws.next().unwrap();
+        w.bytes_mut()[20] = 0xBB;
+        assert_eq!(w.strip(14), Err(Error::BadRange));
+        // Prepend, then write after the new bytes... within them.
+        let mut w = ws.next().unwrap();
+        w.prepend(4).unwrap().copy_from_slice(&[1, 2, 3, 4]);
+        assert_eq!(w.bytes(), [1, 2, 3, 4], "the window holds the new bytes");
+        w.bytes_mut()[0] = 9;
+        // Write, then prepend: refused.
         let mut w = ws.next().unwrap();
         w.bytes_mut()[0] = 0xCC;
-        assert_eq!(w.prepend(4).unwrap_err(), Error::NoRoom, "64 changed bytes and 4 new ones");
-        w.raw_mut()[0] = 0xCC;
-        let mut w = ws.next().unwrap();
-        w.raw_mut()[0] = 0xCC;
-        w.set_dirty(1);
-        w.prepend(4).unwrap().copy_from_slice(&[1, 2, 3, 4]);
-        assert_eq!(w.bytes(), [1, 2, 3, 4, 0xCC], "the new bytes and the changed ones");
-        // Write only in what is then stripped: nothing of it goes in.
-        let mut w = ws.next().unwrap();
-        w.bytes_mut()[3] = 0xDD;
-        w.strip(14).unwrap();
+        assert_eq!(w.prepend(4).unwrap_err(), Error::BadRange);
         drop(b);
         let out = mock::end_burst();
-        let mut want0 = f[14..].to_vec();
-        want0[6] = 0xAA;
-        assert_eq!(out[0].data, want0);
-        let mut want1 = f[14..].to_vec();
-        want1[0] = 0xBB;
-        assert_eq!(out[1].data, want1);
-        let mut want2 = f.clone();
-        want2[0] = 0xCC;
-        assert_eq!(out[2].data, want2, "the refused prepend changed nothing but the written byte");
-        let mut want3 = std::vec![1, 2, 3, 4];
-        want3.extend_from_slice(&f);
-        want3[4] = 0xCC;
-        assert_eq!(out[3].data, want3);
-        assert_eq!(out[4].data, f[14..]);
+        let mut want = f[14..].to_vec();
+        want[6] = 0xAA;
+        assert_eq!(out[0].data, want);
+        let mut want = f.clone();
+        want[20] = 0xBB;
+        assert_eq!(out[1].data, want);
+        let mut want = std::vec![9, 2, 3, 4];
+        want.extend_from_slice(&f);
+        assert_eq!(out[2].data, want);
+        let mut want = f.clone();
+        want[0] = 0xCC;
+        assert_eq!(out[3].data, want);
     }
 
     #[test]

@@ -75,6 +75,8 @@ pub struct Stream {
     plugin_counters: Arc<crate::plugin::PluginCounters>,
     /// The dataplane's stop flag: seeding and TX retries end early when it is set.
     stop: Arc<AtomicBool>,
+    /// What the TX queue refused in the round being sent.
+    refused: TxRefused,
 }
 
 impl Stream {
@@ -89,6 +91,7 @@ impl Stream {
             counters: Arc::new(StreamCounters::default()),
             plugin_counters,
             stop: Arc::default(),
+            refused: TxRefused::default(),
         }
     }
 
@@ -246,33 +249,36 @@ impl Stream {
         if self.burst.is_empty() {
             return;
         }
-        let mut refused = TxRefused::default();
-        let mut sent = self.p.txq.tx_burst(cache, &mut self.burst, &mut refused);
+        let mut sent = self.p.txq.tx_burst(cache, &mut self.burst, &mut self.refused);
         let mut tries = 0;
         while !self.burst.is_empty() && tries < self.p.retry.count && !self.stop.load(Relaxed) {
             spin_for(self.p.retry.delay);
-            sent += self.p.txq.tx_burst(cache, &mut self.burst, &mut refused);
+            sent += self.p.txq.tx_burst(cache, &mut self.burst, &mut self.refused);
             tries += 1;
         }
-        if refused != TxRefused::default() {
-            self.refused(refused, round);
+        let mut unsent_bytes = 0;
+        // Kept in the stream and zero but for a refusal: no reset per burst.
+        if self.refused.oversize | self.refused.error != 0 {
+            unsent_bytes = self.take_refused(round);
         }
-        let mut unsent_bytes = refused.bytes;
         if !self.burst.is_empty() {
             round.drops.tx_full += self.burst.len() as u64;
             unsent_bytes = self.burst.iter().map(|p| p.len() as u64).sum();
             cache.free_burst(&mut self.burst);
         }
         round.flow.tx_packets += sent as u64;
-        round.flow.tx_bytes += bytes.saturating_sub(unsent_bytes);
+        round.flow.tx_bytes += bytes - unsent_bytes;
     }
 
-    /// Counts what the TX queue refused (out of line: it is rare).
+    /// Counts what the TX queue refused, and zeroes it; returns its bytes (out of line: it is
+    /// rare).
     #[cold]
     #[inline(never)]
-    fn refused(&self, r: TxRefused, round: &mut Round) {
+    fn take_refused(&mut self, round: &mut Round) -> u64 {
+        let r = std::mem::take(&mut self.refused);
         round.drops.tx_oversize += r.oversize;
         round.drops.tx_error += r.error;
+        r.bytes
     }
 
     /// Sends the tx_first bursts: template frames of the TX port, counted as generated.

@@ -156,11 +156,11 @@ impl Runner {
         // `on_burst` cleared a used-up sticky decision before calling: one set during a call that
         // then fails is undone (to None) below.
         debug_assert!(live.store.data().sticky.is_none());
-        if let Some((a, mem, _)) = live.area_and_state() {
+        if let Some((a, mem, st)) = live.area_and_state() {
             let env = &self.env;
             let now_ns = super::counters::coarse_now_ns();
             let stamp = Stamp { port: env.port, queue: env.queue, tx_port: env.tx_port, now_ns };
-            if !area::fill(&a, mem, burst, &stamp, self.simd) {
+            if !area::fill(&a, mem, &mut st.area_stale, burst, &stamp, self.simd) {
                 live.store.data_mut().end_call();
                 return Err(Failure::Error(wasmdp_abi::err::BAD_MEMORY));
             }

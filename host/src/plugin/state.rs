@@ -223,6 +223,9 @@ pub(crate) struct HostState {
     pub env: Arc<super::StreamEnv>,
     /// The burst area, once registered (1.1).
     pub area: Option<super::area::Area>,
+    /// How far into its window any slot of the area may hold bytes of an earlier packet: what a
+    /// shorter packet's fill zeroes after its own bytes.
+    pub area_stale: usize,
     /// Maps declared, by id.
     pub maps: Vec<Arc<super::maps::Table>>,
     /// Bytes of maps it may still declare (`limits.map_kib`).
@@ -263,6 +266,7 @@ impl HostState {
             view: View::new(),
             env,
             area: None,
+            area_stale: 0,
             maps: Vec::new(),
             map_budget,
             scratch: Burst::new(),

@@ -58,7 +58,7 @@ pub(crate) struct Stamp {
 // around them; inlined, they measured up to 5 instructions per packet dearer after unrelated
 // changes to the runner (callgrind, 16-byte windows).
 #[inline(never)]
-pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: Simd) -> bool {
+pub(crate) fn fill(a: &Area, mem: &mut [u8], stale: &mut usize, burst: &Burst, s: &Stamp, simd: Simd) -> bool {
     let Some(region) = a.region(mem) else { return false };
     let (h, rest) = region.split_at_mut(HEADER);
     h.fill(0);
@@ -80,8 +80,8 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], burst: &Burst, s: &Stamp, simd: Sim
     match (a.window, a.flow_hash) {
         (0, false) => fill_descriptors::<false>(pkts, descs),
         (0, true) => fill_descriptors::<true>(pkts, descs),
-        (w, false) => with_const!(w, W in [16, 32, 64] => fill_windows::<false, W>(pkts, descs, wins, w, simd)),
-        (w, true) => with_const!(w, W in [16, 32, 64] => fill_windows::<true, W>(pkts, descs, wins, w, simd)),
+        (w, false) => with_const!(w, W in [16, 32, 64] => fill_windows::<false, W>(pkts, descs, wins, stale, w, simd)),
+        (w, true) => with_const!(w, W in [16, 32, 64] => fill_windows::<true, W>(pkts, descs, wins, stale, w, simd)),
     }
     true
 }
@@ -102,30 +102,35 @@ fn fill_windows<const HASH: bool, const W: usize>(
     pkts: &[Pkt],
     descs: &mut [u8],
     wins: &mut [u8],
+    stale: &mut usize,
     window: usize,
     simd: Simd,
 ) {
+    // What earlier, longer packets may have left after a shorter one's bytes is zeroed (`stale`:
+    // how far into their windows any slot may hold such bytes): `WIN` tells the plugin to ignore
+    // them, but it should not be shown them at all (the heads path clears them likewise). A pass
+    // over the descriptors just written bounds the longest and the shortest (OR and AND of their
+    // lengths); a second, for bursts with a packet shorter than what may be stale, zeroes: packets
+    // of one size never take it. (Any of it in the filling loop cost that loop up to 20 instructions
+    // a packet in spilled registers.)
     for (p, (d, w)) in pkts.iter().zip(descs.chunks_exact_mut(DESC).zip(wins.chunks_exact_mut(window))) {
         // The packet's bytes first: its length is then read once, before the stores into the
         // area (which the compiler cannot tell apart from the packet's metadata).
         let data = p.data();
         let win = data.len().min(window);
         put(d, 0, &descriptor::<HASH>(p, win));
-        fill_window::<W>(simd, w, &data[..win]);
+        copy_window::<W>(simd, &mut w[..win], &data[..win]);
     }
-}
-
-/// A packet's first bytes into its window, and zeros after them when the packet is shorter than the
-/// window: the window's later bytes held an earlier packet's, which `WIN` tells the plugin to
-/// ignore but which it should not be shown at all (the heads path clears them likewise).
-#[inline(always)]
-fn fill_window<const W: usize>(simd: Simd, w: &mut [u8], data: &[u8]) {
-    if W != 0 && data.len() == W && w.len() == W {
-        return w.copy_from_slice(data);
+    let (old, mut top, mut bottom) = (*stale, 0, usize::MAX);
+    for d in descs[..pkts.len() * DESC].chunks_exact(DESC) {
+        let win = usize::from(u16::from_le_bytes(get(d, desc::WIN)));
+        (top, bottom) = (top | win, bottom & win);
     }
-    let win = data.len();
-    copy_small(simd, &mut w[..win], data);
-    w[win..].fill(0);
+    if bottom < old {
+        zero_stale(&descs[..pkts.len() * DESC], wins, window, old);
+    }
+    // Slots past this burst keep what they held.
+    *stale = if pkts.len() * DESC >= descs.len() { top } else { old.max(top) }.min(window);
 }
 
 /// A packet's descriptor with its out fields zero; its hash the host's flow hash with `HASH`,
@@ -434,7 +439,8 @@ fn carry_one(
     view: &mut super::state::View,
     i: usize,
 ) -> u8 {
-    if (d.head != 0 || d.tail != 0) && super::hostfns::adjust(p, i32::from(d.head), i32::from(d.tail)).is_err() {
+    if (d.head != 0 || d.tail != 0) && super::hostfns::adjust_then_write(p, (d.head, d.tail, d.dirty), w.len()).is_err()
+    {
         view.request_room_drop(i);
         return u8::MAX;
     }
@@ -486,6 +492,18 @@ fn copy_window<const W: usize>(simd: Simd, dst: &mut [u8], src: &[u8]) {
         return dst.copy_from_slice(&src[..W]);
     }
     copy_small(simd, dst, src)
+}
+
+/// Zeroes each window from its packet's end (`WIN` of the descriptors just written) to `to`.
+#[cold]
+#[inline(never)]
+fn zero_stale(descs: &[u8], wins: &mut [u8], window: usize, to: usize) {
+    for (d, w) in descs.chunks_exact(DESC).zip(wins.chunks_exact_mut(window)) {
+        let win = usize::from(u16::from_le_bytes(get(d, desc::WIN)));
+        if let Some(stale) = w.get_mut(win..to.min(window)) {
+            stale.fill(0);
+        }
+    }
 }
 
 /// A window's bytes: most are a few dozen, where fixed-size moves that may overlap (for 17..=32

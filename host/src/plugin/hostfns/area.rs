@@ -31,5 +31,6 @@ pub(crate) fn burst_area(st: &mut HostState, ptr: usize, max_pkts: i32, window: 
         return err::BAD_MEMORY;
     }
     st.area = Some(a);
+    st.area_stale = 0;
     0
 }

@@ -18,7 +18,7 @@ type C<'a> = Caller<'a, HostState>;
 
 pub(crate) use decide::{run_engine, run_whole};
 pub use info::MAX_PARAM_KEY;
-pub(crate) use packets::adjust;
+pub(crate) use packets::adjust_then_write;
 
 /// Registers every host function.
 pub(crate) fn link(linker: &mut Linker<HostState>) -> anyhow::Result<()> {

@@ -59,20 +59,45 @@ pub(crate) fn pkt_room(st: &mut HostState, i: i32) -> i64 {
 /// packets left there, possibly another port's, which the plugin has no right to see (XDP's
 /// `bpf_xdp_adjust_tail` clears them likewise). The cost is the growth's own size.
 pub(crate) fn adjust(p: &mut Pkt, head: i32, tail: i32) -> Result<usize, i32> {
-    let before = p.len();
     p.reframe(head as isize, tail as isize).map_err(|_| err::NO_ROOM)?;
-    let data = p.data_mut();
+    if head > 0 || tail > 0 {
+        zero_grown(p.data_mut(), head, tail, 0);
+    }
+    Ok(p.len())
+}
+
+/// The area's length change (`head`, `tail`) of a packet whose first `min(dirty, window)` bytes
+/// the window copy writes next: the grown bytes among them are not zeroed first.
+#[inline(always)]
+pub(crate) fn adjust_then_write(
+    p: &mut Pkt,
+    (head, tail, dirty): (i16, i16, u16),
+    window: usize,
+) -> Result<usize, i32> {
+    let (head, tail) = (i32::from(head), i32::from(tail));
+    p.reframe(head as isize, tail as isize).map_err(|_| err::NO_ROOM)?;
+    if head > 0 || tail > 0 {
+        zero_grown(p.data_mut(), head, tail, usize::from(dirty).min(window));
+    }
+    Ok(p.len())
+}
+
+/// Zeroes the bytes a change of `head` and `tail` added to `data`, except the first `written`.
+#[cold]
+#[inline(never)]
+fn zero_grown(data: &mut [u8], head: i32, tail: i32, written: usize) {
+    let len = data.len();
     if head > 0 {
         // A trim in the same change may have taken some of them again.
-        let n = (head as usize).min(data.len());
-        data[..n].fill(0);
+        let end = (head as usize).min(len);
+        if let Some(b) = data.get_mut(written.min(end)..end) {
+            b.fill(0);
+        }
     }
     if tail > 0 {
-        let end = data.len();
-        data[end - tail as usize..].fill(0);
+        let start = (len - tail as usize).max(written.min(len));
+        data[start..].fill(0);
     }
-    debug_assert_eq!(p.len() as isize, before as isize + head as isize + tail as isize);
-    Ok(p.len())
 }
 
 fn with_pkt(st: &mut HostState, i: i32, f: impl FnOnce(&mut Pkt) -> i32) -> i32 {

@@ -15,8 +15,10 @@
 //! * **Long straight-line code**: a path without loops or calls can be as long as a function body.
 //!   A forward pass tracks, at each operator, the longest path since the last check that can reach it
 //!   (branches to a block's end carry their length there); where that would pass [`MAX_RUN`]
-//!   operators, a call to an empty function (an epoch check) is inserted. Calls to imports (host
-//!   functions) and `call_indirect` (which may reach one) do not count as checks.
+//!   operators, an epoch check is inserted: an empty `loop` block, whose header wasmtime checks (a
+//!   load, a compare and a branch; a call of an empty function, as before, cost a prologue and an
+//!   epilogue too). Calls to imports (host functions) and `call_indirect` (which may reach one) do
+//!   not count as checks.
 //! * **Returns**: a return is not a check, so the code after a call runs unchecked after the
 //!   callee's last stretch, and a recursion `D` deep unwinds through `D` such stretches in a row (a
 //!   recursion 10 000 deep with a thousand operators after each return once ran 70 ms past a 1 ms
@@ -47,8 +49,6 @@ const TABLE_CHUNK: i32 = 4096;
 /// A function appended to the module.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 enum Shim {
-    /// Empty: its entry is an epoch check.
-    Check,
     MemFill,
     MemCopy,
     MemInit(u32),
@@ -79,12 +79,13 @@ impl Shim {
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 struct Sig(Vec<ValType>, Vec<ValType>);
 
-/// Every shim the module's code uses (and the check, when it has code).
-fn needed(bytes: &[u8]) -> Result<Vec<Shim>, String> {
+/// Every shim the module's code uses, and whether it has code at all.
+fn needed(bytes: &[u8]) -> Result<(Vec<Shim>, bool), String> {
     let mut set = std::collections::BTreeSet::new();
+    let mut code = false;
     for payload in Parser::new(0).parse_all(bytes) {
         let Ok(Payload::CodeSectionEntry(body)) = payload else { continue };
-        set.insert(Shim::Check);
+        code = true;
         let mut ops = body.get_operators_reader().map_err(|e| e.to_string())?;
         while !ops.eof() {
             if let Some(s) = Shim::of(&ops.read().map_err(|e| e.to_string())?) {
@@ -92,13 +93,13 @@ fn needed(bytes: &[u8]) -> Result<Vec<Shim>, String> {
             }
         }
     }
-    Ok(set.into_iter().collect())
+    Ok((set.into_iter().collect(), code))
 }
 
 /// The module with its bulk operations, growth and long straight-line runs made interruptible.
 pub(super) fn rewrite(bytes: &[u8], shape: &Shape) -> Result<Vec<u8>, String> {
-    let shims = needed(bytes)?;
-    if shims.is_empty() {
+    let (shims, code) = needed(bytes)?;
+    if !code {
         return Ok(bytes.to_vec());
     }
     let mut r = Rewriter::new(shape, shims)?;
@@ -152,7 +153,6 @@ fn signature(s: Shim, tables: &[ValType]) -> Result<Sig, String> {
     use ValType::I32;
     let table = |t: u32| tables.get(t as usize).copied().ok_or_else(|| format!("uses table {t}, which it lacks"));
     Ok(match s {
-        Shim::Check => Sig(vec![], vec![]),
         Shim::MemGrow => Sig(vec![I32], vec![I32]),
         Shim::TableFill(t) => Sig(vec![I32, table(t)?, I32], vec![]),
         Shim::TableGrow(t) => Sig(vec![table(t)?, I32], vec![I32]),
@@ -209,11 +209,11 @@ impl Reencode for Rewriter {
         let mut f = self.new_function_with_parsed_locals(&body)?;
         let mut ops = body.get_operators_reader()?;
         let mut run = Run::new();
-        let check = self.index[&Shim::Check];
         while !ops.eof() {
             let op = ops.read()?;
             if run.needs_check() {
-                f.instructions().call(check);
+                // An empty loop: wasmtime checks the epoch at every loop header.
+                f.instructions().loop_(BlockType::Empty).end();
                 run.checked();
             }
             match Shim::of(&op) {
@@ -362,7 +362,6 @@ fn shim_body(s: Shim) -> Function {
     let mut f = Function::new([]);
     let mut i = f.instructions();
     match s {
-        Shim::Check => {}
         Shim::MemGrow => {
             i.local_get(0).memory_grow(0);
         }

@@ -154,6 +154,26 @@ fn forward_branches_cannot_skip_the_checks() {
     assert!(checks >= 36, "a check at least every two blocks: {checks}");
 }
 
+#[test]
+fn an_unwinding_recursion_is_checked_after_every_return() {
+    // 50 frames deep; after each return, 500 operators with a tick among every ten. A return is not
+    // a check, and each frame's stretch is under 1000 operators: without a check after the call,
+    // the whole unwinding (25 000 operators) ran unchecked.
+    let stretch = TEN.repeat(50);
+    let m = wat(&format!(
+        r#"(module (import "t" "tick" (func $tick))
+          (func $r (param $d i64)
+            (if (i32.wrap_i64 (local.get $d)) (then (call $r (i64.sub (local.get $d) (i64.const 1)))))
+            {stretch})
+          (func (export "f") (result i32) (call $r (i64.const 50)) (i32.const 0)))"#
+    ));
+    // Checks count once the epoch moved: the descent ticks nothing, so wasmtime alone (entries
+    // only) counts at most one; with the instrumentation, the unwinding counts one per frame.
+    assert!(checks_in_one_call(&m) <= 1, "wasmtime alone");
+    let checks = checks_in_one_call(&prepare(&m, &LIMITS).unwrap());
+    assert!(checks >= 50, "a check after each return: {checks}");
+}
+
 /// Runs export `f` with an epoch deadline of one tick and an engine ticked every 1 ms: it must trap
 /// with the interrupt within a few ticks.
 fn assert_interrupted(prepared: &[u8]) {
