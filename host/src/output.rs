@@ -15,7 +15,7 @@ pub fn print(text: &str) -> std::io::Result<()> {
     out.flush()
 }
 
-/// [`print`] for output nobody may be reading any more: errors are dropped.
+/// [`print()`] for output nobody may be reading any more: errors are dropped.
 pub fn print_lossy(text: &str) {
     let _ = print(text);
 }

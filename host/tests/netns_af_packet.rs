@@ -10,8 +10,8 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 /// Two namespaces, each joined by a veth to one wasmdp port; `policy` (YAML) on port a.
-fn forwarding(t: u32, name: &str, policy: Option<String>) -> Option<serde_json::Value> {
-    let mut net = Net::new(t);
+fn forwarding(name: &str, policy: Option<String>) -> Option<serde_json::Value> {
+    let mut net = Net::new();
     let (a, b) = setup(name, || Ok((net.side('a', 1)?, net.side('b', 2)?)))?;
     let extra = policy.map(|p| format!(", policy: {p}")).unwrap_or_default();
     let yaml = format!(
@@ -33,14 +33,14 @@ fn forwarding(t: u32, name: &str, policy: Option<String>) -> Option<serde_json::
 
 #[test]
 fn netns_io_forwarding_between_two_namespaces() {
-    forwarding(0, "netns_io_forwarding", None);
+    forwarding("netns_io_forwarding", None);
 }
 
 #[test]
 fn netns_plugin_chooses_the_engine_on_a_live_interface() {
     let wasm = common::plugin_path("static_policy");
     let policy = format!("{{plugin: {}, params: {{engine: io}}}}", wasm.display());
-    if let Some(j) = forwarding(1, "netns_plugin", Some(policy)) {
+    if let Some(j) = forwarding("netns_plugin", Some(policy)) {
         let calls = port(&j, "a")["plugin_calls"].as_u64().unwrap_or(0);
         assert!(calls > 0, "plugin_calls of port a: {j}");
     }
@@ -55,7 +55,7 @@ fn rx_packets(ns: &str, dev: &str) -> u64 {
 fn netns_macswap_and_5tswap_reflect_every_packet() {
     for (i, engine) in ["macswap", "5tswap"].into_iter().enumerate() {
         let name = format!("netns_{engine}");
-        let mut net = Net::new(2);
+        let mut net = Net::new();
         net.tag.push(if i == 0 { 'm' } else { 'f' });
         let Some(a) = setup(&name, || net.side('a', 1)) else { return };
         // A static neighbour, so that ping sends its echo requests at once (the reflected frames come
@@ -86,7 +86,7 @@ fn netns_macswap_and_5tswap_reflect_every_packet() {
 
 #[test]
 fn netns_icmpecho_answers_ping_and_arping() {
-    let mut net = Net::new(3);
+    let mut net = Net::new();
     let Some(a) = setup("netns_icmpecho", || net.side('a', 1)) else { return };
     let port_ip = net.ip(2);
     let yaml = format!(
@@ -155,7 +155,7 @@ fn stop_capture(mut c: Child, pcap: &std::path::Path, want: usize) {
 
 #[test]
 fn netns_tags_survive_the_kernel_and_offloads_show_on_the_wire() {
-    let mut net = Net::new(4);
+    let mut net = Net::new();
     let Some((a, b)) = setup("netns_tags_offloads", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
     // Port b inserts VLAN 30 and fills the IPv4 and UDP checksums of what it sends into b.
     let yaml = format!(
@@ -199,7 +199,7 @@ fn netns_tags_survive_the_kernel_and_offloads_show_on_the_wire() {
 
 #[test]
 fn netns_fanout_spreads_flows_over_the_queues() {
-    let mut net = Net::new(5);
+    let mut net = Net::new();
     let Some((a, b)) = setup("netns_fanout", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
     // 16 source addresses in namespace a: 16 flows for the queues to share.
     add_sources(&net, &a);
@@ -220,7 +220,7 @@ fn netns_fanout_spreads_flows_over_the_queues() {
 fn netns_tcp_through_wasmdp_with_default_offloads() {
     // The veths keep their default offloads (TSO, GSO, checksum offload): the sender's kernel hands
     // over super-frames and partial checksums, which wasmdp segments and completes.
-    let mut net = Net::new(6);
+    let mut net = Net::new();
     let Some((a, b)) = setup("netns_tcp", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
     let yaml = format!(
         "engine: io\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}}}\n  - {{name: b, driver: af_packet, af_packet: {{iface: {}}}}}\n",
@@ -236,7 +236,7 @@ fn netns_tcp_through_wasmdp_with_default_offloads() {
 
 #[test]
 fn netns_frames_lost_in_a_full_ring_are_counted_as_missed() {
-    let mut net = Net::new(7);
+    let mut net = Net::new();
     let Some(a) = setup("netns_missed", || net.side('a', 1)) else { return };
     let _ = sh(&["ip", "netns", "exec", &a.0, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"]);
     // A ring of 2 blocks of 4 KiB: a few dozen frames.
@@ -258,7 +258,7 @@ fn netns_frames_lost_in_a_full_ring_are_counted_as_missed() {
 
 #[test]
 fn netns_frames_too_big_for_a_buffer_are_counted() {
-    let mut net = Net::new(8);
+    let mut net = Net::new();
     let Some(a) = setup("netns_oversize", || net.side('a', 1)) else { return };
     let yaml = format!(
         "engine: rxonly\ntopology: loop\npool: {{data_room: 1024}}\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}}}\n",
@@ -277,7 +277,7 @@ fn netns_frames_too_big_for_a_buffer_are_counted() {
 
 #[test]
 fn netns_a_dad_probe_for_an_icmpecho_address_fails_the_probers_dad() {
-    let mut net = Net::new(9);
+    let mut net = Net::new();
     let Some(a) = setup("netns_dad", || net.side('a', 1)) else { return };
     let yaml = format!(
         "engine: icmpecho\ntopology: loop\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}, icmpecho: {{ipv6: [fd00:77::1]}}}}\n",
@@ -311,7 +311,7 @@ fn netns_a_super_frame_of_more_segments_than_a_burst_is_received_whole() {
     // One TCP super-frame of 60 000 payload bytes cut at 64 (938 segments, more than a burst of
     // 512 holds): it once stayed at the head of the ring, "later" forever, and the port received
     // nothing more. An ordinary sender makes such frames when a peer advertises a tiny MSS.
-    let mut net = Net::new(10);
+    let mut net = Net::new();
     let Some((a, b)) = setup("netns_gso_938", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
     let yaml = format!(
         "engine: io\nburst: 512\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}}}\n  - {{name: b, driver: af_packet, af_packet: {{iface: {}}}}}\n",
@@ -344,7 +344,7 @@ s.send(vnet+eth+ip+tcp+payload)\n";
 fn netns_a_frame_over_the_mtu_is_dropped_alone_and_counted() {
     // sendmmsg stops at the first message the kernel refuses (EMSGSIZE): once, the whole burst
     // was retried and dropped as tx_full behind it.
-    let mut net = Net::new(11);
+    let mut net = Net::new();
     let Some(b) = setup("netns_af_packet_tx_big", || net.side('b', 2)) else { return };
     let out = format!("  - {{name: out, driver: af_packet, af_packet: {{iface: {}}}}}\n", b.2);
     let mut frames = frames_of(&net, 1, 1600);

@@ -29,8 +29,8 @@ fn port_yaml(name: &str, dev: &str, opts: &str) -> String {
 
 /// Two namespaces, each joined by a veth to one af_xdp port, io between them, XDP in `mode`;
 /// ping and arping from a to b; `policy` (YAML) on port a.
-fn forwarding(t: u32, name: &str, mode: &str, policy: Option<String>) -> Option<serde_json::Value> {
-    let mut net = Net::new(t);
+fn forwarding(name: &str, mode: &str, policy: Option<String>) -> Option<serde_json::Value> {
+    let mut net = Net::new();
     let (a, b) = setup(name, || Ok((net.side('a', 1)?, net.side('b', 2)?)))?;
     let extra = policy.map(|p| format!(", policy: {p}")).unwrap_or_default();
     let opts = format!(", mode: {mode}");
@@ -57,15 +57,15 @@ fn forwarding(t: u32, name: &str, mode: &str, policy: Option<String>) -> Option<
 
 #[test]
 fn netns_af_xdp_ping_and_arping_in_native_and_generic_mode() {
-    forwarding(10, "netns_af_xdp_native", "native", None);
-    forwarding(11, "netns_af_xdp_generic", "generic", None);
+    forwarding("netns_af_xdp_native", "native", None);
+    forwarding("netns_af_xdp_generic", "generic", None);
 }
 
 #[test]
 fn netns_af_xdp_plugin_chooses_the_engine() {
     let wasm = common::plugin_path("static_policy");
     let policy = format!("{{plugin: {}, params: {{engine: io}}}}", wasm.display());
-    if let Some(j) = forwarding(12, "netns_af_xdp_plugin", "auto", Some(policy)) {
+    if let Some(j) = forwarding("netns_af_xdp_plugin", "auto", Some(policy)) {
         let calls = port(&j, "a")["plugin_calls"].as_u64().unwrap_or(0);
         assert!(calls > 0, "plugin_calls of port a: {j}");
     }
@@ -78,7 +78,7 @@ fn rx_packets(ns: &str, dev: &str) -> u64 {
 
 #[test]
 fn netns_af_xdp_macswap_reflects_and_icmpecho_answers() {
-    let mut net = Net::new(13);
+    let mut net = Net::new();
     let Some(a) = setup("netns_af_xdp_reflect", || net.side('a', 1)) else { return };
     // macswap: a static neighbour, so that ping sends at once; every request comes back.
     run_ok(&["ip", "-n", &a.0, "neigh", "add", &net.ip(2), "lladdr", "02:00:00:00:00:00", "dev", &a.1]).unwrap();
@@ -113,7 +113,7 @@ fn netns_af_xdp_macswap_reflects_and_icmpecho_answers() {
 
 #[test]
 fn netns_af_xdp_every_frame_is_received_or_counted_at_stop() {
-    let mut net = Net::new(14);
+    let mut net = Net::new();
     let Some(a) = setup("netns_af_xdp_missed", || net.side('a', 1)) else { return };
     let _ = sh(&["ip", "netns", "exec", &a.0, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"]);
     // 64 RX frames: the rest of what arrives while wasmdp is stopped finds no frame to go to.
@@ -133,7 +133,7 @@ fn netns_af_xdp_every_frame_is_received_or_counted_at_stop() {
 
 #[test]
 fn netns_af_xdp_a_killed_run_leaves_nothing_and_a_second_run_on_a_taken_interface_is_refused() {
-    let mut net = Net::new(15);
+    let mut net = Net::new();
     let Some((a, b)) = setup("netns_af_xdp_kill", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
     let yaml =
         format!("engine: io\ntopology: paired\nports:\n{}{}", port_yaml("a", &a.2, ""), port_yaml("b", &b.2, ""));
@@ -194,7 +194,7 @@ fn netns_af_xdp_a_killed_run_leaves_nothing_and_a_second_run_on_a_taken_interfac
 
 #[test]
 fn netns_af_xdp_two_queues_each_get_their_share() {
-    let mut net = Net::new(16);
+    let mut net = Net::new();
     net.queues = 2;
     let Some((a, b)) = setup("netns_af_xdp_queues", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
     // 16 source addresses in namespace a: 16 flows for the queues to share.
@@ -233,7 +233,7 @@ fn run_in(ns: &str, yaml: &str, unprivileged: bool) -> (bool, String) {
 
 #[test]
 fn netns_af_xdp_refusals_say_why_and_auto_falls_back_to_generic() {
-    let mut net = Net::new(17);
+    let mut net = Net::new();
     let ns = format!("{}x", net.tag);
     let made = setup("netns_af_xdp_refusals", || {
         run_ok(&["ip", "netns", "add", &ns])?;
@@ -276,8 +276,8 @@ fn netns_af_xdp_tcp_with_the_senders_default_offloads_in_native_and_generic_mode
     // The veths keep their default offloads: the sender's kernel leaves checksums partial (and in
     // generic mode may hand over super-frames); AF_XDP carries no metadata saying so. Once, TCP
     // moved nothing (29 frames in 15 s) while ping passed.
-    for (t, mode) in [(13, "native"), (14, "generic")] {
-        let mut net = Net::new(t);
+    for mode in ["native", "generic"] {
+        let mut net = Net::new();
         let name = format!("netns_af_xdp_tcp_{mode}");
         let Some((a, b)) = setup(&name, || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
         let opts = format!(", mode: {mode}");
@@ -307,7 +307,7 @@ fn netns_af_xdp_every_frame_posted_leaves_and_what_cannot_is_counted() {
     // Once: with burst 64, 64 frames were posted and counted, 32 left (the rest waited for the next
     // packet); a frame over the MTU at the front of a burst kept the 31 behind it in the ring, all
     // counted as sent; a frame over a UMEM frame made its whole burst drop as tx_full.
-    let mut net = Net::new(15);
+    let mut net = Net::new();
     let Some(b) = setup("netns_af_xdp_tx", || net.side('b', 2)) else { return };
     let out = port_yaml("out", &b.2, ", mode: native");
     let (j, got) = replay_into("netns_af_xdp_tx64", &b, &out, 64, &frames_of(&net, 64 * 5, 64));

@@ -42,10 +42,15 @@ impl Drop for Net {
 }
 
 impl Net {
-    /// `t` tells tests apart (names `wdp<pid><t>..`, subnet 10.77.<x>.0/24).
-    pub fn new(t: u32) -> Net {
-        let pid = std::process::id();
-        Net { tag: format!("wdp{pid}{t}"), subnet: (pid % 60) * 4 + t, namespaces: vec![], links: vec![], queues: 1 }
+    /// Names and subnets unique in this process, whatever tests run at once: names `w<pid>_<n>..`
+    /// (at most 11 characters, so a test may add 3 and stay within an interface name's 15), subnet
+    /// 10.77.<n>.0/24 (inside the test's own namespaces, so other processes' tests cannot clash).
+    pub fn new() -> Net {
+        static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(1);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        assert!(n < 100, "more than 99 networks in one test binary");
+        let tag = format!("w{}_{n}", std::process::id());
+        Net { tag, subnet: n, namespaces: vec![], links: vec![], queues: 1 }
     }
 
     pub fn ip(&self, host: u32) -> String {
