@@ -60,7 +60,9 @@ fn every_documented_report_key_is_in_a_real_report() {
     // The drop reasons, by name, exactly.
     let reasons: BTreeSet<String> = j["ports"][0]["dropped_by_reason"].as_object().unwrap().keys().cloned().collect();
     let documented_reasons: BTreeSet<String> =
-        ["tx_full", "nombuf", "engine", "policy", "offload", "plugin", "tunnel", "headroom"].map(String::from).into();
+        ["tx_full", "tx_oversize", "tx_error", "nombuf", "engine", "policy", "offload", "plugin", "tunnel", "headroom"]
+            .map(String::from)
+            .into();
     assert_eq!(reasons, documented_reasons);
     for r in &documented_reasons {
         assert!(readme().contains(&format!("`{r}` (")), "the README explains drop reason `{r}`");
