@@ -8,7 +8,22 @@
 # the native engines for the others.
 #
 # usage: bench/instructions.sh [SECONDS=1] [PATH_FILTER]     (needs valgrind: apt-get install valgrind)
+#        bench/instructions.sh --plugin FILE.wasm [--params K=V,...] [--native ENGINE] [SECONDS=1]
+# The second form measures your plugin as `wasmdp bench --plugin` does: on both ports, against io
+# on the same ports and frames and, with --native, against that engine. A packet the plugin drops
+# counts as handled (its cost is per packet received).
 set -euo pipefail
+user="" params="" native=""
+while [[ "${1:-}" == --* ]]; do
+  case "$1" in
+    --plugin) user=$(realpath "${2:?--plugin needs a file}"); shift 2 ;;
+    --params) params=${2?--params needs K=V,...}; shift 2 ;;
+    --native) native=${2:?--native needs an engine}; shift 2 ;;
+    *) echo "unknown option $1" >&2; exit 2 ;;
+  esac
+done
+[[ -n "$user" && ! -f "$user" ]] && { echo "--plugin $user: not a file" >&2; exit 2; }
+[[ -z "$user" && ( -n "$params" || -n "$native" ) ]] && { echo "--params and --native go with --plugin" >&2; exit 2; }
 secs=${1:-1}
 filter=${2:-}
 cd "$(dirname "$0")/.."
@@ -59,6 +74,25 @@ for n in "" _native; do
 done
 config vxlan_decap vxlan_decap "$v0" "$v1" ", tunnel: vxlan"
 config vxlan_encap vxlan_encap "$v0" "$v1"
+if [[ -n "$user" ]]; then
+  # The params as a YAML flow mapping of quoted strings, as `wasmdp bench --params` makes them.
+  pyaml=$(python3 - "$params" <<'PY'
+import sys
+items = [p for p in sys.argv[1].split(',') if p]
+out = []
+for p in items:
+    k, sep, v = p.partition('=')
+    if not sep or not k or not all(c.isalnum() or c in '_-.' for c in k):
+        sys.exit(f"--params `{p}`: expected KEY=VALUE, the key letters, digits, `_`, `-`, `.`")
+    out.append("%s: '%s'" % (k, v.replace("'", "''")))
+print('{' + ', '.join(out) + '}')
+PY
+)
+  [[ "$user" == *"'"* ]] && { echo "--plugin $user: a path with a quote is not supported here" >&2; exit 2; }
+  upol=", policy: {plugin: '$user', params: $pyaml, on_failure: fail_closed, limits: {deadline_us: 1000000}}"
+  config plugin_user io "$upol" "$upol"
+  [[ -n "$native" ]] && config native_user "$native" "" ""
+fi
 declare -A ipp
 measure() {
   RUST_LOG=warn valgrind --tool=callgrind --callgrind-out-file="$tmp/$1.out" --toggle-collect='wasmdp::lcore::run' \
@@ -72,20 +106,28 @@ for line in open(sys.argv[1]):
         ir = int(line.split()[1])
 j = json.load(open(sys.argv[2]))
 t = j['totals']
-lost = t['dropped']
-if lost:
-    print('dropped %d packets: %s' % (lost, t.get('dropped_by_reason')), file=sys.stderr)
-print('%.2f' % (ir / t['tx_packets']))
+# Per packet handled: sent, or dropped by the policy (its work); any other drop is reported.
+reasons = {k: v for k, v in t.get('dropped_by_reason', {}).items() if v and k != 'policy'}
+if reasons:
+    print('dropped packets: %s' % reasons, file=sys.stderr)
+print('%.2f' % (ir / (t['tx_packets'] + t['dropped'])))
 PY
 )
 }
 printf '%-24s %12s  %s\n' path instr/pkt "ratio to baseline (baseline)"
-for row in io: macswap: plugin:macswap plugin_1_0:macswap wasm_macswap:macswap wasm_macswap_native:macswap \
+rows=(io:)
+if [[ -n "$user" ]]; then
+  rows+=("plugin_user:io")
+  [[ -n "$native" ]] && rows+=("native_user:io" "plugin_user:native_user")
+else
+  rows+=(macswap: plugin:macswap plugin_1_0:macswap wasm_macswap:macswap wasm_macswap_native:macswap \
   wasm_macswap:wasm_macswap_native dnat_native:io dnat:dnat_native dscp_remark_native:io \
   dscp_remark:dscp_remark_native l4_lb_native:io l4_lb:l4_lb_native \
   ratelimit_native:io ratelimit:ratelimit_native vxlan_decap: vxlan_decap_wasm:vxlan_decap \
   vxlan_decap_wasm_native:vxlan_decap vxlan_decap_wasm:vxlan_decap_wasm_native vxlan_encap: \
-  vxlan_encap_wasm:vxlan_encap vxlan_encap_wasm_native:vxlan_encap vxlan_encap_wasm:vxlan_encap_wasm_native; do
+  vxlan_encap_wasm:vxlan_encap vxlan_encap_wasm_native:vxlan_encap vxlan_encap_wasm:vxlan_encap_wasm_native)
+fi
+for row in "${rows[@]}"; do
   path=${row%%:*} base=${row#*:}
   [[ -n "$filter" && "$path" != *"$filter"* && "$base" != *"$filter"* ]] && continue
   [[ -n "${ipp[$path]:-}" ]] || measure "$path"

@@ -28,6 +28,23 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --quick --reps 1 --json "$out/bench.json" --svg "$out/bench.svg"
 grep -q "<svg" "$out/bench.svg" && grep -q "plugin-sticky" "$out/bench.svg"
+echo "== wasmdp bench --plugin: a user's plugin against io and the native engine it names"
+plugins=plugins/target/wasm32-unknown-unknown/release
+RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --plugin "$plugins/wasm_macswap.wasm" --native macswap \
+  --quick --reps 1 --json "$out/user.json" >/dev/null
+RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --plugin "$plugins/acl.wasm" --params deny_udp_dst_port=9 \
+  --quick --reps 1 --json "$out/acl.json" >/dev/null
+python3 - "$out/user.json" "$out/acl.json" <<'PY'
+import json, sys
+cells = {c["path"]: c for c in json.load(open(sys.argv[1]))["results"]}
+assert set(cells) == {"wasm", "native", "io"}, cells.keys()
+assert all(c["engine"] == "wasm_macswap" and c["mpps"] > 0 for c in cells.values()), cells
+assert cells["wasm"]["ratio_to_native"] is not None and cells["wasm"]["ratio_to_io"] is None, cells["wasm"]
+acl = {c["path"]: c for c in json.load(open(sys.argv[2]))["results"]}
+assert set(acl) == {"wasm", "io"} and acl["wasm"]["ratio_to_io"] is not None, acl
+assert acl["wasm"]["mpps"] > 0, "an ACL dropping every frame is measured at the rate it decides"
+print("bench --plugin JSON ok")
+PY
 echo "== wasmdp bench memcpy (a short run: checks it completes)"
 RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench memcpy --iters 200 --json "$out/memcpy.json" >/dev/null
 python3 - "$out/bench.json" <<'PY'

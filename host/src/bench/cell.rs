@@ -82,6 +82,16 @@ impl BenchPath {
         }
     }
 
+    /// Whether the path exists for a user's plugin: itself (`wasm`), `io`, and `native` when it
+    /// names a native engine.
+    pub fn applies_to_user(self, user: &super::UserPlugin) -> bool {
+        match self {
+            BenchPath::Wasm | BenchPath::Io => true,
+            BenchPath::Native => user.native.is_some(),
+            _ => false,
+        }
+    }
+
     /// Whether this path runs the example plugin's code (WebAssembly or its native build).
     fn runs_plugin(self, engine: &str) -> bool {
         match self {
@@ -102,8 +112,7 @@ impl BenchPath {
 
     /// The policy of port 192.0.2.`local` (whose tunnel's far end is .`remote`) on this path.
     fn policy(self, engine: &str, plugins: &std::path::Path, (local, remote): (u8, u8)) -> Option<String> {
-        // A generous deadline: a bench run must not trip over preemption on a shared machine.
-        let tail = "on_failure: fail_closed, limits: {deadline_us: 1000000}";
+        let tail = POLICY_TAIL;
         let file = |name: &str| plugins.join(format!("{name}.wasm")).display().to_string();
         if self.runs_plugin(engine) {
             let (name, params) = match engine {
@@ -127,6 +136,10 @@ impl BenchPath {
         }
     }
 }
+
+/// What follows every bench policy's plugin and params: a failure fails the cell (see `run_once`);
+/// a generous deadline, as a bench run must not trip over preemption on a shared machine.
+pub const POLICY_TAIL: &str = "on_failure: fail_closed, limits: {deadline_us: 1000000}";
 
 /// The per-packet example plugins the bench runs as engines of their own, with their params: the
 /// plugin (`wasm`) against its native build (`native`), and native io on the same ports and frames
@@ -198,13 +211,15 @@ pub struct Group<'a> {
     pub simd: Simd,
     /// Paths, in the order they run.
     pub paths: &'a [BenchPath],
+    /// The user's plugin (`--plugin`), whose cells these are.
+    pub user: Option<&'a super::UserPlugin>,
 }
 
 /// The YAML of one cell: two null ports, paired, one lcore, the path's policy on both. For a tunnel
-/// engine both ports have the tunnel (each the other's far end), and for a decapsulation their frames
-/// are the tunnel's: `size` is the inner frame's.
+/// engine (a user's plugin's `--native` one) both ports have the tunnel (each the other's far end),
+/// and for a decapsulation their frames are the tunnel's: `size` is the inner frame's.
 pub fn yaml(g: &Group<'_>, path: BenchPath, plugins: &std::path::Path, lcore: usize) -> String {
-    let tunnel = config::engine_kind(g.engine);
+    let tunnel = config::engine_kind(g.user.map_or(Some(g.engine), |u| u.native.as_deref()).unwrap_or(""));
     let frame_tunnel = match tunnel {
         Some((kind, false)) => format!(", tunnel: {}", kind.name()),
         _ => String::new(),
@@ -215,11 +230,18 @@ pub fn yaml(g: &Group<'_>, path: BenchPath, plugins: &std::path::Path, lcore: us
                 format!(", {}: {{vni: 42, local_ip: 192.0.2.{local}, remote_ip: 192.0.2.{remote}}}", kind.name())
             })
             .unwrap_or_default();
-        let policy =
-            path.policy(g.engine, plugins, (local, remote)).map(|p| format!(", policy: {p}")).unwrap_or_default();
+        let policy = match g.user {
+            Some(u) => (path == BenchPath::Wasm).then(|| u.policy()),
+            None => path.policy(g.engine, plugins, (local, remote)),
+        };
+        let policy = policy.map(|p| format!(", policy: {p}")).unwrap_or_default();
         format!("  - {{name: {name}, driver: null, frame: {{size: {}{frame_tunnel}}}{section}{policy}}}\n", g.size)
     };
-    let engine = path.config_engine(g.engine);
+    let engine = match g.user {
+        Some(u) if path == BenchPath::Native => u.native.as_deref().unwrap_or("io"),
+        Some(_) => "io",
+        None => path.config_engine(g.engine),
+    };
     let prefetch = if path == BenchPath::NoPrefetch { "prefetch_flow_meta: false\n" } else { "" };
     format!(
         "lcores: [{lcore}]\nburst: {}\nengine: {engine}\n{prefetch}ports:\n{}{}",
@@ -284,7 +306,11 @@ fn run_once(cfg: &config::Config, seconds: f64, cell: &Cell) -> anyhow::Result<f
             cell.simd
         );
     }
-    Ok(r.json["mpps"].as_f64().unwrap_or(0.0))
+    // Packets handled: sent, or dropped with a counted reason (a policy's drops are its work: an ACL
+    // dropping every frame is measured at the rate it decides, not at zero).
+    let t = &r.json["totals"];
+    let handled = t["tx_packets"].as_u64().unwrap_or(0) + t["dropped"].as_u64().unwrap_or(0);
+    Ok(handled as f64 / r.json["duration_s"].as_f64().unwrap_or(0.0).max(1e-9) / 1e6)
 }
 
 #[cfg(test)]
@@ -302,8 +328,42 @@ mod tests {
     }
 
     #[test]
+    fn a_users_plugin_runs_against_io_and_the_native_engine_it_names() {
+        let dir = std::env::temp_dir().join(format!("wasmdp-bench-cell-{}, it's {{mine}}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let f = dir.join("mine.wasm");
+        std::fs::write(&f, b"\0asm").unwrap();
+        let u = super::super::UserPlugin::new(&f, &["k=v".into()], Some("macswap")).unwrap();
+        let g = super::Group {
+            engine: &u.name,
+            size: 64,
+            burst: 32,
+            simd: crate::simd::Simd::detect(),
+            paths: &[],
+            user: Some(&u),
+        };
+        let y = super::yaml(&g, BenchPath::Wasm, std::path::Path::new("p"), 0);
+        let v: serde_yaml::Value = serde_yaml::from_str(&y).unwrap();
+        assert_eq!(v["engine"].as_str(), Some("io"), "{y}");
+        assert_eq!(v["ports"][1]["policy"]["plugin"].as_str(), Some(f.to_str().unwrap()), "{y}");
+        assert_eq!(v["ports"][0]["policy"]["params"]["k"].as_str(), Some("v"), "{y}");
+        let y = super::yaml(&g, BenchPath::Native, std::path::Path::new("p"), 0);
+        assert!(y.contains("engine: macswap") && !y.contains("policy"), "{y}");
+        assert!(BenchPath::Native.applies_to_user(&u) && BenchPath::Io.applies_to_user(&u));
+        assert!(!BenchPath::Plugin.applies_to_user(&u) && !BenchPath::NativeBuild.applies_to_user(&u));
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn examples_run_as_plugins_against_their_native_builds_and_vxlan_plugins_against_their_engines() {
-        let g = super::Group { engine: "dnat", size: 64, burst: 32, simd: crate::simd::Simd::detect(), paths: &[] };
+        let g = super::Group {
+            engine: "dnat",
+            size: 64,
+            burst: 32,
+            simd: crate::simd::Simd::detect(),
+            paths: &[],
+            user: None,
+        };
         let y = super::yaml(&g, BenchPath::Wasm, std::path::Path::new("p"), 0);
         assert!(y.contains("engine: io") && y.contains("dnat.wasm") && y.contains("match: 198.18.0.0/24"), "{y}");
         assert!(BenchPath::Native.applies_to("dnat") && BenchPath::Io.applies_to("dnat"));

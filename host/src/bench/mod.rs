@@ -18,9 +18,11 @@ mod clock;
 mod memcpy;
 mod report;
 mod svg;
+mod user;
 
 pub use cell::{BenchPath, Cell};
 pub use memcpy::MemcpyArgs;
+pub use user::UserPlugin;
 
 use crate::simd::Simd;
 use clap::{Args, Subcommand};
@@ -85,9 +87,21 @@ pub struct MatrixArgs {
     pub plugins: PathBuf,
     /// A short run (about a minute): io, macswap, vxlan_decap and vxlan_encap on every path and the
     /// per-packet examples (dnat, dscp_remark, l4_lb, ratelimit), 64 B, burst 32, the detected
-    /// kernel variant, 0.3 s per repetition.
+    /// kernel variant, 0.3 s per repetition; with `--plugin`, that plugin alone at 64 B, burst 32.
     #[arg(long)]
     pub quick: bool,
+    /// Your plugin instead of the engines: measured on the `wasm` path against `io` on the same
+    /// ports and frames (and against `--native`), in the same cells and JSON keys as the examples;
+    /// its cells are named by the file's stem.
+    #[arg(long, value_name = "FILE.wasm", conflicts_with = "engines")]
+    pub plugin: Option<PathBuf>,
+    /// The params of `--plugin`, comma-separated `KEY=VALUE` (values are strings, as in the YAML).
+    #[arg(long, value_delimiter = ',', value_name = "K=V,...", requires = "plugin")]
+    pub params: Vec<String>,
+    /// A native engine `--plugin` does the work of (e.g. macswap): measured beside it and the
+    /// baseline of its ratios.
+    #[arg(long, value_name = "ENGINE", requires = "plugin")]
+    pub native: Option<String>,
     /// Also measure the cost of one host->plugin and one plugin->host call.
     #[arg(long)]
     pub calls: bool,
@@ -128,6 +142,10 @@ fn matrix(args: &MatrixArgs) -> anyhow::Result<()> {
             args.simd = vec![Simd::detect().name().into()];
         }
     }
+    let user = args.plugin.as_deref().map(|f| UserPlugin::new(f, &args.params, args.native.as_deref())).transpose()?;
+    if let Some(u) = &user {
+        args.engines = vec![u.name.clone()];
+    }
     let variants = variants(&args.simd)?;
     let paths = args
         .paths
@@ -138,7 +156,13 @@ fn matrix(args: &MatrixArgs) -> anyhow::Result<()> {
         args.lcore.unwrap_or_else(|| core_affinity::get_core_ids().and_then(|c| c.last().map(|c| c.id)).unwrap_or(0));
     let mut groups: Vec<(String, usize, usize, Simd, Vec<BenchPath>)> = Vec::new();
     for e in &args.engines {
-        let paths: Vec<_> = paths.iter().copied().filter(|p| p.applies_to(e)).collect();
+        let paths: Vec<_> = match &user {
+            Some(u) => paths.iter().copied().filter(|p| p.applies_to_user(u)).collect(),
+            None => paths.iter().copied().filter(|p| p.applies_to(e)).collect(),
+        };
+        if paths.is_empty() {
+            anyhow::bail!("--paths {}: none applies to `{e}`", args.paths.join(","));
+        }
         for &size in &args.sizes {
             for &burst in &args.bursts {
                 for &v in &variants {
@@ -156,7 +180,7 @@ fn matrix(args: &MatrixArgs) -> anyhow::Result<()> {
     let mut table = report::Table::start(&args, lcore, &bar);
     let mut cells = Vec::new();
     for (engine, size, burst, simd, paths) in groups {
-        let spec = cell::Group { engine: &engine, size, burst, simd, paths: &paths };
+        let spec = cell::Group { engine: &engine, size, burst, simd, paths: &paths, user: user.as_ref() };
         for c in cell::measure_group(&args, &spec, lcore)? {
             table.row(&c, tsc.as_ref(), &bar);
             bar.inc(1);
