@@ -76,10 +76,13 @@ pub(crate) fn adjust_then_write(
 ) -> Result<usize, i32> {
     let (head, tail) = (i32::from(head), i32::from(tail));
     p.reframe(head as isize, tail as isize).map_err(|_| err::NO_ROOM)?;
-    if head > 0 || tail > 0 {
-        zero_grown(p.data_mut(), head, tail, usize::from(dirty).min(window));
+    let (written, len) = (usize::from(dirty).min(window), p.len());
+    // Only when some grown byte is not among those the window writes: the usual prepend (a
+    // header written through the window) calls nothing.
+    if (head > 0 && (head as usize).min(len) > written) || (tail > 0 && written < len) {
+        zero_grown(p.data_mut(), head, tail, written);
     }
-    Ok(p.len())
+    Ok(len)
 }
 
 /// Zeroes the bytes a change of `head` and `tail` added to `data`, except the first `written`.
