@@ -28,6 +28,7 @@
 
 pub mod cksum;
 mod eth;
+pub mod fast;
 mod headers;
 mod ipv4;
 mod ipv6;
