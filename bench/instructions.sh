@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per forwarded packet in the worker loop, per path, under valgrind's callgrind
+# Instructions per packet handled (forwarded, or dropped by the policy) in the worker loop, per path, under valgrind's callgrind
 # (counted only inside `wasmdp::lcore::run`, so start-up and the stop report are left out; repeats
 # within 0.05% between runs, unlike wall-clock rates on a shared VM). Two null ports, 64-byte frames,
 # burst 32, one lcore. Each row: the path, instructions per packet, and the ratio of its baseline's
@@ -63,6 +63,8 @@ config plugin_1_0 macswap "$pol10" "$pol10"
 for n in "" _native; do
   k=${n:+native}
   config wasm_macswap$n io "$(pol wasm_macswap '' $k)" "$(pol wasm_macswap '' $k)"
+  config acl$n io "$(pol acl 'deny_udp_dst_port: 9' $k)" "$(pol acl 'deny_udp_dst_port: 9' $k)"
+  config acl_pass$n io "$(pol acl 'deny_udp_dst_port: 53' $k)" "$(pol acl 'deny_udp_dst_port: 53' $k)"
   config dnat$n io "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9' $k)" "$(pol dnat 'match: 198.18.0.0/24, to: 10.9.9.9' $k)"
   config dscp_remark$n io "$(pol dscp_remark 'dscp: 46' $k)" "$(pol dscp_remark 'dscp: 46' $k)"
   config l4_lb$n io "$(pol l4_lb "ports: '0,1'" $k)" "$(pol l4_lb "ports: '0,1'" $k)"
@@ -121,7 +123,7 @@ if [[ -n "$user" ]]; then
   [[ -n "$native" ]] && rows+=("native_user:io" "plugin_user:native_user")
 else
   rows+=(macswap: plugin:macswap plugin_1_0:macswap wasm_macswap:macswap wasm_macswap_native:macswap \
-  wasm_macswap:wasm_macswap_native dnat_native:io dnat:dnat_native dscp_remark_native:io \
+  wasm_macswap:wasm_macswap_native acl_native:io acl:acl_native acl_pass_native:io acl_pass:acl_pass_native dnat_native:io dnat:dnat_native dscp_remark_native:io \
   dscp_remark:dscp_remark_native l4_lb_native:io l4_lb:l4_lb_native \
   ratelimit_native:io ratelimit:ratelimit_native vxlan_decap: vxlan_decap_wasm:vxlan_decap \
   vxlan_decap_wasm_native:vxlan_decap vxlan_decap_wasm:vxlan_decap_wasm_native vxlan_encap: \

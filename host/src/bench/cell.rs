@@ -144,7 +144,9 @@ pub const POLICY_TAIL: &str = "on_failure: fail_closed, limits: {deadline_us: 10
 /// The per-packet example plugins the bench runs as engines of their own, with their params: the
 /// plugin (`wasm`) against its native build (`native`), and native io on the same ports and frames
 /// (`io`), the floor of any forwarding.
-pub const EXAMPLES: [(&str, &str); 4] = [
+pub const EXAMPLES: [(&str, &str); 5] = [
+    // Every frame denied: the null ports' template goes to UDP port 9.
+    ("acl", "deny_udp_dst_port: 9"),
     ("dnat", "match: 198.18.0.0/24, to: 10.9.9.9"),
     ("dscp_remark", "dscp: 46"),
     ("l4_lb", "ports: '0,1'"),

@@ -6,7 +6,7 @@
 //! does. The path says who decides per burst: the config (`native`), a plugin calling the native
 //! engine every burst (`plugin`), a plugin that decided once (`plugin-sticky`), or an example plugin
 //! doing the work itself in WebAssembly (`wasm`: macswap, the vxlan engines, and the per-packet
-//! examples dnat, dscp_remark, l4_lb and ratelimit, which have no native engine and are measured
+//! examples acl, dnat, dscp_remark, l4_lb and ratelimit, which have no native engine and are measured
 //! against `io` on the same ports and frames). Each cell is repeated after a warm-up run; the median is reported with
 //! min and max, and its ratio to the native cell (or, for the examples, the io cell) of the same
 //! engine, variant, size and burst (paths run in turn, repetition by repetition, and the ratio is the
@@ -57,8 +57,8 @@ pub struct MatrixArgs {
     /// Repetitions per cell (median, min and max are reported), after one warm-up run (1..=1000).
     #[arg(long, default_value_t = 3, value_parser = |s: &str| crate::cli::in_range(s, 1, 1000))]
     pub reps: usize,
-    /// Engines to measure, comma-separated; also the per-packet example plugins dnat, dscp_remark,
-    /// l4_lb and ratelimit (measured on the `wasm` path against `io`).
+    /// Engines to measure, comma-separated; also the per-packet example plugins acl, dnat,
+    /// dscp_remark, l4_lb and ratelimit (measured on the `wasm` path against `io`).
     #[arg(long, value_delimiter = ',', default_value = "io,mac,macswap,5tswap,copy")]
     pub engines: Vec<String>,
     /// Paths, comma-separated: native (the engine; for a per-packet example, its native build),
@@ -86,7 +86,7 @@ pub struct MatrixArgs {
     #[arg(long, default_value = "plugins/target/wasm32-unknown-unknown/release")]
     pub plugins: PathBuf,
     /// A short run (about a minute): io, macswap, vxlan_decap and vxlan_encap on every path and the
-    /// per-packet examples (dnat, dscp_remark, l4_lb, ratelimit), 64 B, burst 32, the detected
+    /// per-packet examples (acl, dnat, dscp_remark, l4_lb, ratelimit), 64 B, burst 32, the detected
     /// kernel variant, 0.3 s per repetition; with `--plugin`, that plugin alone at 64 B, burst 32.
     #[arg(long)]
     pub quick: bool,

@@ -37,7 +37,8 @@ fn make<P: Policy + Send>() -> Box<dyn NativePolicy> {
 }
 
 /// Every native build, by the name of its WebAssembly build.
-pub const TWINS: [Twin; 8] = [
+pub const TWINS: [Twin; 9] = [
+    Twin { name: "acl", make: make::<acl::Acl> },
     Twin { name: "dnat", make: make::<dnat::Dnat> },
     Twin { name: "dscp_remark", make: make::<dscp_remark::DscpRemark> },
     Twin { name: "l4_lb", make: make::<l4_lb::L4Lb> },
