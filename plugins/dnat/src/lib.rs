@@ -17,6 +17,7 @@
 //! (`too_deep`) rather than sent with a wrong checksum.
 #![cfg_attr(not(test), no_std)]
 
+use wasmdp_sdk::net::fast::{self, Frame, L4};
 use wasmdp_sdk::net::{proto, Headers, L3Kind, Tcp, Udp};
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Params, Policy, Prefix4, Refusal, Window};
 
@@ -62,6 +63,16 @@ impl Policy for Dnat {
         let (mut rewritten, mut too_deep) = (0, 0);
         let rule = self.rule;
         for mut w in burst.windows()? {
+            // The common frames first: the SDK's fast path finds their headers with one check per
+            // layer and rewrites them in place; only the headers are marked to be copied back.
+            let filled = w.bytes().len();
+            if let Some(fast) = rule.rewrite_fast(&mut w.raw_mut()[..filled]) {
+                if let Some(dirty) = fast {
+                    w.set_dirty(dirty);
+                    rewritten += 1;
+                }
+                continue;
+            }
             match rule.rewrite(&mut w) {
                 Some(true) => rewritten += 1,
                 Some(false) => {
@@ -78,6 +89,48 @@ impl Policy for Dnat {
 }
 
 impl Rule {
+    /// The fast path: `None` when the frame is not for it (the general [`Rule::rewrite`] decides),
+    /// else `Some(None)` not matching, `Some(Some(n))` rewritten, its first `n` bytes changed.
+    #[inline(always)]
+    fn rewrite_fast(self, frame: &mut [u8]) -> Option<Option<usize>> {
+        let mut v4 = match fast::parse_mut(frame) {
+            Frame::V4(v4) => v4,
+            Frame::V6(_) | Frame::NotIp => return Some(None),
+            Frame::Other => return None,
+        };
+        if !self.matches.contains(v4.ip.dst()) {
+            return Some(None);
+        }
+        // The same rule as `rewrite`: with a port option the fragments of a TCP/UDP packet are all
+        // left alone, and without ports `port` matches nothing.
+        let ports = matches!(v4.ip.protocol(), proto::TCP | proto::UDP);
+        let port_option = self.port.is_some() || self.to_port.is_some();
+        if (ports && v4.ip.is_fragment() && port_option) || (!ports && self.port.is_some()) {
+            return Some(None);
+        }
+        match &mut v4.l4 {
+            L4::Udp(u) => {
+                if self.port.is_some_and(|p| p != u.dst_port()) {
+                    return Some(None);
+                }
+                if let Some(p) = self.to_port {
+                    u.set_dst_port_incremental(p);
+                }
+            }
+            L4::Tcp(t) => {
+                if self.port.is_some_and(|p| p != t.dst_port()) {
+                    return Some(None);
+                }
+                if let Some(p) = self.to_port {
+                    t.set_dst_port_incremental(p);
+                }
+            }
+            L4::Icmp(_) | L4::None => {}
+        }
+        v4.set_dst_nat(self.to);
+        Some(Some(v4.headers_len()))
+    }
+
     /// Rewrites a matching packet: Some(true) done, Some(false) matching but its L4 header is past
     /// the window, None not matching.
     #[inline(always)]
