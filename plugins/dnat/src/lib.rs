@@ -257,6 +257,45 @@ mod tests {
         assert_eq!(run(&params, &tcp), [frame(proto::TCP, NEW, 5353, 0)], "TCP alike");
     }
 
+    /// `f` with `tags` VLAN tags inserted after the MACs.
+    fn tagged(f: &[u8], tags: usize) -> std::vec::Vec<u8> {
+        let mut t = f[..12].to_vec();
+        for _ in 0..tags {
+            t.extend([0x81, 0x00, 0x00, 0x07]);
+        }
+        t.extend(&f[12..]);
+        t
+    }
+
+    #[test]
+    fn the_fast_path_and_the_general_views_rewrite_alike() {
+        // Untagged and single-tagged frames take the SDK's fast path, double-tagged ones the
+        // general views: the same rewrite either way.
+        const MF: u16 = 0x2000;
+        let frames = [
+            udp([10, 0, 0, 2], 53),
+            udp([10, 0, 0, 2], 80),
+            udp([10, 0, 1, 2], 53),
+            frame(proto::TCP, [10, 0, 0, 3], 53, 0),
+            frame(proto::UDP, [10, 0, 0, 2], 53, MF),
+            frame(proto::UDP, [10, 0, 0, 2], 53, MF | 0x10),
+        ];
+        let sets: [&[(&str, &str)]; 3] = [
+            &[("match", "10.0.0.0/24"), ("to", "192.0.2.9")],
+            &[("match", "10.0.0.0/24"), ("to", "192.0.2.9"), ("port", "53"), ("to_port", "5353")],
+            &[("match", "10.0.0.2"), ("to", "192.0.2.9"), ("to_port", "99")],
+        ];
+        for params in sets {
+            let plain = run(params, &frames);
+            assert_ne!(plain[0], frames[0], "{params:?}: the first frame is rewritten");
+            for tags in [1, 2] {
+                let t: std::vec::Vec<_> = frames.iter().map(|f| tagged(f, tags)).collect();
+                let want: std::vec::Vec<_> = plain.iter().map(|f| tagged(f, tags)).collect();
+                assert_eq!(run(params, &t), want, "{params:?}, {tags} tags");
+            }
+        }
+    }
+
     #[test]
     fn fragments_keep_the_datagram_checksum_right() {
         const MF: u16 = 0x2000;

@@ -124,53 +124,71 @@ enum Kind {
     None,
 }
 
-/// Finds the headers, checking each length once.
+/// An EtherType as its two bytes lie in the frame, read as one native word: compared with
+/// constants in the same form, it needs no byte swap (which WebAssembly has no instruction for).
+#[inline(always)]
+const fn wire16(b: [u8; 2]) -> u16 {
+    u16::from_ne_bytes(b)
+}
+
+const IPV4: u16 = wire16(ethertype::IPV4.to_be_bytes());
+const IPV6: u16 = wire16(ethertype::IPV6.to_be_bytes());
+const TAGS: [u16; 3] = [
+    wire16(ethertype::VLAN.to_be_bytes()),
+    wire16(ethertype::QINQ.to_be_bytes()),
+    wire16(ethertype::QINQ_9100.to_be_bytes()),
+];
+
+/// Finds the headers, checking each length once; the common case (untagged IPv4) first.
 #[inline(always)]
 fn find(f: &[u8]) -> Found {
     let Some(eth) = f.first_chunk::<18>() else {
         return Found::Other;
     };
-    let (l3, et) = match [eth[12], eth[13]] {
-        [0x81, 0x00] | [0x88, 0xa8] | [0x91, 0x00] => (18, u16::from_be_bytes([eth[16], eth[17]])),
-        et => (14, u16::from_be_bytes(et)),
-    };
+    let (mut l3, mut et) = (14, wire16([eth[12], eth[13]]));
+    if et != IPV4 && et != IPV6 {
+        if !TAGS.contains(&et) {
+            return Found::NotIp;
+        }
+        (l3, et) = (18, wire16([eth[16], eth[17]]));
+        if et != IPV4 && et != IPV6 {
+            // A second tag is the general views' to walk.
+            return if TAGS.contains(&et) { Found::Other } else { Found::NotIp };
+        }
+    }
     let rest = f.get(l3..).unwrap_or_default();
-    let (v6, hlen, next) = match et {
-        ethertype::IPV4 => {
-            let Some(ip) = rest.first_chunk::<20>() else { return Found::Other };
-            // Version 4, no options, a total length that holds the header.
-            if ip[0] != 0x45 || u16::from_be_bytes([ip[2], ip[3]]) < 20 {
-                return Found::Other;
-            }
-            // A fragment after the first has no transport header.
-            let later = ip[6] & 0x1F != 0 || ip[7] != 0;
-            (false, 20, if later { None } else { Some(ip[9]) })
+    let (v6, l4, next) = if et == IPV4 {
+        let Some((ip, l4)) = rest.split_first_chunk::<20>() else { return Found::Other };
+        // Version 4, no options, a total length that holds the header.
+        if ip[0] != 0x45 || u16::from_be_bytes([ip[2], ip[3]]) < 20 {
+            return Found::Other;
         }
-        ethertype::IPV6 => {
-            let Some(ip) = rest.first_chunk::<40>() else { return Found::Other };
-            // The extension headers the general views walk ([`Ipv6::upper`]) are theirs.
-            let ext = matches!(ip[6], proto::HOPOPT | proto::IPV6_ROUTE | proto::IPV6_FRAG | proto::IPV6_OPTS);
-            if ip[0] >> 4 != 6 || ext {
-                return Found::Other;
-            }
-            (true, 40, Some(ip[6]))
+        // A fragment after the first (an offset in the low 13 bits) has no transport header.
+        if wire16([ip[6], ip[7]]) & wire16([0x1F, 0xFF]) != 0 {
+            return Found::Ip { v6: false, l3, l4: Kind::None };
         }
-        ethertype::VLAN | ethertype::QINQ | ethertype::QINQ_9100 => return Found::Other,
-        _ => return Found::NotIp,
-    };
-    let l4 = rest.get(hlen..).unwrap_or_default();
-    let (kind, need) = match next {
-        Some(proto::UDP) => (Kind::Udp, 8),
-        Some(proto::ICMP) if !v6 => (Kind::Icmp, 8),
-        Some(proto::ICMPV6) if v6 => (Kind::Icmp, 8),
-        Some(proto::TCP) => (Kind::Tcp, 20),
-        _ => (Kind::None, 0),
+        (false, l4, ip[9])
+    } else {
+        let Some((ip, l4)) = rest.split_first_chunk::<40>() else { return Found::Other };
+        // The extension headers the general views walk ([`Ipv6::upper`]) are theirs.
+        let ext = matches!(ip[6], proto::HOPOPT | proto::IPV6_ROUTE | proto::IPV6_FRAG | proto::IPV6_OPTS);
+        if ip[0] >> 4 != 6 || ext {
+            return Found::Other;
+        }
+        (true, l4, ip[6])
     };
     // A transport header cut by the window, or a TCP data offset under 5 (malformed): what to make
     // of it is the general views' (and the policy's) call.
-    if l4.len() < need || (kind == Kind::Tcp && l4[12] >> 4 < 5) {
-        return Found::Other;
-    }
+    let kind = match next {
+        proto::UDP if l4.len() >= 8 => Kind::Udp,
+        proto::TCP if l4.len() >= 20 && l4[12] >= 0x50 => Kind::Tcp,
+        proto::ICMP if !v6 && l4.len() >= 8 => Kind::Icmp,
+        proto::ICMPV6 if v6 && l4.len() >= 8 => Kind::Icmp,
+        proto::UDP | proto::TCP => return Found::Other,
+        proto::ICMP if !v6 => return Found::Other,
+        proto::ICMPV6 if v6 => return Found::Other,
+        _ => Kind::None,
+    };
     Found::Ip { v6, l3, l4: kind }
 }
 
