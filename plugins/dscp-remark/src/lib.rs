@@ -17,7 +17,6 @@
 //! (then the IP header is not read).
 #![cfg_attr(not(test), no_std)]
 
-use wasmdp_sdk::net::fast::{self, Frame};
 use wasmdp_sdk::net::{ethertype, l2, Ipv4, Ipv6, Vlan};
 use wasmdp_sdk::{refuse, AreaSpec, Burst, Counter, Error, Params, Policy, Refusal};
 
@@ -90,52 +89,9 @@ fn bounded(params: &Params, key: &str, max: u8) -> Result<Option<u8>, Refusal> {
 }
 
 impl Rule {
-    /// Remarks one frame (its head: `cut` when the packet goes on past it): the SDK's fast path for
-    /// the common frames, the general views for the rest.
+    /// Remarks one frame (its head: `cut` when the packet goes on past it).
     #[inline(always)]
     fn remark(self, frame: &mut [u8], cut: bool) -> Outcome {
-        match self.remark_fast(frame) {
-            Some(outcome) => outcome,
-            None => self.remark_general(frame, cut),
-        }
-    }
-
-    /// An IP packet untagged or behind one tag, without IPv4 options or IPv6 extension headers;
-    /// `None` for anything else, and when only the tag is to be written (the IP header is then not
-    /// read at all, as in the general path).
-    #[inline(always)]
-    fn remark_fast(self, frame: &mut [u8]) -> Option<Outcome> {
-        if self.dscp.is_none() && self.from_dscp.is_none() {
-            return None;
-        }
-        let (wrote_ip, l3) = match fast::parse_mut(frame) {
-            Frame::V4(mut v4) => {
-                if self.from_dscp.is_some_and(|d| d != v4.ip.dscp()) {
-                    return Some(Outcome::Untouched);
-                }
-                (self.dscp.inspect(|&d| v4.ip.set_dscp_incremental(d)).is_some(), v4.l3_offset)
-            }
-            Frame::V6(mut v6) => {
-                if self.from_dscp.is_some_and(|d| d != v6.ip.dscp()) {
-                    return Some(Outcome::Untouched);
-                }
-                (self.dscp.inspect(|&d| v6.ip.set_dscp(d)).is_some(), v6.l3_offset)
-            }
-            Frame::NotIp | Frame::Other => return None,
-        };
-        // Behind one tag (the fast path takes no more), whose PCP is the outermost's.
-        let wrote_tag = match self.pcp {
-            Some(p) if l3 == 18 => {
-                Vlan::new(frame.get_mut(14..).unwrap_or_default()).map(|mut t| t.set_pcp(p)).is_some()
-            }
-            _ => false,
-        };
-        Some(if wrote_ip || wrote_tag { Outcome::Remarked } else { Outcome::Untouched })
-    }
-
-    /// The general path: any number of tags, IPv4 options, IPv6 extension headers.
-    #[inline(always)]
-    fn remark_general(self, frame: &mut [u8], cut: bool) -> Outcome {
         let Some(l2) = l2(frame) else { return Outcome::Untouched };
         let (tagged, at) = (l2.tags[0].is_some(), l2.l3_offset);
         let ip = frame.get_mut(at..).unwrap_or_default();
@@ -237,9 +193,8 @@ mod tests {
     }
 
     #[test]
-    fn the_fast_path_and_the_general_views_remark_alike() {
-        // Untagged and single-tagged IP frames take the SDK's fast path, double-tagged ones (and
-        // IPv4 with options) the general views: the same IP bytes and the same outer PCP either way.
+    fn no_tag_one_tag_and_two_tags_remark_alike() {
+        // However many tags: the same IP bytes, and the outermost tag's PCP.
         let mut v6 = std::vec![0u8; 14 + 40 + 8];
         v6[12..16].copy_from_slice(&[0x86, 0xdd, 0x6b, 0x80]); // traffic class 0xb8: DSCP 46
         v6[18..22].copy_from_slice(&[0, 8, 17, 64]);
