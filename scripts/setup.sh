@@ -11,6 +11,7 @@ command -v ping >/dev/null || need_apt+=(iputils-ping)
 command -v arping >/dev/null || need_apt+=(iputils-arping)
 command -v tcpdump >/dev/null || need_apt+=(tcpdump)
 command -v ethtool >/dev/null || need_apt+=(ethtool)     # offloads of the netns tests' veths
+command -v sysctl >/dev/null || need_apt+=(procps)       # the netns tests turn IPv6 off on root-side veths
 command -v promtool >/dev/null || need_apt+=(prometheus)   # promtool checks the /metrics output
 if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
