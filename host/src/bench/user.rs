@@ -17,6 +17,11 @@ pub struct UserPlugin {
     pub native: Option<String>,
 }
 
+/// A cell's name or a param's key: letters, digits, `_`, `-`, `.` (plain in the table and in YAML).
+fn is_name(s: &str) -> bool {
+    !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+}
+
 /// Longest `--params` in bytes altogether: params are a config's, not a data channel.
 const MAX_PARAMS: usize = 4096;
 
@@ -32,7 +37,7 @@ impl UserPlugin {
         let name = file
             .file_stem()
             .and_then(|s| s.to_str())
-            .filter(|s| !s.is_empty() && s.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)))
+            .filter(|s| is_name(s))
             .ok_or_else(|| {
                 anyhow::anyhow!("--plugin {}: the file's name must be letters, digits, `_`, `-`, `.`", file.display())
             })?
@@ -43,7 +48,7 @@ impl UserPlugin {
         let mut items = Vec::new();
         for p in params.iter().filter(|p| !p.is_empty()) {
             let (k, v) = p.split_once('=').ok_or_else(|| anyhow::anyhow!("--params `{p}`: expected KEY=VALUE"))?;
-            if k.is_empty() || !k.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c)) {
+            if !is_name(k) {
                 anyhow::bail!("--params `{p}`: the key must be letters, digits, `_`, `-`, `.`");
             }
             if v.chars().any(char::is_control) {
