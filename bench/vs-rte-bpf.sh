@@ -21,8 +21,13 @@
 #    '0x0000000000084e10', its offset as callgrind names it, in Debian's 22.11.11 build (the same
 #    count to 0.01 instruction a packet).
 # 3. Mpps: ROUNDS rounds of SECONDS seconds per program, in turn, as median (min-max) of the
-#    packets handled per second (bench/testpmd.sh with TESTPMD_COUNT=handled).
-# Prints: program, instructions/packet, cost over io (its instructions less io's), Mpps.
+#    packets handled per second (bench/testpmd.sh with TESTPMD_COUNT=handled), and interleaved with
+#    each testpmd run, wasmdp doing the same work: two null ports of the same 64 B template, the
+#    example plugin on both (wasm_macswap, dnat, acl denying port 9 / 53), one worker on the same
+#    core, burst 32, packets handled (transmitted or dropped by the plugin) per second. Runs of the
+#    two side by side in time share the machine's state, so their ratio is steadier than either.
+# Prints: program, instructions/packet, cost over io (its instructions less io's), Mpps of both and
+# the ratio wasmdp / testpmd of the medians.
 #
 # usage: bench/vs-rte-bpf.sh [SECONDS=3] [ROUNDS=3] [PROGRAMS="io macswap dnat acl acl_pass"]
 #   CG_SECONDS=3   forwarding seconds under callgrind per program (CALLGRIND=0 skips the counts)
@@ -162,13 +167,48 @@ if [ "$callgrind" = 1 ]; then
   done
 fi
 
-# 3. Mpps, the programs in turn in each round.
+# 3. Mpps, the programs in turn in each round, wasmdp and testpmd one after the other.
 stats() { # values... -> "median min max"
   printf '%s\n' "$@" | sort -g | awk '{v[NR]=$1} END {printf "%.2f %.2f %.2f", v[int((NR+1)/2)], v[1], v[NR]}'
 }
-declare -A mpps
+plugins=${PLUGINS:-plugins/target/wasm32-unknown-unknown/release}
+[ -f "$plugins/acl.wasm" ] || scripts/build-plugins.sh >/dev/null
+wasmdp_policy() { # program -> the policy of both ports (none for io)
+  local pol="on_failure: fail_closed, limits: {deadline_us: 1000000}"
+  case $1 in
+    io) ;;
+    macswap) echo ", policy: {plugin: $plugins/wasm_macswap.wasm, $pol}" ;;
+    dnat) echo ", policy: {plugin: $plugins/dnat.wasm, params: {match: 198.18.0.0/24, to: 10.9.9.9}, $pol}" ;;
+    acl) echo ", policy: {plugin: $plugins/acl.wasm, params: {deny_udp_dst_port: 9}, $pol}" ;;
+    acl_pass) echo ", policy: {plugin: $plugins/acl.wasm, params: {deny_udp_dst_port: 53}, $pol}" ;;
+  esac
+}
+wasmdp_mpps() { # program -> packets handled per second (transmitted or dropped by the plugin)
+  local pol
+  pol=$(wasmdp_policy "$1")
+  cat >"$tmp/w-$1.yaml" <<YAML
+lcores: [$fwd]
+burst: $burst
+engine: io
+control: {socket: null}
+ports:
+  - {name: a, driver: null, frame: {size: 64}$pol}
+  - {name: b, driver: null, frame: {size: 64}$pol}
+YAML
+  RUST_LOG=warn "$WASMDP" run "$tmp/w-$1.yaml" --no-reload --duration "$secs" --stats-period 0 \
+    --stats-json "$tmp/w-$1.json" >/dev/null
+  python3 - "$tmp/w-$1.json" <<'PY'
+import json, sys
+j = json.load(open(sys.argv[1]))
+s = j["streams"]
+handled = sum(x["tx_packets"] + x["dropped"] for x in s)
+print("%.3f" % (handled / j["duration_s"] / 1e6))
+PY
+}
+declare -A mpps wmpps
 for _ in $(seq "$rounds"); do
   for p in $programs; do
+    wmpps[$p]="${wmpps[$p]:-} $(wasmdp_mpps "$p")"
     m=$(TESTPMD_COUNT=handled testpmd_run_mpps "${eal[@]}" "${loop_ports[@]}" -- "${app[@]}" $(load "$p"))
     [ "$p" = io ] || loaded "$tmp/testpmd.log"
     mpps[$p]="${mpps[$p]:-} $m"
@@ -177,11 +217,15 @@ done
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs); DPDK $(pkg-config --modversion libdpdk 2>/dev/null || echo '?'); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
 echo "testpmd io, net_pcap x2 replaying wasmdp's template (infinite_rx, TX frees), rte_bpf JIT on both RX queues (JM; each program checks data_len before each header), 1 forwarding core ($fwd), burst $burst; callgrind ${cg_secs}s; Mpps ${secs}s x $rounds rounds"
-printf '%-10s | %12s | %12s | %s\n' program instr/pkt "over io" "Mpps med (min-max)"
+printf '%-10s | %12s | %12s | %-22s | %-22s | %s\n' program instr/pkt "over io" "testpmd Mpps med (min-max)" \
+  "wasmdp Mpps med (min-max)" "wasmdp/testpmd"
 for p in $programs; do
   read -r mm mmin mmax <<<"$(stats ${mpps[$p]})"
+  read -r wm wmin wmax <<<"$(stats ${wmpps[$p]})"
   i=${ipp[$p]:--}
   over=-
   [ -n "${ipp[io]:-}" ] && [ "$i" != - ] && over=$(echo "$i ${ipp[io]}" | awk '{printf "%+.2f", $1 - $2}')
-  printf '%-10s | %12s | %12s | %6s (%s-%s)\n' "$p" "$i" "$over" "$mm" "$mmin" "$mmax"
+  ratio=$(echo "$wm $mm" | awk '{printf "%.2fx", $1 / $2}')
+  printf '%-10s | %12s | %12s | %6s (%s-%s) | %6s (%s-%s) | %s\n' "$p" "$i" "$over" "$mm" "$mmin" "$mmax" \
+    "$wm" "$wmin" "$wmax" "$ratio"
 done

@@ -127,6 +127,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
             lcore: Some(lcore),
             slot: Arc::default(),
             counters: Arc::default(),
+            direct: Arc::new(crate::plugin::DirectSlot::new(pool.config())),
         };
         let policy = match &plane.plugins[sp.rx] {
             Some(l) => Some(plane.runner(&l.plugin, &spec)?),

@@ -61,6 +61,10 @@ pub struct FwdCtx<'a> {
     pub prefetch_flow: bool,
     /// What the tunnel engines did in this call.
     pub tunnel: TunnelCounts,
+    /// On a stream whose plugin maps its packets (direct packet access), `cache` is the stream's
+    /// own pool's and this the lcore's: a packet leaving for another thread (a plugin's `send_to`)
+    /// is copied into a buffer of this one first.
+    pub outside: Option<&'a mut PoolCache>,
 }
 
 /// The addresses the `icmpecho` engine answers for, and the engine for everything else.

@@ -77,6 +77,9 @@ pub struct Stream {
     stop: Arc<AtomicBool>,
     /// What the TX queue refused in the round being sent.
     refused: TxRefused,
+    /// The cache of the stream's own pool, once its plugin asked for direct packet access
+    /// (`crate::plugin::DirectSlot`): every packet of the stream is then in that pool.
+    own: Option<PoolCache>,
 }
 
 impl Stream {
@@ -92,6 +95,22 @@ impl Stream {
             plugin_counters,
             stop: Arc::default(),
             refused: TxRefused::default(),
+            own: None,
+        }
+        .adopting_direct()
+    }
+
+    fn adopting_direct(mut self) -> Stream {
+        self.adopt_direct();
+        self
+    }
+
+    /// Takes the stream's own pool when its policy made one (direct packet access); kept from then
+    /// on, whatever policy runs later (between bursts: the stream holds no packet now).
+    fn adopt_direct(&mut self) {
+        let Some(pool) = self.p.policy.as_ref().and_then(|p| p.direct_pool()) else { return };
+        if self.own.as_ref().is_none_or(|c| !Arc::ptr_eq(c.pool(), pool)) {
+            self.own = Some(pool.cache());
         }
     }
 
@@ -112,7 +131,12 @@ impl Stream {
         if policy.is_none() {
             self.plugin_counters.attached.store(false, std::sync::atomic::Ordering::Relaxed);
         }
-        std::mem::replace(&mut self.p.policy, policy)
+        let mut old = std::mem::replace(&mut self.p.policy, policy);
+        if let Some(old) = old.as_mut() {
+            old.leave();
+        }
+        self.adopt_direct();
+        old
     }
 
     /// Where it goes.
@@ -131,9 +155,23 @@ impl Stream {
     }
 
     /// One round: receive a burst, run the engine (or the policy), take what plugins of other
-    /// streams sent to this TX port, transmit. Returns the packets handled.
+    /// streams sent to this TX port, transmit. Returns the packets handled. `cache` is the lcore's;
+    /// a stream with its own pool (direct packet access) allocates and frees there instead.
     #[inline]
     pub fn poll(&mut self, cache: &mut PoolCache) -> usize {
+        match self.own.take() {
+            None => self.round(cache, None),
+            Some(mut own) => {
+                let n = self.round(&mut own, Some(cache));
+                self.own = Some(own);
+                n
+            }
+        }
+    }
+
+    /// [`Stream::poll`] with the stream's cache, and the lcore's as `outside` when they differ.
+    #[inline(always)]
+    fn round(&mut self, cache: &mut PoolCache, mut outside: Option<&mut PoolCache>) -> usize {
         let mut round = Round::default();
         if self.p.needs_rx {
             let rx = self.p.rxq.rx_burst(cache, &mut self.burst, self.p.burst_size);
@@ -144,7 +182,10 @@ impl Stream {
                 if let Some(policy) = &mut self.p.policy {
                     policy.idle();
                 }
-                return self.flush_injected(cache, round);
+                return self.flush_injected(cache, outside, round);
+            }
+            if let Some(out) = outside.as_deref_mut() {
+                round.flow.rx_nombuf += adopt_foreign(&mut self.burst, cache, out);
             }
         }
         let mut ctx = FwdCtx {
@@ -164,6 +205,7 @@ impl Stream {
             tunnels: &self.p.tunnels,
             prefetch_flow: self.p.prefetch_flow,
             tunnel: Default::default(),
+            outside: outside.as_deref_mut(),
         };
         match &mut self.p.policy {
             Some(policy) => policy.on_burst(&mut ctx, &mut self.burst, self.p.run),
@@ -176,19 +218,24 @@ impl Stream {
         round.flow.encapsulated = ctx.tunnel.encapsulated;
         round.flow.decapsulated = ctx.tunnel.decapsulated;
         round.flow.tunnel_passed = ctx.tunnel.passed;
-        round.flow.redirected_in = self.take_injected();
+        round.flow.redirected_in = self.take_injected(cache, outside.as_deref_mut(), &mut round);
         let n = self.burst.len();
-        self.send(cache, &mut round);
+        self.send(cache, outside, &mut round);
         n
     }
 
     /// Transmits what other streams' plugins sent to this TX port, when nothing was received.
     #[inline]
-    fn flush_injected(&mut self, cache: &mut PoolCache, mut round: Round) -> usize {
-        round.flow.redirected_in = self.take_injected();
+    fn flush_injected(
+        &mut self,
+        cache: &mut PoolCache,
+        mut outside: Option<&mut PoolCache>,
+        mut round: Round,
+    ) -> usize {
+        round.flow.redirected_in = self.take_injected(cache, outside.as_deref_mut(), &mut round);
         let n = self.burst.len();
         if n != 0 {
-            self.send(cache, &mut round);
+            self.send(cache, outside, &mut round);
         } else {
             self.p.txq.flush();
             if round.flow.rx_nombuf != 0 {
@@ -198,9 +245,11 @@ impl Stream {
         n
     }
 
-    /// Appends packets waiting in this TX port's inject queue (a plugin's `send_to`).
+    /// Appends packets waiting in this TX port's inject queue (a plugin's `send_to`); with
+    /// `outside` (the stream has its own pool), each is copied into the stream's pool, as they come
+    /// from other pools (one that cannot be is counted `rx_nombuf`).
     #[inline]
-    fn take_injected(&mut self) -> u64 {
+    fn take_injected(&mut self, cache: &mut PoolCache, mut outside: Option<&mut PoolCache>, round: &mut Round) -> u64 {
         let Some(q) = &self.p.inject else { return 0 };
         if q.is_empty() {
             return 0;
@@ -210,14 +259,30 @@ impl Stream {
         while self.burst.len() + crate::ports::INJECT_BATCH <= crate::mbuf::MAX_BURST {
             let Some(batch) = q.pop() else { break };
             n += batch.len() as u64;
-            batch.into_iter().for_each(|p| self.burst.push(p));
+            for p in batch {
+                match outside.as_deref_mut() {
+                    None => self.burst.push(p),
+                    Some(out) => match cache.adopt(p, out) {
+                        Some(p) => self.burst.push(p),
+                        None => round.flow.rx_nombuf += 1,
+                    },
+                }
+            }
         }
         n
     }
 
-    /// Offloads, transmit with retry, count the round.
+    /// Offloads, transmit with retry, count the round. A stream with its own pool whose TX queue
+    /// hands packets to another thread (a `ring` port) first copies them out of its pool.
     #[inline]
-    fn send(&mut self, cache: &mut PoolCache, round: &mut Round) {
+    fn send(&mut self, cache: &mut PoolCache, outside: Option<&mut PoolCache>, round: &mut Round) {
+        let cache = match outside {
+            Some(out) if self.p.txq.crosses_threads() => {
+                round.flow.rx_nombuf += adopt_foreign_all(&mut self.burst, out, cache);
+                out
+            }
+            _ => cache,
+        };
         let bytes = self.prepare_tx(cache, &mut round.drops);
         self.transmit(cache, bytes, round);
         self.counters.add(&round.flow);
@@ -297,16 +362,51 @@ impl Stream {
                 self.p.template.fill(p, &mut self.flow);
             }
             round.flow.generated = self.burst.len() as u64;
-            self.send(cache, &mut round);
+            self.send(cache, None, &mut round);
         }
     }
 
     /// Frees what waits in the RX queue (at stop); returns how many packets that was.
     pub fn drain(&mut self, cache: &mut PoolCache) -> u64 {
+        let cache = self.own.as_mut().unwrap_or(cache);
         cache.free_burst(&mut self.burst);
         self.p.txq.flush();
         self.p.rxq.drain(cache)
     }
+}
+
+/// Copies into `cache`'s pool each packet of `burst` that is not in it (freeing the original to
+/// `from`); returns how many were lost for want of a buffer. A per-packet address test: only
+/// streams with their own pool make it.
+fn adopt_foreign(burst: &mut Burst, cache: &mut PoolCache, from: &mut PoolCache) -> u64 {
+    let pool = cache.pool();
+    if burst.iter().all(|p| pool.holds(p)) {
+        return 0;
+    }
+    adopt_foreign_all(burst, cache, from)
+}
+
+/// Every packet of `burst` not in `cache`'s pool copied into it, the original freed to `from`;
+/// how many were lost for want of a buffer.
+#[cold]
+fn adopt_foreign_all(burst: &mut Burst, cache: &mut PoolCache, from: &mut PoolCache) -> u64 {
+    let mut lost = 0;
+    let mut i = 0;
+    while i < burst.len() {
+        if cache.pool().holds(&burst[i]) {
+            i += 1;
+            continue;
+        }
+        let p = burst.remove(i);
+        match cache.adopt(p, from) {
+            Some(q) => {
+                burst.insert(i, q);
+                i += 1;
+            }
+            None => lost += 1,
+        }
+    }
+    lost
 }
 
 /// Busy-waits: a retry delay of microseconds is shorter than any sleep the OS could give.

@@ -114,6 +114,12 @@ impl Burst {
         self.pkts.remove(i)
     }
 
+    /// Inserts `p` at `i`, keeping the order of the others.
+    #[inline]
+    pub fn insert(&mut self, i: usize, p: Pkt) {
+        self.pkts.insert(i, p);
+    }
+
     /// Replaces the packet at `i` and returns the old one.
     #[inline]
     pub fn replace(&mut self, i: usize, p: Pkt) -> Pkt {

@@ -67,6 +67,26 @@ impl PoolCache {
         unsafe { Pkt::from_raw(hdr) }
     }
 
+    /// `p` moved into a buffer of this cache's pool (its bytes after the pool's headroom, its
+    /// metadata) and freed to `from`, the cache of its own pool: for packets crossing between a
+    /// stream whose plugin maps its pool (direct packet access) and the rest of the dataplane. None
+    /// when this pool has no buffer, or the bytes do not fit one (`p` is freed then too).
+    pub fn adopt(&mut self, p: Pkt, from: &mut PoolCache) -> Option<Pkt> {
+        let moved = self.alloc().and_then(|mut q| match q.copy_from(p.data()) {
+            Ok(()) => {
+                q.meta_mut().copy_from(p.meta());
+                *q.flow_mut() = *p.flow();
+                Some(q)
+            }
+            Err(_) => {
+                self.free(q);
+                None
+            }
+        });
+        from.free(p);
+        moved
+    }
+
     /// Returns one buffer.
     #[inline]
     pub fn free(&mut self, p: Pkt) {

@@ -16,6 +16,7 @@ mod meta;
 mod pkt;
 mod pool;
 mod region;
+pub(crate) mod shared;
 
 pub use burst::{Burst, Marks, MAX_BURST};
 pub use cache::PoolCache;

@@ -47,6 +47,10 @@ pub struct Pool {
     free: ArrayQueue<Pkt>,
     cfg: PoolConfig,
     stride: usize,
+    /// Bytes from a buffer's start to its header (0 but in a shared pool).
+    hdr_off: usize,
+    /// The memfd of a shared pool (`super::shared`).
+    memfd: Option<super::shared::Memfd>,
 }
 
 /// Element stride: whole cache lines, an odd number of them, so that consecutive buffers start on
@@ -62,6 +66,25 @@ pub fn stride_for(headroom: u16, data_room: u16) -> usize {
 impl Pool {
     /// Allocates the region and puts every buffer on the free list.
     pub fn new(cfg: PoolConfig) -> std::io::Result<Arc<Pool>> {
+        Self::check(&cfg)?;
+        let stride = stride_for(cfg.headroom, cfg.data_room);
+        let region = Region::new(stride * cfg.size)?;
+        Ok(Arc::new(Self::carve(region, cfg, stride, 0, None)))
+    }
+
+    /// A pool in a memfd whose buffers keep their metadata on pages of their own, so that plugins
+    /// with direct packet access can map the data pages (`super::shared`).
+    #[cfg(all(target_os = "linux", not(miri)))]
+    pub fn new_shared(cfg: PoolConfig) -> std::io::Result<Arc<Pool>> {
+        use super::shared;
+        Self::check(&cfg)?;
+        let stride = shared::stride(cfg.headroom, cfg.data_room);
+        let (memfd, base) = shared::Memfd::create(stride * cfg.size)?;
+        let region = Region::memfd(base, memfd.len());
+        Ok(Arc::new(Self::carve(region, cfg, stride, shared::HEADER_AT, Some(memfd))))
+    }
+
+    fn check(cfg: &PoolConfig) -> std::io::Result<()> {
         let invalid = |msg: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, msg.to_string());
         if cfg.size == 0 {
             return Err(invalid("pool size must be at least 1"));
@@ -69,14 +92,24 @@ impl Pool {
         if (cfg.data_room as usize) < 64 {
             return Err(invalid("pool data_room must be at least 64 bytes"));
         }
-        let stride = stride_for(cfg.headroom, cfg.data_room);
-        let region = Region::new(stride * cfg.size)?;
+        Ok(())
+    }
+
+    /// Writes every buffer's header into `region` and puts the buffer on the free list.
+    fn carve(
+        region: Region,
+        cfg: PoolConfig,
+        stride: usize,
+        hdr_off: usize,
+        memfd: Option<super::shared::Memfd>,
+    ) -> Pool {
         let free = ArrayQueue::new(cfg.size);
         let empty = Meta::empty(cfg.headroom + cfg.data_room, cfg.headroom);
         for i in 0..cfg.size {
-            // SAFETY: i * stride + stride <= region length; every element is in bounds and aligned
-            // to 64 (the region is page aligned, the stride a multiple of 64).
-            let hdr = unsafe { region.base().as_ptr().add(i * stride) }.cast::<Header>();
+            // SAFETY: i * stride + hdr_off + META_SIZE + buf_len <= region length; every header is
+            // in bounds and aligned to 64 (the region is page aligned, the stride and the offset
+            // multiples of 64).
+            let hdr = unsafe { region.base().as_ptr().add(i * stride + hdr_off) }.cast::<Header>();
             // SAFETY: as above; the memory is ours and not yet shared.
             unsafe { hdr.write(Header { meta: empty, flow: FlowMeta::default() }) };
             // SAFETY: the header is initialised, buf_len bytes follow it inside the element, and this
@@ -86,7 +119,7 @@ impl Pool {
                 unreachable!("free list sized for every buffer");
             }
         }
-        Ok(Arc::new(Pool { region: ManuallyDrop::new(region), free, cfg, stride }))
+        Pool { region: ManuallyDrop::new(region), free, cfg, stride, hdr_off, memfd }
     }
 
     /// A per-lcore cache in front of this pool.
@@ -140,9 +173,46 @@ impl Pool {
     }
 
     fn owns(&self, p: &Pkt) -> bool {
-        let base = self.region.base().as_ptr() as usize;
+        let base = self.region.base().as_ptr() as usize + self.hdr_off;
         let at = p.meta_ptr() as usize;
         at >= base && at < base + self.region.len() && (at - base).is_multiple_of(self.stride)
+    }
+
+    /// Offset of the packet's first data byte in the region, when the buffer is this pool's: where
+    /// it is in an alias (`super::shared`). An address test, cheap enough to make per packet.
+    #[inline(always)]
+    pub(crate) fn offset_of(&self, p: &Pkt) -> Option<usize> {
+        let off = (p.data_ptr() as usize).wrapping_sub(self.region.base().as_ptr() as usize);
+        (off < self.region.len()).then_some(off)
+    }
+
+    /// Whether the buffer lies in this pool's region: an address test on the handle, without
+    /// touching the buffer (a stream with its own pool makes it per packet received).
+    #[inline(always)]
+    pub fn holds(&self, p: &Pkt) -> bool {
+        (p.meta_ptr() as usize).wrapping_sub(self.region.base().as_ptr() as usize) < self.region.len()
+    }
+
+    /// Bytes of the region.
+    pub(crate) fn region_len(&self) -> usize {
+        self.region.len()
+    }
+
+    /// Maps an alias of a shared pool at `at` (inaccessible until opened with
+    /// [`super::shared::protect`]). Fails for a pool that is not shared.
+    ///
+    /// # Safety
+    /// As [`super::shared::Memfd::alias`]: the caller owns `[at, at + region_len())`.
+    pub(crate) unsafe fn alias(&self, at: *mut u8) -> std::io::Result<()> {
+        let Some(m) = &self.memfd else { return Err(std::io::Error::other("not a shared pool")) };
+        // SAFETY: the caller's promise.
+        unsafe { m.alias(at, self.stride) }
+    }
+}
+
+impl std::fmt::Debug for Pool {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pool").field("info", &self.info()).finish()
     }
 }
 

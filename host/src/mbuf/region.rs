@@ -13,6 +13,8 @@ pub enum Backing {
     TransparentHugePages,
     /// The global allocator (Miri and non-Linux systems).
     Heap,
+    /// A memfd that plugins with direct packet access map (`super::shared`).
+    Memfd,
 }
 
 impl Backing {
@@ -22,6 +24,7 @@ impl Backing {
             Backing::HugePages => "hugepages-2M",
             Backing::TransparentHugePages => "thp",
             Backing::Heap => "heap",
+            Backing::Memfd => "memfd",
         }
     }
 }
@@ -43,6 +46,12 @@ impl Region {
     pub(crate) fn new(len: usize) -> std::io::Result<Region> {
         let len = len.div_ceil(HUGE_PAGE).max(1) * HUGE_PAGE;
         Self::map(len)
+    }
+
+    /// The host's mapping of a memfd (`super::shared::Memfd::create`), unmapped on drop.
+    #[cfg(all(target_os = "linux", not(miri)))]
+    pub(crate) fn memfd(base: NonNull<u8>, len: usize) -> Region {
+        Region { base, len, backing: Backing::Memfd }
     }
 
     pub(crate) fn base(&self) -> NonNull<u8> {

@@ -31,6 +31,8 @@ pub struct StreamEnv {
     pub injects: Arc<[Option<Arc<Inject>>]>,
     /// The RX port's maps.
     pub maps: Arc<Registry>,
+    /// The stream's pool for direct packet access (made when an instance asks for it).
+    pub direct: Arc<super::direct::DirectSlot>,
 }
 
 impl StreamEnv {
@@ -38,6 +40,15 @@ impl StreamEnv {
     /// (tests and measurements).
     pub fn alone(injects: Arc<[Option<Arc<Inject>>]>) -> StreamEnv {
         let ports = vec![PortInfo::default(); injects.len().max(1)].into();
-        StreamEnv { port: 0, queue: 0, tx_port: 0, lcore: None, ports, injects, maps: Arc::default() }
+        StreamEnv {
+            port: 0,
+            queue: 0,
+            tx_port: 0,
+            lcore: None,
+            ports,
+            injects,
+            maps: Arc::default(),
+            direct: Arc::default(),
+        }
     }
 }

@@ -160,7 +160,12 @@ impl Runner {
             let env = &self.env;
             let now_ns = super::counters::coarse_now_ns();
             let stamp = Stamp { port: env.port, queue: env.queue, tx_port: env.tx_port, now_ns };
-            if !area::fill(&a, mem, &mut st.area_stale, burst, &stamp, self.simd) {
+            let filled = match (a.direct, st.direct.as_mut()) {
+                (false, _) => area::fill(&a, mem, &mut st.area_stale, burst, &stamp, self.simd),
+                (true, Some(m)) => area::fill_direct(&a, mem, m, burst, &stamp),
+                (true, None) => false,
+            };
+            if !filled {
                 live.store.data_mut().end_call();
                 return Err(Failure::Error(wasmdp_abi::err::BAD_MEMORY));
             }
@@ -248,9 +253,28 @@ impl Runner {
         }
     }
 
-    /// Drops an instance on the service thread (freeing a store unmaps memory).
-    fn dispose(&self, dead: Live) {
+    /// Drops an instance on the service thread (freeing a store unmaps memory), its packet region
+    /// closed first, here on the worker.
+    fn dispose(&self, mut dead: Live) {
+        if let Some(m) = dead.store.data_mut().direct.as_mut() {
+            m.close();
+        }
         self.plugin.runtime().submit(Box::new(move || drop(dead)));
+    }
+
+    /// Before the runner leaves the stream's worker (replaced by a reload, to be dropped elsewhere):
+    /// closes its instance's packet region, so that no other thread can run code that reaches the
+    /// stream's packets.
+    pub fn leave(&mut self) {
+        if let Some(m) = self.live.as_mut().and_then(|l| l.store.data_mut().direct.as_mut()) {
+            m.close();
+        }
+    }
+
+    /// The stream's pool for direct packet access, when an instance asked for one: the stream then
+    /// allocates its packets there.
+    pub fn direct_pool(&self) -> Option<&Arc<crate::mbuf::Pool>> {
+        self.env.direct.pool()
     }
 
     fn fail(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst, native: EngineFn) {
@@ -423,14 +447,22 @@ fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
             }
             ctx.cache.free(pkt);
         } else if view.sent.has(i) && view.targets[i] != st.env.tx_port {
-            sends.add(view.targets[i], pkt, injects, ctx.cache);
+            // From a stream with its own pool (direct packet access), a packet for another
+            // stream's thread leaves as a copy in a buffer of the lcore's pool.
+            match ctx.outside.as_deref_mut() {
+                None => sends.add(view.targets[i], pkt, injects, ctx.cache),
+                Some(out) => match out.adopt(pkt, ctx.cache) {
+                    Some(copy) => sends.add(view.targets[i], copy, injects, out),
+                    None => ctx.alloc_failed += 1,
+                },
+            }
         } else {
             // Passed, or sent to the stream's own TX port: transmitted here, in order, without a
             // trip through the port's inject queue.
             kept.push(pkt);
         }
     }
-    let sent = sends.flush(injects, ctx.cache);
+    let sent = sends.flush(injects, ctx.outside.as_deref_mut().unwrap_or(ctx.cache));
     ctx.redirected_out += sent.out;
     ctx.drops.tx_full += sent.refused;
     std::mem::swap(burst, kept);

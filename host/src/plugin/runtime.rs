@@ -35,6 +35,10 @@ fn config() -> Config {
     // Bounds the recursion depth, and with it how long an unwinding runs between two epoch checks
     // (`module::instrument`, returns): a frame is at least 16 bytes.
     cfg.max_wasm_stack(MAX_WASM_STACK);
+    // The host makes every linear memory, so that it may map a stream's packet region into one
+    // (direct packet access, `super::direct`); copy-on-write images need wasmtime's own memories.
+    cfg.with_host_memory(super::memory::Creator::new());
+    cfg.memory_init_cow(false);
     cfg.wasm_features(wasmtime::WasmFeatures::all(), false);
     cfg.wasm_features(module::FEATURES, true);
     if std::env::var_os(PERF_MAP_ENV).is_some_and(|v| v == "1") {

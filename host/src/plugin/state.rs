@@ -226,6 +226,8 @@ pub(crate) struct HostState {
     /// How far into its window any slot of the area may hold bytes of an earlier packet: what a
     /// shorter packet's fill zeroes after its own bytes.
     pub area_stale: usize,
+    /// The stream's packet region, mapped when the area was registered with `DIRECT`.
+    pub direct: Option<super::direct::Mapping>,
     /// Maps declared, by id.
     pub maps: Vec<Arc<super::maps::Table>>,
     /// Bytes of maps it may still declare (`limits.map_kib`).
@@ -267,6 +269,7 @@ impl HostState {
             env,
             area: None,
             area_stale: 0,
+            direct: None,
             maps: Vec::new(),
             map_budget,
             scratch: Burst::new(),

@@ -77,6 +77,13 @@ pub trait TxQueue: Send {
     /// retry; packets the port can never send are removed, freed and counted in `refused`.
     fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst, refused: &mut TxRefused) -> usize;
 
+    /// Whether the packets it takes are handed to another thread (a `ring` port's peer) rather
+    /// than sent or copied before `tx_burst` returns: a stream with its own pool then copies them
+    /// out of it first (direct packet access).
+    fn crosses_threads(&self) -> bool {
+        false
+    }
+
     /// Called when the stream polled nothing: a queue that holds frames the kernel has not taken
     /// yet gives it another chance. Also at stop, before the queues are dropped.
     fn flush(&mut self) {}

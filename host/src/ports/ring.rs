@@ -122,4 +122,8 @@ impl TxQueue for RingTx {
         }
         n
     }
+
+    fn crosses_threads(&self) -> bool {
+        true
+    }
 }

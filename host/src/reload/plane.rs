@@ -32,6 +32,8 @@ pub struct StreamSpec {
     pub slot: Arc<Slot>,
     /// Its plugin counters, kept across swaps.
     pub counters: Arc<PluginCounters>,
+    /// Its pool for direct packet access, kept across swaps.
+    pub direct: Arc<crate::plugin::DirectSlot>,
 }
 
 /// A port's loaded plugin.
@@ -170,6 +172,7 @@ impl Plane {
             ports: self.ports.clone(),
             injects: self.injects.clone(),
             maps: self.maps[spec.rx].clone(),
+            direct: spec.direct.clone(),
         };
         Runner::new(plugin.clone(), Arc::new(env), self.simd, spec.counters.clone())
             .map_err(|e| anyhow!("port `{}`: plugin {}: {e:#}", self.cfg.ports[spec.rx].name, plugin.path.display()))

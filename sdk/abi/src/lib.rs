@@ -334,6 +334,18 @@ pub mod area {
     /// [`FLOW_HASH`] (there is no descriptor to hold it).
     pub const HEADS: u32 = 1 << 17;
 
+    /// `burst_area` flag: **direct packet access**, descriptors without windows whose
+    /// [`desc::DATA`] is where the packet's bytes are in the plugin's own memory: read and written
+    /// in place, nothing copied in or out. At registration (in init) the host grows the memory by
+    /// the stream's packet region (its buffers' data pages; counted in `memory_kib`) and maps it
+    /// there; the region can be touched only while `wasmdp_on_burst` or `wasmdp_tick` runs (it is
+    /// inaccessible, and traps, during init). A write anywhere in the region changes packet bytes
+    /// only: lengths, offsets and the packets' metadata are the host's, outside it; the length
+    /// changes of `HEAD` and `TAIL` are checked against the host's own view of the buffer. Needs a
+    /// window of 0 bytes; not with [`HEADS`]. See docs/ABI.md, "Direct packet access", for what else
+    /// the region shows.
+    pub const DIRECT: u32 = 1 << 18;
+
     /// A registration's shape: `burst_area`'s `window` argument read.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub struct Shape {
@@ -343,6 +355,8 @@ pub mod area {
         pub flow_hash: bool,
         /// [`HEADS`] set.
         pub heads: bool,
+        /// [`DIRECT`] set.
+        pub direct: bool,
     }
 
     impl Shape {
@@ -357,15 +371,19 @@ pub mod area {
     }
 
     /// `burst_area`'s `window` argument read. None when the bytes pass [`MAX_WINDOW`], a flag
-    /// other than [`FLOW_HASH`] and [`HEADS`] is set, or `HEADS` is set with `FLOW_HASH` or with
-    /// a window of 0 bytes.
+    /// other than [`FLOW_HASH`], [`HEADS`] and [`DIRECT`] is set, `HEADS` is set with `FLOW_HASH`,
+    /// `DIRECT` or a window of 0 bytes, or `DIRECT` with a window.
     pub const fn parse_window(arg: u32) -> Option<Shape> {
         let (window, flags) = ((arg & WINDOW_BYTES) as usize, arg & !WINDOW_BYTES);
-        let (flow_hash, heads) = (flags & FLOW_HASH != 0, flags & HEADS != 0);
-        if window > MAX_WINDOW || flags & !(FLOW_HASH | HEADS) != 0 || (heads && (flow_hash || window == 0)) {
+        let (flow_hash, heads, direct) = (flags & FLOW_HASH != 0, flags & HEADS != 0, flags & DIRECT != 0);
+        if window > MAX_WINDOW
+            || flags & !(FLOW_HASH | HEADS | DIRECT) != 0
+            || (heads && (flow_hash || direct || window == 0))
+            || (direct && window != 0)
+        {
             return None;
         }
-        Some(Shape { window, flow_hash, heads })
+        Some(Shape { window, flow_hash, heads, direct })
     }
 
     /// Header field offsets.
@@ -424,6 +442,13 @@ pub mod area {
         pub const HEADROOM: usize = 26;
         /// `u16` in: bytes that can be appended (`TAIL` at most this).
         pub const TAILROOM: usize = 28;
+        /// `u32` in, with [`DIRECT`](super::DIRECT) (in place of `WIN` and `PORT`): offset in the
+        /// plugin's memory of the packet's first byte. Its `HEADROOM` bytes before it and
+        /// `LEN + TAILROOM` bytes from it are the buffer's: bytes written in front of it become the
+        /// packet's with a positive `HEAD`, bytes written after its end with a positive `TAIL`.
+        pub const DATA: usize = 4;
+        /// `u16` in, with [`DIRECT`](super::DIRECT): input port.
+        pub const DIRECT_PORT: usize = 30;
     }
 
     /// Verdicts.

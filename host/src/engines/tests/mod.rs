@@ -81,6 +81,7 @@ impl Bench {
             tunnels: &self.tunnels,
             prefetch_flow: self.prefetch_flow,
             tunnel: Default::default(),
+            outside: None,
         };
         (engine.run.get(simd))(&mut ctx, burst);
         self.tunnel = ctx.tunnel;

@@ -15,7 +15,10 @@ use crate::simd::Simd;
 use wasmdp_abi::area::{desc, hdr, rx, verdict, DESC, HEADER};
 use wasmdp_abi::err;
 
+mod direct;
 mod heads;
+
+pub(crate) use direct::fill as fill_direct;
 
 /// A registered area: `max_pkts` descriptors and windows of `window` bytes at `ptr`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -27,12 +30,19 @@ pub(crate) struct Area {
     pub flow_hash: bool,
     /// Windows without descriptors (`area::HEADS`).
     pub heads: bool,
+    /// Descriptors pointing at the packets in the stream's region (`area::DIRECT`).
+    pub direct: bool,
 }
 
 impl Area {
     /// One past its last byte (None on overflow).
     pub fn end(&self) -> Option<usize> {
-        let shape = wasmdp_abi::area::Shape { window: self.window, flow_hash: self.flow_hash, heads: self.heads };
+        let shape = wasmdp_abi::area::Shape {
+            window: self.window,
+            flow_hash: self.flow_hash,
+            heads: self.heads,
+            direct: self.direct,
+        };
         self.ptr.checked_add(shape.size(self.max_pkts))
     }
 
@@ -61,14 +71,7 @@ pub(crate) struct Stamp {
 pub(crate) fn fill(a: &Area, mem: &mut [u8], stale: &mut usize, burst: &Burst, s: &Stamp, simd: Simd) -> bool {
     let Some(region) = a.region(mem) else { return false };
     let (h, rest) = region.split_at_mut(HEADER);
-    h.fill(0);
-    put(h, hdr::LEN, &(burst.len() as u32).to_le_bytes());
-    put(h, hdr::PORT, &s.port.to_le_bytes());
-    put(h, hdr::QUEUE, &s.queue.to_le_bytes());
-    put(h, hdr::TX_PORT, &s.tx_port.to_le_bytes());
-    put(h, hdr::WINDOW, &(a.window as u16).to_le_bytes());
-    put(h, hdr::ENGINE, &(-1i32).to_le_bytes());
-    put(h, hdr::NOW_NS, &s.now_ns.to_le_bytes());
+    fill_header(h, a, burst, s);
     let pkts = &burst[..burst.len().min(a.max_pkts)];
     if a.heads {
         heads::fill(a, pkts, rest, simd);
@@ -84,6 +87,19 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], stale: &mut usize, burst: &Burst, s
         (w, true) => with_const!(w, W in [16, 32, 64] => fill_windows::<true, W>(pkts, descs, wins, stale, w, simd)),
     }
     true
+}
+
+/// The header, its out fields reset.
+#[inline(always)]
+fn fill_header(h: &mut [u8], a: &Area, burst: &Burst, s: &Stamp) {
+    h.fill(0);
+    put(h, hdr::LEN, &(burst.len() as u32).to_le_bytes());
+    put(h, hdr::PORT, &s.port.to_le_bytes());
+    put(h, hdr::QUEUE, &s.queue.to_le_bytes());
+    put(h, hdr::TX_PORT, &s.tx_port.to_le_bytes());
+    put(h, hdr::WINDOW, &(a.window as u16).to_le_bytes());
+    put(h, hdr::ENGINE, &(-1i32).to_le_bytes());
+    put(h, hdr::NOW_NS, &s.now_ns.to_le_bytes());
 }
 
 /// Descriptors without windows (`chunks_exact_mut` refuses a chunk of 0).
@@ -230,9 +246,9 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
         // set whole each time, one of the largest burst (512) was a `rep stosb`, cheap in
         // instructions but not in time.
         if len <= 64 {
-            carry_and_run::<64>(descs, wins, a.window, header_engine, st)?;
+            carry_and_run::<64>(descs, wins, a, header_engine, st)?;
         } else {
-            carry_and_run::<{ crate::mbuf::MAX_BURST }>(descs, wins, a.window, header_engine, st)?;
+            carry_and_run::<{ crate::mbuf::MAX_BURST }>(descs, wins, a, header_engine, st)?;
         }
     }
     offload_all(header.offloads, st);
@@ -255,14 +271,14 @@ fn offload_all(offloads: Option<TxOffloads>, st: &mut HostState) {
 fn carry_and_run<const N: usize>(
     descs: &[u8],
     wins: &[u8],
-    window: usize,
+    a: &Area,
     header_engine: u8,
     st: &mut HostState,
 ) -> Result<(), i32> {
     let len = st.view.len;
     let mut engines = [u8::MAX; N];
     let engines = engines.get_mut(..len).ok_or(err::NO_BURST)?;
-    carry_out(descs, wins, window, header_engine, engines, st)?;
+    carry_out(descs, wins, a, header_engine, engines, st)?;
     run_engines(engines, st)
 }
 
@@ -392,12 +408,15 @@ fn check(d: &Decision, window: usize, st: &HostState) -> Result<(), i32> {
 fn carry_out(
     descs: &[u8],
     wins: &[u8],
-    window: usize,
+    a: &Area,
     header_engine: u8,
     engines: &mut [u8],
     st: &mut HostState,
 ) -> Result<(), i32> {
-    let simd = st.simd;
+    let (simd, window) = (st.simd, a.window);
+    // With direct access the plugin wrote every byte a length change adds, in place: none is
+    // zeroed (with windows, those the window does not write are).
+    let written = if a.direct { usize::MAX } else { 0 };
     st.with_call(|burst, _, _, view| {
         let n = descs.len() / DESC;
         engines[n..].fill(header_engine);
@@ -407,12 +426,12 @@ fn carry_out(
             // the slots are walked together, their bounds checked once.
             if window == 0 {
                 for (i, (p, d)) in burst.iter_mut().zip(descs).enumerate() {
-                    engines[i] = carry_one(p, &d, &[], header_engine, simd, view, i);
+                    engines[i] = carry_one(p, &d, (&[], written), header_engine, simd, view, i);
                 }
             } else {
                 let slots = burst.iter_mut().zip(descs.zip(wins.chunks_exact(window)));
                 for (i, (p, (d, w))) in slots.enumerate() {
-                    engines[i] = carry_one(p, &d, w, header_engine, simd, view, i);
+                    engines[i] = carry_one(p, &d, (w, w.len()), header_engine, simd, view, i);
                 }
             }
             return;
@@ -422,25 +441,32 @@ fn carry_out(
                 continue;
             }
             let w = wins.get(i * window..(i + 1) * window).unwrap_or_default();
-            engines[i] = carry_one(&mut burst[view.position(i)], &d, w, header_engine, simd, view, i);
+            let written = written.max(w.len());
+            engines[i] = carry_one(&mut burst[view.position(i)], &d, (w, written), header_engine, simd, view, i);
         }
     })
     .ok_or(err::NO_BURST)
 }
 
-/// One packet's decision carried out on `p`, whose window is `w`; the engine it is to run.
+/// One packet's decision carried out on `p`, whose window is `w` (and `written` the bytes of it the
+/// plugin wrote: `w`'s length, or all of them with direct access); the engine it is to run.
 #[inline(always)]
 fn carry_one(
     p: &mut Pkt,
     d: &Decision,
-    w: &[u8],
+    (w, written): (&[u8], usize),
     header_engine: u8,
     simd: Simd,
     view: &mut super::state::View,
     i: usize,
 ) -> u8 {
-    if (d.head != 0 || d.tail != 0) && super::hostfns::adjust_then_write(p, (d.head, d.tail, d.dirty), w.len()).is_err()
-    {
+    let refused = (d.head != 0 || d.tail != 0)
+        && if written == usize::MAX {
+            p.reframe(d.head.into(), d.tail.into()).is_err()
+        } else {
+            super::hostfns::adjust_then_write(p, (d.head, d.tail, d.dirty), written).is_err()
+        };
+    if refused {
         view.request_room_drop(i);
         return u8::MAX;
     }

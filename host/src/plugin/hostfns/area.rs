@@ -11,7 +11,23 @@ use wasmtime::Linker;
 pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()> {
     linker.func_wrap(m, import::BURST_AREA, |mut c: C<'_>, ptr: i32, max_pkts: i32, window: i32| {
         let size = c.data().memory.map_or(0, |mem| mem.data_size(&c));
-        burst_area(c.data_mut(), ptr as u32 as usize, max_pkts, window, size)
+        let rc = burst_area(c.data_mut(), ptr as u32 as usize, max_pkts, window, size);
+        if rc != 0 || !c.data().area.is_some_and(|a| a.direct) {
+            return rc;
+        }
+        // Direct access: the stream's packet region after the memory's end (the area, checked
+        // above, lies before it).
+        let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
+        match crate::plugin::direct::map(&mut c, mem) {
+            Ok(m) => {
+                c.data_mut().direct = Some(m);
+                0
+            }
+            Err(rc) => {
+                c.data_mut().area = None;
+                rc
+            }
+        }
     })?;
     Ok(())
 }
@@ -22,11 +38,22 @@ pub(crate) fn burst_area(st: &mut HostState, ptr: usize, max_pkts: i32, window: 
     if !st.in_init {
         return err::NOT_INIT;
     }
+    // Registered once a region is mapped: another area could then overlap it.
+    if st.direct.is_some() {
+        return err::BAD_RANGE;
+    }
     let Ok(max_pkts) = usize::try_from(max_pkts) else { return err::BAD_RANGE };
     let Some(shape) = area::parse_window(window as u32).filter(|_| max_pkts <= MAX_BURST) else {
         return err::BAD_RANGE;
     };
-    let a = Area { ptr, max_pkts, window: shape.window, flow_hash: shape.flow_hash, heads: shape.heads };
+    let a = Area {
+        ptr,
+        max_pkts,
+        window: shape.window,
+        flow_hash: shape.flow_hash,
+        heads: shape.heads,
+        direct: shape.direct,
+    };
     if a.end().is_none_or(|end| end > size) {
         return err::BAD_MEMORY;
     }

@@ -50,7 +50,7 @@ fn with_guest(c: &mut C<'_>, ptr: i32, len: i32, f: impl FnOnce(&mut HostState, 
 fn with_guest_mut(c: &mut C<'_>, ptr: i32, len: i32, f: impl FnOnce(&mut HostState, Option<&mut [u8]>) -> i32) -> i32 {
     let Some(mem) = c.data().memory else { return f(c.data_mut(), None) };
     let (data, st) = mem.data_and_store_mut(c);
-    let bytes = guest_span(ptr, len, data.len()).map(|r| &mut data[r]);
+    let bytes = guest_span(ptr, len, &st.limit(data.len())).map(|r| &mut data[r]);
     f(st, bytes)
 }
 

@@ -139,7 +139,7 @@ fn table_and_key(c: &mut C<'_>, id: i32, kp: i32) -> Result<(Arc<Table>, [u8; ma
     let ks = t.spec().key_size as usize;
     let mem = c.data().memory.ok_or(err::BAD_MEMORY)?;
     let data = mem.data(&*c);
-    let r = guest_span(kp, ks as i32, data.len()).ok_or(err::BAD_MEMORY)?;
+    let r = guest_span(kp, ks as i32, &c.data().limit(data.len())).ok_or(err::BAD_MEMORY)?;
     let mut key = [0u8; map::MAX_KEY as usize];
     key[..ks].copy_from_slice(&data[r]);
     Ok((t, key))
@@ -153,8 +153,9 @@ fn one(c: &mut C<'_>, id: i32, kp: i32, vp: i32, f: impl FnOnce(&Table, &[u8], &
     };
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
     let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
+    let limit = c.data().limit(mem.data_size(&*c));
     let data = mem.data_mut(&mut *c);
-    let Some(r) = guest_span(vp, vs as i32, data.len()) else { return err::BAD_MEMORY };
+    let Some(r) = guest_span(vp, vs as i32, &limit) else { return err::BAD_MEMORY };
     f(&t, &key[..ks], &mut data[r])
 }
 
@@ -165,14 +166,14 @@ fn batch_ranges(
     kp: i32,
     vp: i32,
     fp: Option<i32>,
-    len: usize,
+    limit: &super::Limit,
 ) -> Result<[std::ops::Range<usize>; 3], i32> {
     let n = usize::try_from(n).ok().filter(|&n| n <= MAX_BATCH).ok_or(err::BAD_RANGE)?;
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
-    let keys = guest_span(kp, (n * ks) as i32, len).ok_or(err::BAD_MEMORY)?;
-    let values = guest_span(vp, (n * vs) as i32, len).ok_or(err::BAD_MEMORY)?;
+    let keys = guest_span(kp, (n * ks) as i32, limit).ok_or(err::BAD_MEMORY)?;
+    let values = guest_span(vp, (n * vs) as i32, limit).ok_or(err::BAD_MEMORY)?;
     let found = match fp {
-        Some(fp) => guest_span(fp, n as i32, len).ok_or(err::BAD_MEMORY)?,
+        Some(fp) => guest_span(fp, n as i32, limit).ok_or(err::BAD_MEMORY)?,
         None => 0..0,
     };
     Ok([keys, values, found])
@@ -184,8 +185,9 @@ fn lookup_batch(mut c: C<'_>, id: i32, kp: i32, n: i32, vp: i32, fp: i32) -> i32
         Err(e) => return e,
     };
     let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
+    let limit = c.data().limit(mem.data_size(&c));
     let data = mem.data_mut(&mut c);
-    let [keys, values, found] = match batch_ranges(&t, n, kp, vp, Some(fp), data.len()) {
+    let [keys, values, found] = match batch_ranges(&t, n, kp, vp, Some(fp), &limit) {
         Ok(r) => r,
         Err(e) => return e,
     };
@@ -227,7 +229,7 @@ fn update_batch(c: C<'_>, id: i32, kp: i32, vp: i32, n: i32) -> i32 {
     };
     let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
     let data = mem.data(&c);
-    let [keys, values, _] = match batch_ranges(&t, n, kp, vp, None, data.len()) {
+    let [keys, values, _] = match batch_ranges(&t, n, kp, vp, None, &c.data().limit(data.len())) {
         Ok(r) => r,
         Err(e) => return e,
     };

@@ -49,12 +49,29 @@ pub(super) fn span(off: i32, len: i32, limit: usize) -> Option<std::ops::Range<u
     (end <= limit).then_some(off..end)
 }
 
-/// A guest pointer/length pair as a range of its memory. Pointers are `i32` bit patterns of u32
-/// addresses.
-pub(super) fn guest_span(ptr: i32, len: i32, limit: usize) -> Option<std::ops::Range<usize>> {
+/// What of a guest memory host functions may read and write: its first `len` bytes but the
+/// stream's packet region (`hole`; direct packet access), which the host reaches only through the
+/// packets' own buffers.
+#[derive(Debug, Clone)]
+pub(crate) struct Limit {
+    pub len: usize,
+    pub hole: std::ops::Range<usize>,
+}
+
+impl HostState {
+    /// The [`Limit`] of this instance's memory of `len` bytes.
+    pub(crate) fn limit(&self, len: usize) -> Limit {
+        Limit { len, hole: self.direct.as_ref().map_or(0..0, |m| m.range()) }
+    }
+}
+
+/// A guest pointer/length pair as a range of its memory, outside the packet region. Pointers are
+/// `i32` bit patterns of u32 addresses.
+pub(super) fn guest_span(ptr: i32, len: i32, limit: &Limit) -> Option<std::ops::Range<usize>> {
     let (ptr, len) = (ptr as u32 as usize, usize::try_from(len).ok()?);
     let end = ptr.checked_add(len)?;
-    (end <= limit).then_some(ptr..end)
+    let clear = end <= limit.hole.start || ptr >= limit.hole.end || limit.hole.is_empty();
+    (end <= limit.len && clear).then_some(ptr..end)
 }
 
 /// At most `max` bytes of guest memory at `ptr..ptr+len` (checked against the whole range), and the
@@ -62,7 +79,7 @@ pub(super) fn guest_span(ptr: i32, len: i32, limit: usize) -> Option<std::ops::R
 pub(super) fn guest_bytes(c: &mut C<'_>, ptr: i32, len: i32, max: usize) -> Result<(Vec<u8>, usize), i32> {
     let mem = c.data().memory.ok_or(err::BAD_MEMORY)?;
     let data = mem.data(&*c);
-    let r = guest_span(ptr, len, data.len()).ok_or(err::BAD_MEMORY)?;
+    let r = guest_span(ptr, len, &c.data().limit(data.len())).ok_or(err::BAD_MEMORY)?;
     let total = r.len();
     Ok((data[r.start..r.start + total.min(max)].to_vec(), total))
 }

@@ -113,7 +113,7 @@ fn with_pkt(st: &mut HostState, i: i32, f: impl FnOnce(&mut Pkt) -> i32) -> i32 
 fn guest_io(c: &mut C<'_>, i: i32, off: i32, ptr: i32, len: i32, write: bool) -> i32 {
     let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
     let (guest, st) = mem.data_and_store_mut(c);
-    let buf = guest_span(ptr, len, guest.len()).map(|r| &mut guest[r]);
+    let buf = guest_span(ptr, len, &st.limit(guest.len())).map(|r| &mut guest[r]);
     pkt_io(st, i, off, len, buf.map(|b| if write { Buf::Write(b) } else { Buf::Read(b) }))
 }
 

@@ -109,7 +109,12 @@ impl wasmdp_sdk::native::Host for NativeHost<'_> {
 
     fn burst_area(&mut self, ptr: usize, len: usize, max_pkts: i32, window: i32) -> i32 {
         let n = usize::try_from(max_pkts).unwrap_or(0);
-        let size = wasmdp_abi::area::parse_window(window as u32).map(|s| s.size(n));
+        let shape = wasmdp_abi::area::parse_window(window as u32);
+        // A native build has no linear memory to map a packet region into.
+        if shape.is_some_and(|s| s.direct) {
+            return err::BAD_RANGE;
+        }
+        let size = shape.map(|s| s.size(n));
         if size.is_some_and(|size| len != size) {
             return err::BAD_MEMORY;
         }
