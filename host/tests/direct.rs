@@ -288,3 +288,45 @@ fn a_reinstantiated_plugin_maps_the_same_region() {
     assert!(again, "the new instance writes in place through its own mapping of the pool");
     assert_eq!(w.plugin().traps.load(std::sync::atomic::Ordering::Relaxed), 1);
 }
+
+/// Direct heads (`DIRECT` with `HEADS`, a window of 0): per packet 8 bytes, its length, the bytes to
+/// its buffer's end and where it is; the plugin writes in place and nothing is read back per packet
+/// (`CHANGED` means nothing: the bytes are already there). The header's engine still runs.
+#[test]
+fn direct_heads_give_length_room_and_place_and_nothing_is_copied() {
+    let flags = area::DIRECT | area::HEADS;
+    let wat = format!(
+        r#"(module
+          (import "wasmdp" "burst_area" (func $area (param i32 i32 i32) (result i32)))
+          (memory (export "memory") 1)
+          (func (export "wasmdp_abi_version") (result i32) (i32.const 65537))
+          (func (export "wasmdp_init") (param i32 i32) (result i32)
+            (call $area (i32.const 1024) (i32.const 32) (i32.const {flags})))
+          (func (export "wasmdp_on_burst") (param i32 i32) (result i32) (local $i i32) (local $e i32) (local $data i32)
+            (block $done (loop $next
+              (br_if $done (i32.ge_u (local.get $i) (local.get 1)))
+              (local.set $e (i32.add (i32.const 1088) (i32.mul (local.get $i) (i32.const 8))))
+              (local.set $data (i32.load offset=4 (local.get $e)))
+              ;; byte 13: the length's low byte; byte 14: 1 when the buffer reaches 2048 bytes past the start
+              (i32.store8 offset=13 (local.get $data) (i32.load16_u (local.get $e)))
+              (i32.store8 offset=14 (local.get $data) (i32.ge_u (i32.load16_u offset=2 (local.get $e)) (i32.const 1900)))
+              (local.set $i (i32.add (local.get $i) (i32.const 1)))
+              (br $next)))
+            (i32.store (i32.const 1036) (i32.const {macswap}))
+            (i32.const 0)))"#,
+        macswap = wasmdp_abi::engine::MACSWAP
+    );
+    let p = write_wat("direct-heads", &wat);
+    let mut w = Wire::new(&format!("engine: io, {}", policy(&p)));
+    let frames: Vec<Vec<u8>> = (0..6).map(|i| frame(60 + i * 150, i as u8)).collect();
+    let want: Vec<Vec<u8>> = frames
+        .iter()
+        .map(|f| {
+            let mut o = f.clone();
+            o[13] = f.len() as u8;
+            o[14] = 1;
+            common::swapped(&o)
+        })
+        .collect();
+    assert_eq!(w.send(&frames), want);
+}

@@ -40,13 +40,14 @@ pub enum AreaSpec {
     /// place and decide nothing per packet. No per-packet copy of metadata in or verdict out, so the
     /// cheapest way to touch every packet.
     Heads(u16),
-    /// Direct packet access (`wasmdp_abi::area::DIRECT`): no window, each [`Window`] is the
-    /// packet itself, in the stream's packet region the host maps into the plugin's memory: read
-    /// and written in place, nothing copied in or out (docs/ABI.md, "Direct packet access"). The
-    /// region counts in the policy's `limits.memory_kib`. Native builds (`plugin: native:NAME`, and
-    /// the mock host of unit tests) have no region: there the SDK registers
-    /// [`AreaSpec::Windows`] of this many bytes instead, so the same code runs on either.
-    Direct(u16),
+    /// Heads in place (direct packet access, `wasmdp_abi::area::DIRECT` with `HEADS`): as
+    /// [`AreaSpec::Heads`] of this many bytes, but each head is the packet's own first bytes, in the
+    /// stream's packet region the host maps into the plugin's memory (docs/ABI.md, "Direct packet
+    /// access"; the region counts in the policy's `limits.memory_kib`). Per packet the host writes
+    /// 8 bytes before the call and reads nothing after it. Native builds (`plugin: native:NAME`,
+    /// and the mock host of unit tests) have no region: there the SDK registers
+    /// [`AreaSpec::Heads`] of this many bytes instead, so the same code runs on either.
+    DirectHeads(u16),
 }
 
 impl AreaSpec {
@@ -59,7 +60,8 @@ impl AreaSpec {
                 wasmdp_abi::area::size(wasmdp_abi::MAX_BURST as usize, w as usize)
             }
             AreaSpec::Heads(w) => wasmdp_abi::area::heads_size(wasmdp_abi::MAX_BURST as usize, w as usize),
-            AreaSpec::Direct(w) => wasmdp_abi::area::size(wasmdp_abi::MAX_BURST as usize, direct_window(w)),
+            AreaSpec::DirectHeads(_) if DIRECT => wasmdp_abi::area::direct_heads_size(wasmdp_abi::MAX_BURST as usize),
+            AreaSpec::DirectHeads(w) => wasmdp_abi::area::heads_size(wasmdp_abi::MAX_BURST as usize, w as usize),
         }
     }
 
@@ -68,7 +70,8 @@ impl AreaSpec {
         match self {
             AreaSpec::None | AreaSpec::Header => (0, 0),
             AreaSpec::Windows(w) | AreaSpec::HashedWindows(w) | AreaSpec::Heads(w) => (wasmdp_abi::MAX_BURST, w as u32),
-            AreaSpec::Direct(w) => (wasmdp_abi::MAX_BURST, direct_window(w) as u32),
+            AreaSpec::DirectHeads(_) if DIRECT => (wasmdp_abi::MAX_BURST, 0),
+            AreaSpec::DirectHeads(w) => (wasmdp_abi::MAX_BURST, w as u32),
         }
     }
 
@@ -77,25 +80,16 @@ impl AreaSpec {
         match self {
             AreaSpec::HashedWindows(_) => wasmdp_abi::area::FLOW_HASH,
             AreaSpec::Heads(_) => wasmdp_abi::area::HEADS,
-            AreaSpec::Direct(_) if DIRECT => wasmdp_abi::area::DIRECT,
+            AreaSpec::DirectHeads(_) if DIRECT => wasmdp_abi::area::DIRECT | wasmdp_abi::area::HEADS,
+            AreaSpec::DirectHeads(_) => wasmdp_abi::area::HEADS,
             _ => 0,
         }
     }
 }
 
-/// Whether this build reaches packets directly ([`AreaSpec::Direct`]): WebAssembly, where the host
-/// maps the packet region into the memory; native builds use windows instead.
+/// Whether this build reaches packets in place ([`AreaSpec::DirectHeads`]): WebAssembly, where the
+/// host maps the packet region into the memory; native builds get copies instead.
 const DIRECT: bool = cfg!(target_arch = "wasm32");
-
-/// The window an [`AreaSpec::Direct`] registers: none where packets are reached directly, the
-/// fallback's elsewhere.
-const fn direct_window(fallback: u16) -> usize {
-    if DIRECT {
-        0
-    } else {
-        fallback as usize
-    }
-}
 
 /// A registered area: where it is and its shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -210,20 +204,25 @@ impl Held {
         Header(unsafe { &mut *(self.0.ptr as *mut [u8; HEADER]) })
     }
 
-    /// Whether the area has windows with descriptors, or is direct (not just the header, not heads).
+    /// Whether the area has windows with descriptors (not just the header, not heads).
     pub(crate) fn has_windows(&self) -> bool {
-        matches!(self.0.spec, AreaSpec::Windows(_) | AreaSpec::HashedWindows(_) | AreaSpec::Direct(_))
+        matches!(self.0.spec, AreaSpec::Windows(_) | AreaSpec::HashedWindows(_))
     }
 
     /// The heads of the first `n` packets when the area is [`AreaSpec::Heads`]`(N)`.
     pub(crate) fn heads<const N: usize>(&mut self, n: usize) -> Option<crate::Heads<'_, N>> {
-        if N == 0 || self.0.spec != AreaSpec::Heads(N as u16) {
+        let direct = self.0.spec == AreaSpec::DirectHeads(N as u16);
+        if N == 0 || !(direct || self.0.spec == AreaSpec::Heads(N as u16)) {
             return None;
         }
         // SAFETY: as in `view`, for as long as `self` is borrowed.
         let buf = unsafe { core::slice::from_raw_parts_mut(self.0.ptr as *mut u8, self.0.len) };
         let (header, rest) = buf.split_at_mut(HEADER);
         let changed = header.get_mut(hdr::CHANGED..)?.first_chunk_mut::<4>()?;
+        if direct && DIRECT {
+            let (entries, _) = rest.as_chunks::<{ wasmdp_abi::area::DIRECT_HEAD }>();
+            return Some(crate::Heads::direct(n, entries, changed));
+        }
         let max = wasmdp_abi::MAX_BURST as usize;
         let (lens, wins) = rest.split_at_mut((max * wasmdp_abi::area::LEN_BYTES).min(rest.len()));
         let (lens, _) = lens.as_chunks::<4>();
@@ -269,7 +268,6 @@ pub(crate) struct Area<'a> {
     descs: &'a mut [u8],
     wins: &'a mut [u8],
     window: usize,
-    direct: bool,
 }
 
 impl<'a> Area<'a> {
@@ -281,8 +279,7 @@ impl<'a> Area<'a> {
         }
         let (hdr, rest) = buf.split_at_mut(HEADER);
         let (descs, wins) = rest.split_at_mut((max_pkts as usize * DESC).min(rest.len()));
-        let direct = DIRECT && matches!(spec, AreaSpec::Direct(_));
-        Some(Area { hdr, descs, wins, window: window as usize, direct })
+        Some(Area { hdr, descs, wins, window: window as usize })
     }
 
     fn put(&mut self, at: usize, v: &[u8]) {
@@ -301,7 +298,6 @@ impl<'a> Area<'a> {
             descs: self.descs.as_mut_ptr(),
             wins: self.wins.as_mut_ptr(),
             window: self.window,
-            direct: self.direct,
             index: 0,
             end,
             area: core::marker::PhantomData,
@@ -321,8 +317,6 @@ pub struct Windows<'a> {
     /// Window 0; windows `0..end`, `window` bytes each, are in the area.
     wins: *mut u8,
     window: usize,
-    /// The descriptors point at the packets themselves ([`AreaSpec::Direct`]).
-    direct: bool,
     index: u32,
     end: u32,
     area: core::marker::PhantomData<&'a mut [u8]>,
@@ -339,12 +333,6 @@ impl<'a> Iterator for Windows<'a> {
         let index = self.index;
         self.index += 1;
         let i = index as usize;
-        if self.direct {
-            // SAFETY: `i < end`, at most the descriptors the area holds (borrowed mutably for
-            // `'a`), each given out once.
-            let desc = unsafe { &mut *self.descs.add(i * DESC).cast::<[u8; DESC]>() };
-            return Some(Window::direct(index, desc));
-        }
         // SAFETY: `i < end`, and `into_windows` made `end` at most the descriptors and the windows
         // the area's slices hold, which it borrowed mutably for `'a`; each index is yielded once, so
         // the descriptor and window given out here alias nothing else given out.
@@ -355,7 +343,7 @@ impl<'a> Iterator for Windows<'a> {
             )
         };
         let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(self.window);
-        Some(Window { index, desc, bytes, filled, skip: 0, front: None })
+        Some(Window { index, desc, bytes, filled, skip: 0 })
     }
 
     /// The `n`-th next window. Skipped windows are never given out, so moving the index past them
@@ -386,26 +374,6 @@ pub struct Window<'a> {
     /// Bytes at the window's start a [`Window::strip`] took off the packet, still in the window
     /// (they are moved out only when the window is written: [`Window::bytes_mut`]).
     skip: usize,
-    /// With direct access: where the packet started in `bytes` (its whole buffer: headroom,
-    /// packet, tailroom) when the call began, and `filled` where it ended; the descriptor's `HEAD`
-    /// and `TAIL` say where it will start and end ([`Window::span`]).
-    front: Option<usize>,
-}
-
-impl<'a> Window<'a> {
-    /// The packet `desc` points at, in place.
-    #[inline(always)]
-    fn direct(index: u32, desc: &'a mut [u8; DESC]) -> Window<'a> {
-        let word = |at: usize| u32::from_le_bytes([desc[at], desc[at + 1], desc[at + 2], desc[at + 3]]) as usize;
-        let half = |at: usize| usize::from(u16::from_le_bytes([desc[at], desc[at + 1]]));
-        let (data, len) = (word(desc::DATA), word(desc::LEN));
-        let (headroom, tailroom) = (half(desc::HEADROOM), half(desc::TAILROOM));
-        // SAFETY: the host wrote the descriptor for this call: `DATA - HEADROOM` to
-        // `DATA + LEN + TAILROOM` is the packet's buffer in the region it mapped into this memory,
-        // a buffer of its own for each descriptor, and nothing else refers to it during the call.
-        let bytes = unsafe { core::slice::from_raw_parts_mut((data - headroom) as *mut u8, headroom + len + tailroom) };
-        Window { index, desc, bytes, filled: headroom + len, skip: 0, front: Some(headroom) }
-    }
 }
 
 impl Window<'_> {
@@ -438,35 +406,16 @@ impl Window<'_> {
 
     /// The packet's first bytes as they will be (all of it when it fits the window): after
     /// [`Window::strip`], those after the stripped ones; after [`Window::prepend`], the new ones
-    /// alone. With [`AreaSpec::Direct`] (in WebAssembly), the whole packet as it will be, the new
-    /// bytes of a prepend or an extend included.
+    /// alone.
     #[inline(always)]
     pub fn bytes(&self) -> &[u8] {
-        let (from, to) = self.span();
-        &self.bytes[from..to]
-    }
-
-    /// Where the packet's bytes as they will be are in `bytes`.
-    #[inline(always)]
-    fn span(&self) -> (usize, usize) {
-        let Some(front) = self.front else { return (self.skip, self.filled) };
-        let head = i16::from_le_bytes(self.get(desc::HEAD)) as isize;
-        let tail = i16::from_le_bytes(self.get(desc::TAIL)) as isize;
-        // The changes were checked against the rooms when made; a strip and a trim that leave
-        // less than nothing show nothing (the host drops that packet).
-        let to = (self.filled as isize + tail).clamp(0, self.bytes.len() as isize) as usize;
-        let from = (front as isize - head).clamp(0, to as isize) as usize;
-        (from, to)
+        &self.bytes[self.skip..self.filled]
     }
 
     /// [`Window::bytes`], to change: they are all copied back into the packet, as its first bytes
-    /// after any length change (with direct access they are the packet's bytes: nothing is copied).
+    /// after any length change.
     #[inline(always)]
     pub fn bytes_mut(&mut self) -> &mut [u8] {
-        if self.front.is_some() {
-            let (from, to) = self.span();
-            return &mut self.bytes[from..to];
-        }
         self.settle();
         let n = self.filled;
         self.set_dirty(n);
@@ -474,24 +423,15 @@ impl Window<'_> {
     }
 
     /// The whole window, to write the first bytes of a packet that grows ([`Window::prepend`]); call
-    /// [`Window::set_dirty`] with how many of them are to go into the packet. With direct access,
-    /// the packet and its tailroom.
+    /// [`Window::set_dirty`] with how many of them are to go into the packet.
     pub fn raw_mut(&mut self) -> &mut [u8] {
-        if self.front.is_some() {
-            let (from, _) = self.span();
-            return &mut self.bytes[from..];
-        }
         self.settle();
         self.bytes
     }
 
     /// Copy the window's first `n` bytes into the packet (more than the window holds: all of it).
-    /// Nothing to do with direct access.
     #[inline(always)]
     pub fn set_dirty(&mut self, n: usize) {
-        if self.front.is_some() {
-            return;
-        }
         self.settle();
         let n = n.min(self.bytes.len()) as u16;
         let cur = u16::from_le_bytes(self.get(desc::DIRTY));
@@ -511,8 +451,7 @@ impl Window<'_> {
 
     /// The input port.
     pub fn port(&self) -> u16 {
-        let at = if self.front.is_some() { desc::DIRECT_PORT } else { desc::PORT };
-        u16::from_le_bytes(self.get(at))
+        u16::from_le_bytes(self.get(desc::PORT))
     }
 
     /// With [`AreaSpec::HashedWindows`], the host's [`flow_hash`](crate::flow_hash) of the whole
@@ -573,10 +512,6 @@ impl Window<'_> {
             return Err(Error::BadRange);
         }
         self.put(desc::HEAD, &(n as i16).to_le_bytes());
-        if let Some(front) = self.front {
-            // The headroom's last `n` bytes, in place: `n` is within the headroom (checked).
-            return Ok(&mut self.bytes[front - n..front]);
-        }
         self.put(desc::DIRTY, &(n as u16).to_le_bytes());
         self.filled = n;
         Ok(&mut self.bytes[..n])
@@ -597,9 +532,7 @@ impl Window<'_> {
             return Err(Error::BadRange);
         }
         self.put(desc::HEAD, &(-(n as i16)).to_le_bytes());
-        if self.front.is_none() {
-            self.skip = n.min(self.filled);
-        }
+        self.skip = n.min(self.filled);
         Ok(())
     }
 

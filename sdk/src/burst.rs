@@ -317,7 +317,7 @@ mod tests {
             let mut heads = b.heads::<16>().unwrap();
             let lens: std::vec::Vec<_> = (0..4).map(|i| heads.packet_len(i)).collect();
             assert_eq!(lens, [Some(60), Some(14), Some(30), None]);
-            assert_eq!(heads.heads()[1][12..], [0, 0, 0, 0], "zeros past a 14-byte packet");
+            assert_eq!(heads.heads().unwrap()[1][12..], [0, 0, 0, 0], "zeros past a 14-byte packet");
             if change {
                 heads.iter_mut().for_each(|(len, h)| h[0] = len as u8);
             }

@@ -8,11 +8,56 @@
 /// [`iter_mut`](Heads::iter_mut), once `on_burst` returns `Ok`, every packet's first `min(len, N)`
 /// bytes are replaced by its head, changed or not (to change a few packets, or to decide per packet,
 /// ask for [`Windows`](crate::AreaSpec::Windows)).
+///
+/// With [`AreaSpec::DirectHeads`](crate::AreaSpec::DirectHeads) (in WebAssembly) each head *is* the
+/// packet's first `N` bytes, in place: nothing is copied, and past a shorter packet's end the head
+/// shows the buffer's bytes (not zeros; they are not sent). [`heads`](Heads::heads) and
+/// [`heads_mut`](Heads::heads_mut) need the heads side by side, so they are `None` then; use
+/// [`iter_mut`](Heads::iter_mut) or [`for_each_mut`](Heads::for_each_mut), which work in both.
 #[derive(Debug)]
 pub struct Heads<'a, const N: usize> {
-    lens: &'a [[u8; 4]],
-    heads: &'a mut [[u8; N]],
+    kind: Kind<'a, N>,
     changed: &'a mut [u8; 4],
+}
+
+#[derive(Debug)]
+enum Kind<'a, const N: usize> {
+    /// Copies side by side in the area.
+    Copied { lens: &'a [[u8; 4]], heads: &'a mut [[u8; N]] },
+    /// Entries pointing at the packets (`wasmdp_abi::area::direct_head`).
+    Direct { entries: &'a [[u8; wasmdp_abi::area::DIRECT_HEAD]] },
+}
+
+/// One direct-heads entry read: the length, and the head in place (None when fewer than `N` bytes
+/// lie between the packet's start and its buffer's end).
+#[inline(always)]
+fn direct<'h, const N: usize>(e: &[u8; wasmdp_abi::area::DIRECT_HEAD]) -> (u32, Option<&'h mut [u8; N]>) {
+    use wasmdp_abi::area::direct_head::{DATA, END, LEN};
+    let len = u16::from_le_bytes([e[LEN], e[LEN + 1]]);
+    let end = usize::from(u16::from_le_bytes([e[END], e[END + 1]]));
+    let data = u32::from_le_bytes([e[DATA], e[DATA + 1], e[DATA + 2], e[DATA + 3]]) as usize;
+    // SAFETY: the host wrote the entry for this call: `END` bytes from `DATA` are the packet's
+    // buffer, in the packet region it mapped into this memory, one buffer per entry, which nothing
+    // else refers to during the call (the `Heads` borrows the area mutably).
+    let head = (end >= N).then(|| unsafe { &mut *(data as *mut [u8; N]) });
+    (u32::from(len), head)
+}
+
+/// Calls `f` on a head of fewer than `N` bytes of buffer: a copy of what there is, zeros after it,
+/// copied back. Never for received packets in practice (a buffer's data room is far larger).
+#[cold]
+#[inline(never)]
+fn short<const N: usize>(e: &[u8; wasmdp_abi::area::DIRECT_HEAD], f: &mut impl FnMut(u32, &mut [u8; N])) {
+    use wasmdp_abi::area::direct_head::{DATA, END, LEN};
+    let len = u16::from_le_bytes([e[LEN], e[LEN + 1]]);
+    let end = usize::from(u16::from_le_bytes([e[END], e[END + 1]])).min(N);
+    let data = u32::from_le_bytes([e[DATA], e[DATA + 1], e[DATA + 2], e[DATA + 3]]) as usize;
+    // SAFETY: as in `direct`, for the `END` bytes there are.
+    let bytes = unsafe { core::slice::from_raw_parts_mut(data as *mut u8, end) };
+    let mut head = [0u8; N];
+    head[..end].copy_from_slice(bytes);
+    f(u32::from(len), &mut head);
+    bytes.copy_from_slice(&head[..end]);
 }
 
 impl<'a, const N: usize> Heads<'a, N> {
@@ -20,62 +65,115 @@ impl<'a, const N: usize> Heads<'a, N> {
     /// header's `CHANGED` field.
     pub(crate) fn new(n: usize, lens: &'a [[u8; 4]], heads: &'a mut [[u8; N]], changed: &'a mut [u8; 4]) -> Self {
         let n = n.min(lens.len()).min(heads.len());
-        Heads { lens: &lens[..n], heads: &mut heads[..n], changed }
+        Heads { kind: Kind::Copied { lens: &lens[..n], heads: &mut heads[..n] }, changed }
+    }
+
+    /// The first `n` packets' direct-heads entries.
+    pub(crate) fn direct(
+        n: usize,
+        entries: &'a [[u8; wasmdp_abi::area::DIRECT_HEAD]],
+        changed: &'a mut [u8; 4],
+    ) -> Self {
+        Heads { kind: Kind::Direct { entries: &entries[..n.min(entries.len())] }, changed }
     }
 
     /// Packets in the burst (with a head each).
     pub fn len(&self) -> usize {
-        self.heads.len()
+        match &self.kind {
+            Kind::Copied { heads, .. } => heads.len(),
+            Kind::Direct { entries } => entries.len(),
+        }
     }
 
     /// Whether the burst is empty.
     pub fn is_empty(&self) -> bool {
-        self.heads.is_empty()
+        self.len() == 0
     }
 
     /// Packet `i`'s length in bytes (None past the burst).
     pub fn packet_len(&self, i: usize) -> Option<u32> {
-        self.lens.get(i).map(|l| u32::from_le_bytes(*l))
+        match &self.kind {
+            Kind::Copied { lens, .. } => lens.get(i).map(|l| u32::from_le_bytes(*l)),
+            Kind::Direct { entries } => entries.get(i).map(|e| u16::from_le_bytes([e[0], e[1]]).into()),
+        }
     }
 
-    /// The heads, to read.
-    pub fn heads(&self) -> &[[u8; N]] {
-        self.heads
+    /// The heads side by side, to read (None with direct heads).
+    pub fn heads(&self) -> Option<&[[u8; N]]> {
+        match &self.kind {
+            Kind::Copied { heads, .. } => Some(heads),
+            Kind::Direct { .. } => None,
+        }
     }
 
-    /// The heads, to change in place: all are copied back into their packets after the call.
-    pub fn heads_mut(&mut self) -> &mut [[u8; N]] {
+    /// The heads side by side, to change in place: all are copied back into their packets after the
+    /// call (None with direct heads).
+    pub fn heads_mut(&mut self) -> Option<&mut [[u8; N]]> {
         *self.changed = 1u32.to_le_bytes();
-        self.heads
+        match &mut self.kind {
+            Kind::Copied { heads, .. } => Some(heads),
+            Kind::Direct { .. } => None,
+        }
     }
 
     /// Each packet's length with its head, to change in place (as [`heads_mut`](Heads::heads_mut)).
+    /// With direct heads, a packet with fewer than `N` bytes to its buffer's end is left out.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, &mut [u8; N])> + '_ {
         *self.changed = 1u32.to_le_bytes();
-        self.lens.iter().map(|l| u32::from_le_bytes(*l)).zip(self.heads.iter_mut())
+        let (copied, direct) = match &mut self.kind {
+            Kind::Copied { lens, heads } => {
+                (Some(lens.iter().map(|l| u32::from_le_bytes(*l)).zip(heads.iter_mut())), None)
+            }
+            Kind::Direct { entries } => (
+                None,
+                Some(entries.iter().filter_map(|e| match direct::<N>(e) {
+                    (len, Some(h)) => Some((len, h)),
+                    (_, None) => None,
+                })),
+            ),
+        };
+        copied.into_iter().flatten().chain(direct.into_iter().flatten())
     }
 
     /// Calls `f` with each packet's length and head, in burst order, to change in place (as
-    /// [`iter_mut`](Heads::iter_mut)). For a short `f`: the loop goes four packets a turn, and
-    /// WebAssembly checks the epoch deadline at every loop header, so a short per-packet body (a MAC
-    /// swap) pays that check, and the registers spilled around it, once in four packets rather than
-    /// once or twice in two (wasm_macswap: 176.3 -> 171.6 instructions a packet). `f` is called
-    /// from five places (four in the loop, one for the last packets), so LLVM keeps a long `f` out
-    /// of line, a call per packet: for a body that parses headers, use `iter_mut` (dscp_remark:
-    /// 309.6 instructions a packet with `iter_mut`, 356.1 with `for_each_mut`).
+    /// [`iter_mut`](Heads::iter_mut); with direct heads, a packet with fewer than `N` bytes to its
+    /// buffer's end gets a copy, written back). For a short `f`: the loop goes four packets a turn,
+    /// and WebAssembly checks the epoch deadline at every loop header, so a short per-packet body (a
+    /// MAC swap) pays that check, and the registers spilled around it, once in four packets rather
+    /// than once or twice in two. `f` is called from five places (four in the loop, one for the last
+    /// packets), so LLVM keeps a long `f` out of line, a call per packet: for a body that parses
+    /// headers, use `iter_mut`.
     #[inline(always)]
     pub fn for_each_mut(&mut self, mut f: impl FnMut(u32, &mut [u8; N])) {
         *self.changed = 1u32.to_le_bytes();
-        let (lens, heads) = (self.lens.as_chunks::<4>(), self.heads.as_chunks_mut::<4>());
-        for (l, h) in lens.0.iter().zip(heads.0.iter_mut()) {
-            let [h0, h1, h2, h3] = h;
-            f(u32::from_le_bytes(l[0]), h0);
-            f(u32::from_le_bytes(l[1]), h1);
-            f(u32::from_le_bytes(l[2]), h2);
-            f(u32::from_le_bytes(l[3]), h3);
-        }
-        for (l, h) in lens.1.iter().zip(heads.1.iter_mut()) {
-            f(u32::from_le_bytes(*l), h);
+        match &mut self.kind {
+            Kind::Copied { lens, heads } => {
+                let (lens, heads) = (lens.as_chunks::<4>(), heads.as_chunks_mut::<4>());
+                for (l, h) in lens.0.iter().zip(heads.0.iter_mut()) {
+                    let [h0, h1, h2, h3] = h;
+                    f(u32::from_le_bytes(l[0]), h0);
+                    f(u32::from_le_bytes(l[1]), h1);
+                    f(u32::from_le_bytes(l[2]), h2);
+                    f(u32::from_le_bytes(l[3]), h3);
+                }
+                for (l, h) in lens.1.iter().zip(heads.1.iter_mut()) {
+                    f(u32::from_le_bytes(*l), h);
+                }
+            }
+            Kind::Direct { entries } => {
+                let mut one = |e: &[u8; wasmdp_abi::area::DIRECT_HEAD]| match direct::<N>(e) {
+                    (len, Some(h)) => f(len, h),
+                    (_, None) => short(e, &mut f),
+                };
+                let (quads, rest) = entries.as_chunks::<4>();
+                for [e0, e1, e2, e3] in quads {
+                    one(e0);
+                    one(e1);
+                    one(e2);
+                    one(e3);
+                }
+                rest.iter().for_each(one);
+            }
         }
     }
 }

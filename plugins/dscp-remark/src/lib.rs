@@ -48,7 +48,7 @@ enum Outcome {
 }
 
 impl Policy for DscpRemark {
-    const AREA: AreaSpec = AreaSpec::Heads(HEAD as u16);
+    const AREA: AreaSpec = AreaSpec::DirectHeads(HEAD as u16);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let rule = Rule {

@@ -342,9 +342,32 @@ pub mod area {
     /// inaccessible, and traps, during init). A write anywhere in the region changes packet bytes
     /// only: lengths, offsets and the packets' metadata are the host's, outside it; the length
     /// changes of `HEAD` and `TAIL` are checked against the host's own view of the buffer. Needs a
-    /// window of 0 bytes; not with [`HEADS`]. See docs/ABI.md, "Direct packet access", for what else
-    /// the region shows.
+    /// window of 0 bytes. With [`HEADS`] (and a window of 0 bytes, not with [`FLOW_HASH`]):
+    /// **direct heads**, the header then `max_pkts` entries of [`DIRECT_HEAD`] bytes, each a
+    /// packet's length, the bytes from its start to its buffer's end, and where it is
+    /// ([`direct_head`]); no descriptors, no verdicts, nothing read back per packet
+    /// ([`direct_heads_size`]). See docs/ABI.md, "Direct packet access", for what else the region
+    /// shows.
     pub const DIRECT: u32 = 1 << 18;
+
+    /// Bytes of one entry of a direct-heads area ([`DIRECT`] with [`HEADS`]).
+    pub const DIRECT_HEAD: usize = 8;
+
+    /// Fields of a direct-heads entry (all in).
+    pub mod direct_head {
+        /// `u16`: the packet's length.
+        pub const LEN: usize = 0;
+        /// `u16`: bytes from its first byte to its buffer's end (its length plus its tailroom): how
+        /// many may be read or written from `DATA` (past the length, they are not the packet's).
+        pub const END: usize = 2;
+        /// `u32`: offset in the plugin's memory of its first byte.
+        pub const DATA: usize = 4;
+    }
+
+    /// Bytes of a direct-heads area for `max_pkts` packets.
+    pub const fn direct_heads_size(max_pkts: usize) -> usize {
+        HEADER + max_pkts * DIRECT_HEAD
+    }
 
     /// A registration's shape: `burst_area`'s `window` argument read.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -362,7 +385,9 @@ pub mod area {
     impl Shape {
         /// Bytes of the area for `max_pkts` packets.
         pub const fn size(&self, max_pkts: usize) -> usize {
-            if self.heads {
+            if self.heads && self.direct {
+                direct_heads_size(max_pkts)
+            } else if self.heads {
                 heads_size(max_pkts, self.window)
             } else {
                 size(max_pkts, self.window)
@@ -371,14 +396,14 @@ pub mod area {
     }
 
     /// `burst_area`'s `window` argument read. None when the bytes pass [`MAX_WINDOW`], a flag
-    /// other than [`FLOW_HASH`], [`HEADS`] and [`DIRECT`] is set, `HEADS` is set with `FLOW_HASH`,
-    /// `DIRECT` or a window of 0 bytes, or `DIRECT` with a window.
+    /// other than [`FLOW_HASH`], [`HEADS`] and [`DIRECT`] is set, `HEADS` is set with `FLOW_HASH`
+    /// or (without `DIRECT`) with a window of 0 bytes, or `DIRECT` with a window.
     pub const fn parse_window(arg: u32) -> Option<Shape> {
         let (window, flags) = ((arg & WINDOW_BYTES) as usize, arg & !WINDOW_BYTES);
         let (flow_hash, heads, direct) = (flags & FLOW_HASH != 0, flags & HEADS != 0, flags & DIRECT != 0);
         if window > MAX_WINDOW
             || flags & !(FLOW_HASH | HEADS | DIRECT) != 0
-            || (heads && (flow_hash || direct || window == 0))
+            || (heads && (flow_hash || (window == 0 && !direct)))
             || (direct && window != 0)
         {
             return None;

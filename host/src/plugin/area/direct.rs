@@ -20,11 +20,30 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], m: &mut Mapping, burst: &Burst, s: 
     let (h, descs) = region.split_at_mut(HEADER);
     fill_header(h, a, burst, s);
     let pkts = &burst[..burst.len().min(a.max_pkts)];
+    if a.heads {
+        return heads(pkts, descs, m);
+    }
     if a.flow_hash {
         each::<true>(pkts, descs, m)
     } else {
         each::<false>(pkts, descs, m)
     }
+}
+
+/// Direct heads: per packet its length, the bytes to its buffer's end, and where it is; 8 bytes.
+fn heads(pkts: &[crate::mbuf::Pkt], entries: &mut [u8], m: &Mapping) -> bool {
+    use wasmdp_abi::area::{direct_head, DIRECT_HEAD};
+    for (p, e) in pkts.iter().zip(entries.chunks_exact_mut(DIRECT_HEAD)) {
+        let Some(off) = m.pool.offset_of(p) else { return false };
+        // A buffer's data room is below 64 KiB (a `u16`), so are the length and the end.
+        let (len, end) = (p.len() as u16, (p.len() + p.tailroom()).min(u16::MAX.into()) as u16);
+        let mut b = [0u8; DIRECT_HEAD];
+        b[direct_head::LEN..direct_head::LEN + 2].copy_from_slice(&len.to_le_bytes());
+        b[direct_head::END..direct_head::END + 2].copy_from_slice(&end.to_le_bytes());
+        b[direct_head::DATA..direct_head::DATA + 4].copy_from_slice(&((m.at + off) as u32).to_le_bytes());
+        e.copy_from_slice(&b);
+    }
+    true
 }
 
 fn each<const HASH: bool>(pkts: &[crate::mbuf::Pkt], descs: &mut [u8], m: &Mapping) -> bool {

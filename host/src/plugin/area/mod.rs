@@ -213,7 +213,8 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
     let header = read_header(region)?;
     let len = st.view.len;
     if a.heads {
-        if header.changed {
+        // Direct heads wrote the packets in place: nothing to copy back.
+        if header.changed && !a.direct {
             heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
         }
         if let Some(e) = header.engine.filter(|_| len > 0) {
