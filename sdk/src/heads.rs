@@ -28,19 +28,29 @@ enum Kind<'a, const N: usize> {
     Direct { entries: &'a [[u8; wasmdp_abi::area::DIRECT_HEAD]] },
 }
 
-/// One direct-heads entry read: the length, and the head in place (None when fewer than `N` bytes
-/// lie between the packet's start and its buffer's end).
+/// One direct-heads entry read as one 8-byte word (`wasmdp_abi::area::direct_head`): the
+/// packet's length, the bytes to its buffer's end, and where it is.
 #[inline(always)]
-fn direct<'h, const N: usize>(e: &[u8; wasmdp_abi::area::DIRECT_HEAD]) -> (u32, Option<&'h mut [u8; N]>) {
-    use wasmdp_abi::area::direct_head::{DATA, END, LEN};
-    let len = u16::from_le_bytes([e[LEN], e[LEN + 1]]);
-    let end = usize::from(u16::from_le_bytes([e[END], e[END + 1]]));
-    let data = u32::from_le_bytes([e[DATA], e[DATA + 1], e[DATA + 2], e[DATA + 3]]) as usize;
-    // SAFETY: the host wrote the entry for this call: `END` bytes from `DATA` are the packet's
-    // buffer, in the packet region it mapped into this memory, one buffer per entry, which nothing
-    // else refers to during the call (the `Heads` borrows the area mutably).
-    let head = (end >= N).then(|| unsafe { &mut *(data as *mut [u8; N]) });
-    (u32::from(len), head)
+fn entry(e: &[u8; wasmdp_abi::area::DIRECT_HEAD]) -> (u32, usize, usize) {
+    const _: () = {
+        use wasmdp_abi::area::direct_head::{DATA, END, LEN};
+        assert!(LEN == 0 && END == 2 && DATA == 4);
+    };
+    let w = u64::from_le_bytes(*e);
+    ((w & 0xFFFF) as u32, ((w >> 16) & 0xFFFF) as usize, (w >> 32) as usize)
+}
+
+/// The head of an entry whose buffer holds at least `N` bytes from the packet's start.
+///
+/// # Safety
+/// `end >= N`, and the entry is one the host wrote for the current call.
+#[inline(always)]
+unsafe fn head_at<'h, const N: usize>(data: usize) -> &'h mut [u8; N] {
+    // SAFETY: the host wrote the entry for this call: `END` (at least `N`, the caller's promise)
+    // bytes from `DATA` are the packet's buffer, in the packet region it mapped into this memory,
+    // one buffer per entry, which nothing else refers to during the call (the `Heads` borrows the
+    // area mutably).
+    unsafe { &mut *(data as *mut [u8; N]) }
 }
 
 /// Calls `f` on a head of fewer than `N` bytes of buffer: a copy of what there is, zeros after it,
@@ -48,15 +58,13 @@ fn direct<'h, const N: usize>(e: &[u8; wasmdp_abi::area::DIRECT_HEAD]) -> (u32, 
 #[cold]
 #[inline(never)]
 fn short<const N: usize>(e: &[u8; wasmdp_abi::area::DIRECT_HEAD], f: &mut impl FnMut(u32, &mut [u8; N])) {
-    use wasmdp_abi::area::direct_head::{DATA, END, LEN};
-    let len = u16::from_le_bytes([e[LEN], e[LEN + 1]]);
-    let end = usize::from(u16::from_le_bytes([e[END], e[END + 1]])).min(N);
-    let data = u32::from_le_bytes([e[DATA], e[DATA + 1], e[DATA + 2], e[DATA + 3]]) as usize;
-    // SAFETY: as in `direct`, for the `END` bytes there are.
+    let (len, end, data) = entry(e);
+    let end = end.min(N);
+    // SAFETY: as in `head_at`, for the `END` bytes there are.
     let bytes = unsafe { core::slice::from_raw_parts_mut(data as *mut u8, end) };
     let mut head = [0u8; N];
     head[..end].copy_from_slice(bytes);
-    f(u32::from(len), &mut head);
+    f(len, &mut head);
     bytes.copy_from_slice(&head[..end]);
 }
 
@@ -94,7 +102,7 @@ impl<'a, const N: usize> Heads<'a, N> {
     pub fn packet_len(&self, i: usize) -> Option<u32> {
         match &self.kind {
             Kind::Copied { lens, .. } => lens.get(i).map(|l| u32::from_le_bytes(*l)),
-            Kind::Direct { entries } => entries.get(i).map(|e| u16::from_le_bytes([e[0], e[1]]).into()),
+            Kind::Direct { entries } => entries.get(i).map(|e| entry(e).0),
         }
     }
 
@@ -117,7 +125,8 @@ impl<'a, const N: usize> Heads<'a, N> {
     }
 
     /// Each packet's length with its head, to change in place (as [`heads_mut`](Heads::heads_mut)).
-    /// With direct heads, a packet with fewer than `N` bytes to its buffer's end is left out.
+    /// With direct heads, a packet with fewer than `N` bytes to its buffer's end is left out (only
+    /// with a pool whose data room is below `N`: `for_each_mut` gives such a packet a copy instead).
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, &mut [u8; N])> + '_ {
         *self.changed = 1u32.to_le_bytes();
         let (copied, direct) = match &mut self.kind {
@@ -126,9 +135,10 @@ impl<'a, const N: usize> Heads<'a, N> {
             }
             Kind::Direct { entries } => (
                 None,
-                Some(entries.iter().filter_map(|e| match direct::<N>(e) {
-                    (len, Some(h)) => Some((len, h)),
-                    (_, None) => None,
+                Some(entries.iter().filter_map(|e| {
+                    let (len, end, data) = entry(e);
+                    // SAFETY: `end >= N`, an entry of this call.
+                    (end >= N).then(|| (len, unsafe { head_at::<N>(data) }))
                 })),
             ),
         };
@@ -161,9 +171,14 @@ impl<'a, const N: usize> Heads<'a, N> {
                 }
             }
             Kind::Direct { entries } => {
-                let mut one = |e: &[u8; wasmdp_abi::area::DIRECT_HEAD]| match direct::<N>(e) {
-                    (len, Some(h)) => f(len, h),
-                    (_, None) => short(e, &mut f),
+                let mut one = |e: &[u8; wasmdp_abi::area::DIRECT_HEAD]| {
+                    let (len, end, data) = entry(e);
+                    if end >= N {
+                        // SAFETY: `end >= N`, an entry of this call.
+                        f(len, unsafe { head_at::<N>(data) });
+                    } else {
+                        short(e, &mut f);
+                    }
                 };
                 let (quads, rest) = entries.as_chunks::<4>();
                 for [e0, e1, e2, e3] in quads {

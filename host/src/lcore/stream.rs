@@ -184,7 +184,7 @@ impl Stream {
                 }
                 return self.flush_injected(cache, outside, round);
             }
-            if let Some(out) = outside.as_deref_mut() {
+            if let Some(out) = outside.as_deref_mut().filter(|_| self.p.rxq.foreign()) {
                 round.flow.rx_nombuf += adopt_foreign(&mut self.burst, cache, out);
             }
         }

@@ -193,6 +193,12 @@ impl Pool {
         (p.meta_ptr() as usize).wrapping_sub(self.region.base().as_ptr() as usize) < self.region.len()
     }
 
+    /// The region's first byte (as an address) and its length, for loops that locate many packets.
+    #[inline(always)]
+    pub(crate) fn region_span(&self) -> (usize, usize) {
+        (self.region.base().as_ptr() as usize, self.region.len())
+    }
+
     /// Bytes of the region.
     pub(crate) fn region_len(&self) -> usize {
         self.region.len()

@@ -43,6 +43,14 @@ pub trait RxQueue: Send {
     fn drain(&mut self, _cache: &mut PoolCache) -> u64 {
         0
     }
+
+    /// Whether the packets it appends come from elsewhere rather than from the cache it is given (a
+    /// `ring` port's peer made them): a stream with its own pool then copies them in (direct packet
+    /// access). Every other driver receives into buffers of the cache it is given, and holds none
+    /// between calls.
+    fn foreign(&self) -> bool {
+        false
+    }
 }
 
 /// Packets a TX queue took off the front of a burst and freed without sending them, by reason: the

@@ -103,6 +103,10 @@ impl RxQueue for RingRx {
         }
         n
     }
+
+    fn foreign(&self) -> bool {
+        true
+    }
 }
 
 struct RingTx {

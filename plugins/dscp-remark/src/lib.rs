@@ -1,8 +1,9 @@
-//! `dscp-remark`: QoS remarking in place, on 64-byte heads (ABI 1.1 `AreaSpec::Heads`): sets the
-//! DSCP of IPv4 and IPv6 packets (ECN bits kept; the IPv4 header checksum updated incrementally,
-//! RFC 1624) and the PCP of the outermost VLAN tag, on every packet or only on those that carry a
-//! given DSCP. No host call and no descriptor per packet: the host places each packet's length and
-//! first 64 bytes in the plugin's memory and copies them back after the call.
+//! `dscp-remark`: QoS remarking in place, on 64-byte direct heads (ABI 1.1
+//! `AreaSpec::DirectHeads`): sets the DSCP of IPv4 and IPv6 packets (ECN bits kept; the IPv4 header
+//! checksum updated incrementally, RFC 1624) and the PCP of the outermost VLAN tag, on every packet
+//! or only on those that carry a given DSCP. No host call, no descriptor and no copy per packet: the
+//! packets are in the plugin's memory (direct packet access) and the host writes only each one's
+//! length and place; the native build gets 64-byte heads copied in and out.
 //!
 //! | param | meaning |
 //! |---|---|

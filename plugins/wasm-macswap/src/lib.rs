@@ -1,11 +1,10 @@
 //! `wasm-macswap`: the MAC swap done in WebAssembly, the baseline against the host's native engines.
 //!
-//! No params. ABI 1.1 burst area of direct heads (`AreaSpec::DirectHeads`): the packets are in the
-//! plugin's memory (direct packet access), and per packet the host writes only its length and where
-//! it is before the call; the plugin swaps the two 6-byte MAC addresses of each packet's first 16
-//! bytes with one SIMD128 shuffle, in place: nothing is copied in or out, no host call per packet
-//! (1.0's version did a `pkt_read` and a `pkt_write` each). The native build gets 16-byte heads
-//! copied in and out (`AreaSpec::Heads`). No host engine runs, so the packets
+//! No params. ABI 1.1 burst area of 16-byte heads (`AreaSpec::Heads`): the host places each
+//! packet's length and first 16 bytes in the plugin's memory before the call, without descriptors;
+//! per packet the plugin swaps the two 6-byte MAC addresses with one SIMD128 shuffle in place, and
+//! the host copies the heads back after the call: no host call per packet (1.0's version did a
+//! `pkt_read` and a `pkt_write` each), no metadata per packet. No host engine runs, so the packets
 //! carry no offload marking from the plugin. As the host's `macswap`, frames shorter than 14 bytes
 //! (no Ethernet header) are left alone.
 #![cfg_attr(not(test), no_std)]
@@ -20,7 +19,7 @@ impl Policy for WasmMacswap {
         Ok(WasmMacswap)
     }
 
-    const AREA: AreaSpec = AreaSpec::DirectHeads(16);
+    const AREA: AreaSpec = AreaSpec::Heads(16);
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         swap_all(burst)

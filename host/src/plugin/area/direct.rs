@@ -30,18 +30,26 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], m: &mut Mapping, burst: &Burst, s: 
     }
 }
 
-/// Direct heads: per packet its length, the bytes to its buffer's end, and where it is; 8 bytes.
+/// Direct heads: per packet its length, the bytes to its buffer's end, and where it is, as one
+/// 8-byte store. The packet is located from its handle (`data_ptr` is `META_SIZE + data_off` past
+/// it), the metadata line read once.
 fn heads(pkts: &[crate::mbuf::Pkt], entries: &mut [u8], m: &Mapping) -> bool {
     use wasmdp_abi::area::{direct_head, DIRECT_HEAD};
+    const _: () = assert!(direct_head::LEN == 0 && direct_head::END == 2 && direct_head::DATA == 4);
+    let (base, size) = m.pool.region_span();
+    let data_at = m.at + crate::mbuf::META_SIZE;
     for (p, e) in pkts.iter().zip(entries.chunks_exact_mut(DIRECT_HEAD)) {
-        let Some(off) = m.pool.offset_of(p) else { return false };
-        // A buffer's data room is below 64 KiB (a `u16`), so are the length and the end.
-        let (len, end) = (p.len() as u16, (p.len() + p.tailroom()).min(u16::MAX.into()) as u16);
-        let mut b = [0u8; DIRECT_HEAD];
-        b[direct_head::LEN..direct_head::LEN + 2].copy_from_slice(&len.to_le_bytes());
-        b[direct_head::END..direct_head::END + 2].copy_from_slice(&end.to_le_bytes());
-        b[direct_head::DATA..direct_head::DATA + 4].copy_from_slice(&((m.at + off) as u32).to_le_bytes());
-        e.copy_from_slice(&b);
+        let hdr = (p.meta_ptr() as usize).wrapping_sub(base);
+        if hdr >= size {
+            return false;
+        }
+        let meta = p.meta();
+        // `buf_len - data_off` is the length plus the tailroom (the packet invariant); the data's
+        // offset is below the region's end, which `direct::map` keeps within 4 GiB.
+        let end = meta.buf_len - meta.data_off;
+        let data = (data_at + hdr + usize::from(meta.data_off)) as u64;
+        let word = u64::from(meta.data_len) | u64::from(end) << 16 | data << 32;
+        e.copy_from_slice(&word.to_le_bytes());
     }
     true
 }
