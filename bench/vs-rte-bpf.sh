@@ -173,6 +173,7 @@ stats() { # values... -> "median min max"
 }
 plugins=${PLUGINS:-plugins/target/wasm32-unknown-unknown/release}
 [ -f "$plugins/acl.wasm" ] || scripts/build-plugins.sh >/dev/null
+plugins=$(realpath "$plugins")   # the configs are in $tmp: paths in them resolve from there
 wasmdp_policy() { # program -> the policy of both ports (none for io)
   local pol="on_failure: fail_closed, limits: {deadline_us: 1000000}"
   case $1 in
@@ -196,7 +197,7 @@ ports:
   - {name: b, driver: null, frame: {size: 64}$pol}
 YAML
   RUST_LOG=warn "$WASMDP" run "$tmp/w-$1.yaml" --no-reload --duration "$secs" --stats-period 0 \
-    --stats-json "$tmp/w-$1.json" >/dev/null
+    --stats-json "$tmp/w-$1.json" >/dev/null || { echo "wasmdp run failed for $1" >&2; exit 1; }
   python3 - "$tmp/w-$1.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -216,7 +217,7 @@ for _ in $(seq "$rounds"); do
 done
 
 echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | xargs); DPDK $(pkg-config --modversion libdpdk 2>/dev/null || echo '?'); commit $(git rev-parse --short HEAD 2>/dev/null || echo '?')"
-echo "testpmd io, net_pcap x2 replaying wasmdp's template (infinite_rx, TX frees), rte_bpf JIT on both RX queues (JM; each program checks data_len before each header), 1 forwarding core ($fwd), burst $burst; callgrind ${cg_secs}s; Mpps ${secs}s x $rounds rounds"
+echo "testpmd io, net_pcap x2 replaying wasmdp's template (infinite_rx, TX frees), rte_bpf JIT on both RX queues (JM; each program checks data_len before each header), 1 forwarding core ($fwd), burst $burst; $([ "$callgrind" = 1 ] && echo "callgrind ${cg_secs}s" || echo "no callgrind"); Mpps ${secs}s x $rounds rounds"
 printf '%-10s | %12s | %12s | %-22s | %-22s | %s\n' program instr/pkt "over io" "testpmd Mpps med (min-max)" \
   "wasmdp Mpps med (min-max)" "wasmdp/testpmd"
 for p in $programs; do
