@@ -330,3 +330,25 @@ fn direct_heads_give_length_room_and_place_and_nothing_is_copied() {
         .collect();
     assert_eq!(w.send(&frames), want);
 }
+
+/// `SEND` from a stream with its own pool: each packet leaves for the other port's stream (another
+/// pool, possibly another thread) as a copy; everything balances and no buffer of either pool leaks.
+#[test]
+fn packets_sent_to_another_port_leave_as_copies() {
+    let burst = format!(
+        "{CHANGED} (i32.store8 offset=16 (local.get $d) (i32.const 2)) (i32.store16 offset=18 (local.get $d) (i32.const 1))"
+    );
+    let p = write_wat("direct-send", &direct_module("", "", "", &burst));
+    let yaml = format!(
+        "engine: io\ntopology: loop\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n",
+        policy(&p)
+    );
+    // `run_yaml` checks that each stream balances and that no buffer leaked.
+    let j = run_yaml(&yaml, 0.3);
+    let (a, b) = (&j["ports"][0], &j["ports"][1]);
+    let rx_a = a["rx_packets"].as_u64().unwrap();
+    assert!(rx_a > 1000, "{a}");
+    assert_eq!(a["tx_packets"], 0, "nothing left on a's own TX: {a}");
+    assert_eq!(a["dropped"], 0, "{a}");
+    assert!(b["tx_packets"].as_u64().unwrap() >= rx_a, "a's packets left on b: {b}");
+}
