@@ -178,25 +178,17 @@ impl Pool {
         at >= base && at < base + self.region.len() && (at - base).is_multiple_of(self.stride)
     }
 
-    /// Offset of the packet's first data byte in the region, when the buffer is this pool's: where
-    /// it is in an alias (`super::shared`). An address test, cheap enough to make per packet.
-    #[inline(always)]
-    pub(crate) fn offset_of(&self, p: &Pkt) -> Option<usize> {
-        let off = (p.data_ptr() as usize).wrapping_sub(self.region.base().as_ptr() as usize);
-        (off < self.region.len()).then_some(off)
-    }
-
     /// Whether the buffer lies in this pool's region: an address test on the handle, without
     /// touching the buffer (a stream with its own pool makes it per packet received).
     #[inline(always)]
     pub fn holds(&self, p: &Pkt) -> bool {
-        (p.meta_ptr() as usize).wrapping_sub(self.region.base().as_ptr() as usize) < self.region.len()
+        self.locator().header_at(p).is_some()
     }
 
-    /// The region's first byte (as an address) and its length, for loops that locate many packets.
+    /// The region's bounds, copied out for loops that locate many packets.
     #[inline(always)]
-    pub(crate) fn region_span(&self) -> (usize, usize) {
-        (self.region.base().as_ptr() as usize, self.region.len())
+    pub(crate) fn locator(&self) -> Locator {
+        Locator { base: self.region.base().as_ptr() as usize, len: self.region.len() }
     }
 
     /// Bytes of the region.
@@ -213,6 +205,30 @@ impl Pool {
         let Some(m) = &self.memfd else { return Err(std::io::Error::other("not a shared pool")) };
         // SAFETY: the caller's promise.
         unsafe { m.alias(at, self.stride) }
+    }
+}
+
+/// Where a pool's region is: the one rule that tells whether a packet is the pool's and where its
+/// bytes are in the region (and so in an alias of it).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Locator {
+    base: usize,
+    len: usize,
+}
+
+impl Locator {
+    /// Offset of the packet's header in the region, when the buffer is the pool's.
+    #[inline(always)]
+    pub(crate) fn header_at(&self, p: &Pkt) -> Option<usize> {
+        let at = (p.meta_ptr() as usize).wrapping_sub(self.base);
+        (at < self.len).then_some(at)
+    }
+
+    /// Offset of the packet's first data byte in the region (the data is `META_SIZE + data_off`
+    /// past the header, as [`Pkt::data_ptr`] has it), when the buffer is the pool's.
+    #[inline(always)]
+    pub(crate) fn offset_of(&self, p: &Pkt) -> Option<usize> {
+        self.header_at(p).map(|at| at + META_SIZE + usize::from(p.meta().data_off))
     }
 }
 

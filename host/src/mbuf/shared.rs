@@ -156,7 +156,7 @@ mod tests {
         let mut burst = Burst::new();
         assert!(cache.alloc_bulk(&mut burst, 2));
         burst[0].copy_from(&[1, 2, 3, 4]).unwrap();
-        let off = pool.offset_of(&burst[0]).unwrap();
+        let off = pool.locator().offset_of(&burst[0]).unwrap();
         // SAFETY: inside the open alias.
         let seen = unsafe { std::slice::from_raw_parts_mut(alias.0.add(off), 4) };
         assert_eq!(seen, &[1, 2, 3, 4], "the alias shows the host's write");
@@ -181,7 +181,7 @@ mod tests {
         let other = Pool::new(PoolConfig { size: 2, cache_size: 1, ..Default::default() }).unwrap();
         let mut cache = other.cache();
         let p = cache.alloc().unwrap();
-        assert_eq!(shared.offset_of(&p), None);
+        assert_eq!(shared.locator().offset_of(&p), None);
         cache.free(p);
     }
 }

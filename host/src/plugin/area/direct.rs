@@ -31,23 +31,18 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], m: &mut Mapping, burst: &Burst, s: 
 }
 
 /// Direct heads: per packet its length, the bytes to its buffer's end, and where it is, as one
-/// 8-byte store. The packet is located from its handle (`data_ptr` is `META_SIZE + data_off` past
-/// it), the metadata line read once.
+/// 8-byte store; the packet located by the pool's one rule (`Locator`), the metadata line read once.
 fn heads(pkts: &[crate::mbuf::Pkt], entries: &mut [u8], m: &Mapping) -> bool {
     use wasmdp_abi::area::{direct_head, DIRECT_HEAD};
     const _: () = assert!(direct_head::LEN == 0 && direct_head::END == 2 && direct_head::DATA == 4);
-    let (base, size) = m.pool.region_span();
-    let data_at = m.at + crate::mbuf::META_SIZE;
+    let locator = m.pool.locator();
     for (p, e) in pkts.iter().zip(entries.chunks_exact_mut(DIRECT_HEAD)) {
-        let hdr = (p.meta_ptr() as usize).wrapping_sub(base);
-        if hdr >= size {
-            return false;
-        }
+        let Some(off) = locator.offset_of(p) else { return false };
         let meta = p.meta();
         // `buf_len - data_off` is the length plus the tailroom (the packet invariant); the data's
         // offset is below the region's end, which `direct::map` keeps within 4 GiB.
         let end = meta.buf_len - meta.data_off;
-        let data = (data_at + hdr + usize::from(meta.data_off)) as u64;
+        let data = (m.at + off) as u64;
         let word = u64::from(meta.data_len) | u64::from(end) << 16 | data << 32;
         e.copy_from_slice(&word.to_le_bytes());
     }
@@ -55,8 +50,9 @@ fn heads(pkts: &[crate::mbuf::Pkt], entries: &mut [u8], m: &Mapping) -> bool {
 }
 
 fn each<const HASH: bool>(pkts: &[crate::mbuf::Pkt], descs: &mut [u8], m: &Mapping) -> bool {
+    let locator = m.pool.locator();
     for (p, d) in pkts.iter().zip(descs.chunks_exact_mut(DESC)) {
-        let Some(off) = m.pool.offset_of(p) else { return false };
+        let Some(off) = locator.offset_of(p) else { return false };
         let mut b = descriptor::<HASH>(p, 0);
         // `at + off` is below the region's end, which `direct::map` keeps within 4 GiB.
         put(&mut b, desc::DATA, &((m.at + off) as u32).to_le_bytes());
