@@ -15,6 +15,8 @@ echo "== cargo doc (warnings are errors: broken links fail)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
 echo "== cargo test"
 cargo test --workspace
+echo "== loom: the map tables' protocol model-checked (interleavings with up to 2 preemptions)"
+LOOM_MAX_PREEMPTIONS=2 cargo test -p wasmdp --features loom --lib -q loom_tests
 echo "== plugins: tests (native, against the SDK's mock host) and lints"
 cargo test --manifest-path plugins/Cargo.toml --target-dir plugins/target -q
 cargo clippy --manifest-path plugins/Cargo.toml --target-dir plugins/target --target wasm32-unknown-unknown -q -- -D warnings

@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{plugin_path, run_yaml, write_wat, Wire};
+use common::{build_error, capture_logs, plugin_path, run_yaml, write_wat, Wire};
 use wasmdp::wire::{build_udp, FrameSpec};
 use wasmdp_abi::area;
 
@@ -336,6 +336,59 @@ fn a_shared_map_counts_every_queue_and_shows_in_the_stats() {
     let gauge = a["plugin_gauges"]["calls"].as_i64().unwrap_or_else(|| panic!("{a}")) as u64;
     let rx = a["rx_packets"].as_u64().unwrap();
     assert!(gauge > rx * 3 / 2 && gauge <= rx * 2, "gauge {gauge} of {rx} packets on two queues: {a}");
+}
+
+#[test]
+fn a_map_listed_in_shared_maps_is_one_table_for_both_ports() {
+    // Both ports count their packets under one key; each burst's gauge is the map's value then.
+    // Shared, port a's gauge runs ahead of its own packets (b's are in it); not shared, it cannot.
+    let p = write_wat("map-shared", &counting_module(16));
+    let port = |name: &str, shares: &str| {
+        format!(
+            "  - {{name: {name}, driver: null, policy: {{plugin: {}, limits: {{deadline_us: 500000}}, shared_maps: [{shares}]}}}}\n",
+            p.display()
+        )
+    };
+    let yaml = |shares: &str| format!("engine: io\nports:\n{}{}", port("a", shares), port("b", shares));
+    let j = run_yaml(&yaml("hits"), 0.2);
+    let (a, b) = (&j["ports"][0], &j["ports"][1]);
+    let gauge = a["plugin_gauges"]["calls"].as_i64().unwrap_or_else(|| panic!("{a}")) as u64;
+    let (rx_a, rx_b) = (a["rx_packets"].as_u64().unwrap(), b["rx_packets"].as_u64().unwrap());
+    assert!(gauge > rx_a + rx_b / 2 && gauge <= rx_a + rx_b, "gauge {gauge}, rx {rx_a} + {rx_b}: {a}");
+    for port in [a, b] {
+        let m = &port["plugin_maps"][0];
+        assert_eq!(
+            (m["name"].as_str(), m["shared"].as_bool(), m["entries"].as_u64()),
+            (Some("hits"), Some(true), Some(1)),
+            "{port}"
+        );
+    }
+    let j = run_yaml(&yaml(""), 0.2);
+    let a = &j["ports"][0];
+    let gauge = a["plugin_gauges"]["calls"].as_i64().unwrap_or_else(|| panic!("{a}")) as u64;
+    assert!(gauge <= a["rx_packets"].as_u64().unwrap(), "not shared: a counts only its own: {a}");
+    assert_eq!(a["plugin_maps"][0]["shared"], false, "{a}");
+}
+
+#[test]
+fn a_shared_map_declared_otherwise_on_another_port_is_refused_naming_both() {
+    let (a, b) = (write_wat("map-shared-16", &counting_module(16)), write_wat("map-shared-32", &counting_module(32)));
+    let port = |name: &str, p: &std::path::Path| {
+        format!("  - {{name: {name}, driver: null, policy: {{plugin: {}, shared_maps: [hits]}}}}\n", p.display())
+    };
+    let yaml = format!("engine: io\nports:\n{}{}", port("inside", &a), port("outside", &b));
+    let (e, logs) = capture_logs(|| build_error(&yaml));
+    assert!(e.contains("outside"), "{e}");
+    assert!(
+        logs.contains("map \"hits\" is shared")
+            && logs.contains("port `inside` declared it as hash key_size 4 value_size 8 capacity 16")
+            && logs.contains("port `outside` declares it as hash key_size 4 value_size 8 capacity 32"),
+        "{logs}"
+    );
+    let bad =
+        "engine: io\nports:\n  - {name: a, driver: null, policy: {plugin: x.wasm, shared_maps: [\"no/slash\"]}}\n";
+    let e = build_error(bad);
+    assert!(e.contains("ports[0] (`a`).policy.shared_maps") && e.contains("\"no/slash\" is not a map name"), "{e}");
 }
 
 #[test]

@@ -42,6 +42,9 @@ pub const MAX_PORTS: usize = wasmdp_abi::context::MAX_PORTS;
 /// Most parameters a policy may have.
 pub const MAX_PARAMS: usize = 256;
 
+/// Most names in a policy's `shared_maps`.
+pub const MAX_SHARED_MAPS: usize = 64;
+
 /// Largest core number accepted (the kernel's CPU_SETSIZE - 1).
 pub const MAX_LCORE: usize = 1023;
 
@@ -112,6 +115,17 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
         let max_key = crate::plugin::MAX_PARAM_KEY;
         if let Some(k) = pol.params.keys().find(|k| k.len() > max_key) {
             return Err(format!("{at}.policy.params: a key of {} bytes; the limit is {max_key}", k.len()));
+        }
+        if pol.shared_maps.len() > MAX_SHARED_MAPS {
+            return Err(format!(
+                "{at}.policy.shared_maps: {} names; the limit is {MAX_SHARED_MAPS}",
+                pol.shared_maps.len()
+            ));
+        }
+        if let Some(n) = pol.shared_maps.iter().find(|n| !crate::plugin::maps::name_ok(n)) {
+            return Err(format!(
+                "{at}.policy.shared_maps: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"
+            ));
         }
     }
     if p.tx_offloads.0 & flags::TX_MACSEC != 0 && !driver.macsec {

@@ -33,6 +33,10 @@ pub struct PolicyCfg {
     /// Milliseconds between calls of the plugin's optional tick (0: never).
     #[serde(default = "default_tick_ms")]
     pub tick_ms: Bounded<0, 3_600_000>,
+    /// Names of the maps this policy shares with the policies of other ports that list them: one
+    /// table for all of them (hash and array kinds, declared alike).
+    #[serde(default)]
+    pub shared_maps: Vec<String>,
 }
 
 fn default_max_failures() -> Bounded<1, 10_000> {

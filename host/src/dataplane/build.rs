@@ -97,6 +97,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         injects: injects.clone(),
         ports: ports.iter().map(|p| crate::plugin::PortInfo { mac: p.mac, peer_mac: p.peer_mac }).collect(),
         maps: cfg.ports.iter().map(|_| Arc::default()).collect(),
+        shared_maps: Arc::default(),
         simd,
         control: Arc::new(Control::default()),
         links: Vec::new(),

@@ -130,6 +130,7 @@ fn time_calls(rt: &Arc<Runtime>, bytes: &[u8], n: i32, iters: u32, reps: usize) 
         failure_window_s: Bounded(60),
         limits: LimitsCfg::default(),
         tick_ms: Bounded(0),
+        shared_maps: Vec::new(),
     };
     let plugin = Plugin::load(rt, &cfg)?;
     let counters = Arc::new(PluginCounters::default());

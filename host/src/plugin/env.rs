@@ -1,7 +1,7 @@
 //! [`StreamEnv`]: where a plugin instance runs. What the `context` import reports, which ports
 //! `send_to` reaches, and where the port's maps live (kept across reloads by the dataplane).
 
-use super::maps::Registry;
+use super::maps::{Registry, SharedMaps};
 use crate::ports::Inject;
 use std::sync::Arc;
 
@@ -29,8 +29,14 @@ pub struct StreamEnv {
     pub ports: Arc<[PortInfo]>,
     /// Inject queue per port (None: no stream transmits there, so `send_to` it is `BAD_PORT`).
     pub injects: Arc<[Option<Arc<Inject>>]>,
+    /// The RX port's name (in errors).
+    pub port_name: Arc<str>,
     /// The RX port's maps.
     pub maps: Arc<Registry>,
+    /// The dataplane's maps shared across ports, and the names of them the port's policy shares
+    /// (`policy: shared_maps:`).
+    pub shared: Arc<SharedMaps>,
+    pub shares: Arc<[String]>,
     /// The stream's pool for direct packet access (made when an instance asks for it).
     pub direct: Arc<super::direct::DirectSlot>,
 }
@@ -47,7 +53,10 @@ impl StreamEnv {
             lcore: None,
             ports,
             injects,
+            port_name: "p0".into(),
             maps: Arc::default(),
+            shared: Arc::default(),
+            shares: Arc::default(),
             direct: Arc::default(),
         }
     }

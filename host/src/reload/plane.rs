@@ -126,6 +126,8 @@ pub struct Plane {
     /// Each port's plugin maps: kept for the life of the dataplane, so that a reloaded policy that
     /// declares a map again finds its entries.
     pub maps: Vec<Arc<crate::plugin::maps::Registry>>,
+    /// The maps shared across ports (`policy: shared_maps:`), likewise kept.
+    pub shared_maps: Arc<crate::plugin::maps::SharedMaps>,
     /// Kernel variant.
     pub simd: Simd,
     /// The generation word.
@@ -171,7 +173,10 @@ impl Plane {
             lcore: spec.lcore,
             ports: self.ports.clone(),
             injects: self.injects.clone(),
+            port_name: self.cfg.ports[spec.rx].name.as_str().into(),
             maps: self.maps[spec.rx].clone(),
+            shared: self.shared_maps.clone(),
+            shares: plugin.cfg.shared_maps.clone().into(),
             direct: spec.direct.clone(),
         };
         Runner::new(plugin.clone(), Arc::new(env), self.simd, spec.counters.clone())
@@ -277,5 +282,6 @@ impl Plane {
             drop(old);
         }
         self.maps.iter().for_each(|m| m.sweep());
+        self.shared_maps.sweep();
     }
 }

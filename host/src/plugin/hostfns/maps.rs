@@ -120,8 +120,14 @@ pub(crate) fn declare(st: &mut HostState, name: &[u8], total: usize, kind: i32, 
     if let Some(i) = st.maps.iter().position(|t| t.spec().name == spec.name) {
         return if *st.maps[i].spec() == spec { i as i32 } else { err::BAD_RANGE };
     }
-    let registry = st.env.maps.clone();
-    match registry.declare(&spec, u32::from(st.env.queue), &mut st.map_budget) {
+    let env = st.env.clone();
+    let declared = if env.shares.contains(&spec.name) {
+        let shared = env.shared.declare(&spec, &env.port_name, &mut st.map_budget);
+        shared.inspect(|t| env.maps.link(&spec, t, &env.shared))
+    } else {
+        env.maps.declare(&spec, u32::from(st.env.queue), &mut st.map_budget)
+    };
+    match declared {
         Ok(table) => {
             st.maps.push(table);
             st.maps.len() as i32 - 1

@@ -3,18 +3,28 @@
 //!
 //! - [`Table`]: one table. Lookups never lock (a sequence number per slot, re-read after the copy);
 //!   rewriting an existing entry and atomic adds never lock either; only inserting a new key or
-//!   deleting one serialises on the table's mutex (once per new flow, not per packet).
+//!   deleting one serialises on the table's mutex (once per new flow, not per packet). The protocol
+//!   is `slot`'s, model-checked in `loom_tests` (`--features loom`).
 //! - [`Registry`]: a port's tables by name, kept for the life of the dataplane, so a reloaded policy
 //!   that declares a map identically (name, kind, sizes, capacity) finds the old entries, as a
 //!   pinned BPF map survives a program replace.
 //!
+//! - [`SharedMaps`]: the dataplane's maps shared across ports (`policy: shared_maps:`), linked into
+//!   each port's registry.
+//!
 //! Shared kinds are one table for every instance of the port's policy; per-instance kinds are one per
 //! queue, shown and dumped summed (each value read as little-endian `u64` words and added).
 
+#[cfg(all(test, feature = "loom"))]
+mod loom_tests;
 mod registry;
+mod shared;
+mod slot;
+mod sync;
 mod table;
 
 pub use registry::{Entries, MapInfo, Page, Registry};
+pub use shared::SharedMaps;
 pub(crate) use table::{put_word, word_of, WordBatch};
 pub use table::{MapError, Table};
 use wasmdp_abi::map;
@@ -54,6 +64,12 @@ impl MapKind {
     }
 }
 
+/// Whether `name` may name a map: 1-64 characters of `[A-Za-z0-9_.-]`.
+pub fn name_ok(name: &str) -> bool {
+    (1..=map::MAX_NAME as usize).contains(&name.len())
+        && name.bytes().all(|b| b.is_ascii_alphanumeric() || b"_.-".contains(&b))
+}
+
 /// What a policy declares.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MapSpec {
@@ -73,7 +89,7 @@ impl MapSpec {
     /// Sizes within the ABI's bounds, or what is wrong.
     pub fn check(&self) -> Result<(), String> {
         let name = &self.name;
-        if name.is_empty() || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || b == b'.') {
+        if !name_ok(name) {
             return Err(format!("map name {name:?}: use 1-64 characters of [A-Za-z0-9_.-]"));
         }
         if self.kind.is_array() && self.key_size != 4 {

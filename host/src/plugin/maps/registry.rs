@@ -11,16 +11,19 @@ use super::{MapSpec, Table};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 /// A map's entries: key and value bytes.
 pub type Entries = Vec<(Vec<u8>, Vec<u8>)>;
 
-/// The tables of one name: one shared, or one per instance.
+/// The tables of one name: one for the port's instances, one per instance, or one shared across
+/// ports (owned by the dataplane's [`SharedMaps`](super::SharedMaps), linked here for the stats and
+/// dumps).
 #[derive(Debug)]
 enum Tables {
     Shared(Arc<Table>),
     PerInstance(BTreeMap<u32, Arc<Table>>),
+    Linked(Weak<Table>),
 }
 
 #[derive(Debug)]
@@ -43,6 +46,9 @@ struct Inner {
     entries: BTreeMap<String, Entry>,
     /// Tables replaced by a different declaration of their name, while an instance still holds them.
     retired: Vec<Arc<Table>>,
+    /// The owner of the linked tables, kept alive as long as this registry (the stop report reads
+    /// the maps after the dataplane is gone).
+    shared: Option<Arc<super::SharedMaps>>,
 }
 
 impl Default for Registry {
@@ -52,10 +58,20 @@ impl Default for Registry {
 }
 
 impl Tables {
-    fn each(&self) -> Vec<&Arc<Table>> {
+    /// The tables this registry owns (a linked one is the dataplane's).
+    fn owned(&self) -> Vec<&Arc<Table>> {
         match self {
             Tables::Shared(t) => vec![t],
             Tables::PerInstance(m) => m.values().collect(),
+            Tables::Linked(_) => Vec::new(),
+        }
+    }
+
+    /// Every table behind the name, linked ones included while they exist.
+    fn each(&self) -> Vec<Arc<Table>> {
+        match self {
+            Tables::Linked(w) => w.upgrade().into_iter().collect(),
+            owned => owned.owned().into_iter().cloned().collect(),
         }
     }
 }
@@ -63,7 +79,7 @@ impl Tables {
 impl Inner {
     /// Bytes of every table held.
     fn held(&self) -> u64 {
-        let tables = self.entries.values().flat_map(|e| e.tables.each()).chain(&self.retired);
+        let tables = self.entries.values().flat_map(|e| e.tables.owned()).chain(&self.retired);
         tables.map(|t| t.spec().bytes()).sum()
     }
 
@@ -78,6 +94,7 @@ impl Inner {
                 m.retain(|_, t| !orphan(t));
                 !m.is_empty()
             }
+            Tables::Linked(w) => w.strong_count() > 0,
         });
     }
 }
@@ -99,6 +116,8 @@ pub struct MapInfo {
     pub entries: u64,
     /// Tables behind the name (1, or the number of instances).
     pub tables: usize,
+    /// Shared with other ports (`policy: shared_maps:`).
+    pub shared: bool,
 }
 
 impl Registry {
@@ -132,6 +151,7 @@ impl Registry {
         let found = inner.entries.get(&spec.name).filter(|e| e.spec == *spec).map(|e| match &e.tables {
             Tables::Shared(t) => Some(t.clone()),
             Tables::PerInstance(m) => m.get(&instance).cloned(),
+            Tables::Linked(_) => None,
         });
         if let Some(Some(t)) = found {
             *budget -= bytes;
@@ -157,16 +177,37 @@ impl Registry {
             .entries
             .entry(spec.name.clone())
             .or_insert_with(|| Entry { spec: spec.clone(), tables: Self::empty(spec) });
-        if entry.spec != *spec {
+        if entry.spec != *spec || matches!(entry.tables, Tables::Linked(_)) {
             let old = std::mem::replace(entry, Entry { spec: spec.clone(), tables: Self::empty(spec) });
-            inner.retired.extend(old.tables.each().into_iter().filter(|t| Arc::strong_count(t) > 1).cloned());
+            inner.retired.extend(old.tables.owned().into_iter().filter(|t| Arc::strong_count(t) > 1).cloned());
         }
-        Ok(match &mut entry.tables {
+        Ok(Self::table_of(&mut entry.tables, spec, instance))
+    }
+
+    /// The table of `instance` among `tables` (made if absent).
+    fn table_of(tables: &mut Tables, spec: &MapSpec, instance: u32) -> Arc<Table> {
+        match tables {
             Tables::Shared(t) => t.clone(),
             Tables::PerInstance(by_instance) => {
                 by_instance.entry(instance).or_insert_with(|| Arc::new(Table::new(spec))).clone()
             }
-        })
+            // (`declare` replaced a linked entry already; this keeps the function total.)
+            Tables::Linked(_) => {
+                *tables = Self::empty(spec);
+                Self::table_of(tables, spec, instance)
+            }
+        }
+    }
+
+    /// Shows the shared table `table` (declared as `spec`) under its name in this port's maps,
+    /// replacing a table of the port's own of that name (kept, counted, while an instance holds it).
+    pub fn link(&self, spec: &MapSpec, table: &Arc<Table>, owner: &Arc<super::SharedMaps>) {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.shared.get_or_insert_with(|| owner.clone());
+        let linked = Entry { spec: spec.clone(), tables: Tables::Linked(Arc::downgrade(table)) };
+        if let Some(old) = inner.entries.insert(spec.name.clone(), linked) {
+            inner.retired.extend(old.tables.owned().into_iter().filter(|t| Arc::strong_count(t) > 1).cloned());
+        }
     }
 
     fn empty(spec: &MapSpec) -> Tables {
@@ -184,10 +225,7 @@ impl Registry {
             .entries
             .values()
             .map(|e| {
-                let tables: Vec<&Arc<Table>> = match &e.tables {
-                    Tables::Shared(t) => vec![t],
-                    Tables::PerInstance(m) => m.values().collect(),
-                };
+                let tables = e.tables.each();
                 MapInfo {
                     name: e.spec.name.clone(),
                     kind: e.spec.kind.name(),
@@ -196,6 +234,7 @@ impl Registry {
                     capacity: e.spec.capacity,
                     entries: tables.iter().map(|t| u64::from(t.len())).sum(),
                     tables: tables.len(),
+                    shared: matches!(e.tables, Tables::Linked(_)),
                 }
             })
             .collect()
@@ -209,7 +248,7 @@ impl Registry {
         let (spec, tables) = {
             let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
             let e = inner.entries.get(name)?;
-            (e.spec.clone(), e.tables.each().into_iter().cloned().collect::<Vec<_>>())
+            (e.spec.clone(), e.tables.each())
         };
         let count = tables.iter().map(|t| u64::from(t.len())).sum();
         let mut page = Page { spec, count, rows: Vec::new(), next: None };
