@@ -14,6 +14,8 @@ use wasmdp_abi::area;
 const HEAD: &str = r#"
   (import "wasmdp" "burst_area" (func $area (param i32 i32 i32) (result i32)))
   (import "wasmdp" "map_declare" (func $declare (param i32 i32 i32 i32 i32 i32) (result i32)))
+  (import "wasmdp" "map_declare_ttl" (func $declare_ttl (param i32 i32 i32 i32 i32 i32 i64) (result i32)))
+  (import "wasmdp" "map_update" (func $update (param i32 i32 i32) (result i32)))
   (import "wasmdp" "map_add" (func $madd (param i32 i32 i32 i64) (result i32)))
   (import "wasmdp" "map_lookup" (func $lookup (param i32 i32 i32) (result i32)))
   (import "wasmdp" "gauge_register" (func $greg (param i32 i32) (result i32)))
@@ -389,6 +391,36 @@ fn a_shared_map_declared_otherwise_on_another_port_is_refused_naming_both() {
         "engine: io\nports:\n  - {name: a, driver: null, policy: {plugin: x.wasm, shared_maps: [\"no/slash\"]}}\n";
     let e = build_error(bad);
     assert!(e.contains("ports[0] (`a`).policy.shared_maps") && e.contains("\"no/slash\" is not a map name"), "{e}");
+}
+
+#[test]
+fn an_lru_map_with_expiry_takes_every_new_key_and_counts_its_evictions() {
+    // Each burst inserts a new key (a count kept at 900) into a 4-entry LRU map whose entries
+    // expire after an hour: the map stays full, every insert succeeds (else init's gauge says so).
+    let init = "(if (i32.ne (call $declare_ttl (i32.const 800) (i32.const 5) (i32.const 4) (i32.const 4) (i32.const 8) (i32.const 4) (i64.const 3600000)) (i32.const 0))
+        (then (return (i32.const 5))))
+      (if (i32.ne (call $greg (i32.const 820) (i32.const 6)) (i32.const 0)) (then (return (i32.const 6))))";
+    let burst = "(i32.store (i32.const 900) (i32.add (i32.load (i32.const 900)) (i32.const 1)))
+      (if (i32.ne (call $update (i32.const 0) (i32.const 900) (i32.const 904)) (i32.const 0))
+        (then (drop (call $gset (i32.const 0) (i64.const 1)))))";
+    let module = area_module(init, burst).replace(
+        "(memory (export \"memory\") 1)",
+        "(memory (export \"memory\") 1) (data (i32.const 800) \"flows\") (data (i32.const 820) \"failed\")",
+    );
+    let p = write_wat("map-lru", &module);
+    let yaml =
+        format!("engine: io\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n", policy(&p));
+    let j = run_yaml(&yaml, 0.2);
+    let a = &j["ports"][0];
+    assert_eq!(a["plugin_gauges"]["failed"].as_i64(), Some(0), "an insert was refused: {a}");
+    let m = &a["plugin_maps"][0];
+    assert_eq!(
+        (m["kind"].as_str(), m["entries"].as_u64(), m["ttl_ms"].as_u64()),
+        (Some("lru_hash"), Some(4), Some(3_600_000)),
+        "{m}"
+    );
+    let calls = a["plugin_calls"].as_u64().unwrap();
+    assert_eq!(m["evicted"].as_u64(), Some(calls - 4), "one eviction per insert past the 4th: {a}");
 }
 
 #[test]

@@ -16,6 +16,10 @@ pub enum MapKind {
     PerInstanceHash,
     /// An array of the instance's own.
     PerInstanceArray,
+    /// A hash map shared like [`Hash`](MapKind::Hash) that, when full, evicts its least recently
+    /// used entry (of a bounded sample) to make room (BPF's `LRU_HASH`): a flood of new keys
+    /// cannot shut out the keys in use.
+    LruHash,
 }
 
 impl MapKind {
@@ -25,6 +29,7 @@ impl MapKind {
             MapKind::Array => map::ARRAY,
             MapKind::PerInstanceHash => map::PERCPU_HASH,
             MapKind::PerInstanceArray => map::PERCPU_ARRAY,
+            MapKind::LruHash => map::LRU_HASH,
         }
     }
 }
@@ -54,6 +59,25 @@ impl<const K: usize, const V: usize> Map<K, V> {
     /// `limits.map_kib` is [`Error::TooSmall`].
     pub fn declare(name: &str, kind: MapKind, capacity: u32) -> Result<Self, Error> {
         sys::map_declare(name, kind.abi(), K as u32, V as u32, capacity).map(|id| Map { id })
+    }
+
+    /// [`declare`](Map::declare) of a hash kind whose entries expire `ttl_ms` milliseconds after
+    /// their last use (lookup, insert, add): invisible from then on and freed by the host without a
+    /// list kept by the plugin (`map_declare_ttl`).
+    ///
+    /// ```
+    /// use wasmdp_sdk::{mock, Map, MapKind};
+    /// mock::reset();
+    /// let flows: Map<13, 8> = Map::declare_ttl("flows", MapKind::LruHash, 2, 30_000).unwrap();
+    /// for src in [1u8, 2, 3] {
+    ///     flows.insert(&[src; 13], &[src; 8]).unwrap(); // full at 2: the least recently used goes
+    /// }
+    /// assert_eq!(flows.get(&[1; 13]).unwrap(), None);
+    /// mock::with(|h| h.now_ns += 31_000_000_000);
+    /// assert_eq!(flows.get(&[3; 13]).unwrap(), None, "expired");
+    /// ```
+    pub fn declare_ttl(name: &str, kind: MapKind, capacity: u32, ttl_ms: u64) -> Result<Self, Error> {
+        sys::map_declare_ttl(name, kind.abi(), K as u32, V as u32, capacity, ttl_ms).map(|id| Map { id })
     }
 
     /// The value of `key`, if present (`map_lookup`).

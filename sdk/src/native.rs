@@ -21,7 +21,8 @@ macro_rules! host_imports {
         /// The host's side of every import, for a native build. Numbers and codes are the ABI's
         /// (`docs/ABI.md`); slices stand for the pointer/length pairs.
         pub trait Host {
-            $( $(#[$doc])* fn $name(&mut self, $($arg: $ty),*) -> $ret; )*
+            // (The ABI's imports set the arity: `map_declare_ttl` takes seven.)
+            $( $(#[$doc])* #[allow(clippy::too_many_arguments)] fn $name(&mut self, $($arg: $ty),*) -> $ret; )*
         }
 
         $(
@@ -84,6 +85,8 @@ host_imports! {
     fn context(out: &mut [u8], cap: i32) -> i32;
     /// `map_declare`.
     fn map_declare(name: &str, name_len: i32, kind: i32, key_size: i32, value_size: i32, capacity: i32) -> i32;
+    /// `map_declare_ttl`.
+    fn map_declare_ttl(name: &str, name_len: i32, kind: i32, key_size: i32, value_size: i32, capacity: i32, ttl_ms: i64) -> i32;
     /// `map_lookup`.
     fn map_lookup(id: i32, key: &[u8], value: &mut [u8]) -> i32;
     /// `map_update`.

@@ -93,6 +93,10 @@ pub mod import {
     /// `(name_ptr, name_len, kind, key_size, value_size, capacity: i32) -> i32` (init only): declares
     /// a map ([`map`](crate::map)); returns its id.
     pub const MAP_DECLARE: &str = "map_declare";
+    /// `(name_ptr, name_len, kind, key_size, value_size, capacity: i32, ttl_ms: i64) -> i32` (init
+    /// only): `map_declare` of a hash kind whose entries expire `ttl_ms` milliseconds after their
+    /// last use (lookup, update, add); 0 is no expiry.
+    pub const MAP_DECLARE_TTL: &str = "map_declare_ttl";
     /// `(id, key_ptr, value_ptr: i32) -> i32`: copies the value of the key to `value_ptr`; 0 or
     /// `NOT_FOUND`.
     pub const MAP_LOOKUP: &str = "map_lookup";
@@ -117,12 +121,13 @@ pub mod import {
     pub const GAUGE_SET: &str = "gauge_set";
 
     /// The imports ABI 1.1 added: a module that declares 1.0 may not import them.
-    pub const ADDED_IN_1_1: [&str; 13] = [
+    pub const ADDED_IN_1_1: [&str; 14] = [
         BURST_AREA,
         PKT_ADJUST,
         PKT_ROOM,
         CONTEXT,
         MAP_DECLARE,
+        MAP_DECLARE_TTL,
         MAP_LOOKUP,
         MAP_UPDATE,
         MAP_DELETE,
@@ -551,6 +556,11 @@ pub mod map {
     pub const PERCPU_HASH: u32 = 2;
     /// An array of the instance's own.
     pub const PERCPU_ARRAY: u32 = 3;
+    /// A hash map shared like [`HASH`] that, when full, evicts its least recently used entry (of a
+    /// bounded sample) to make room for a new key (BPF's `LRU_HASH`).
+    pub const LRU_HASH: u32 = 4;
+    /// Longest expiry (`map_declare_ttl`): a year, in milliseconds.
+    pub const MAX_TTL_MS: u64 = 365 * 86_400_000;
     /// Longest key.
     pub const MAX_KEY: u32 = 64;
     /// Longest value.

@@ -70,8 +70,14 @@ pub struct MockMap {
     pub value_size: usize,
     /// Most entries.
     pub capacity: usize,
-    /// Entries.
+    /// Entries (LRU maps and maps with expiry: least recently used first).
     pub entries: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Milliseconds after its last use an entry expires (0: never).
+    pub ttl_ms: u64,
+    /// Each entry's last use (the mock's `now_ns`), beside `entries`.
+    pub used: Vec<i64>,
+    /// The mock's time during the call (set by each map call).
+    now: i64,
 }
 
 impl MockMap {
@@ -79,8 +85,31 @@ impl MockMap {
         matches!(self.kind, map::ARRAY | map::PERCPU_ARRAY)
     }
 
-    fn position(&self, key: &[u8]) -> Option<usize> {
-        self.entries.iter().position(|(k, _)| k == key)
+    /// Whether uses reorder the entries (LRU, expiry).
+    fn tracks_use(&self) -> bool {
+        self.kind == map::LRU_HASH || self.ttl_ms > 0
+    }
+
+    /// Drops the entries expired now.
+    fn expire(&mut self) {
+        let ttl = i64::try_from(self.ttl_ms.saturating_mul(1_000_000)).unwrap_or(i64::MAX);
+        while self.ttl_ms > 0 && self.used.first().is_some_and(|&u| self.now.saturating_sub(u) > ttl) {
+            self.entries.remove(0);
+            self.used.remove(0);
+        }
+    }
+
+    /// Where `key` is, marked used now (moved last when uses are tracked).
+    fn position(&mut self, key: &[u8]) -> Option<usize> {
+        let i = self.entries.iter().position(|(k, _)| k == key)?;
+        if !self.tracks_use() {
+            return Some(i);
+        }
+        let e = self.entries.remove(i);
+        self.used.remove(i);
+        self.entries.push(e);
+        self.used.push(self.now);
+        Some(self.entries.len() - 1)
     }
 
     /// The entry of `key`, inserting a zero value (arrays: any index below the capacity).
@@ -94,9 +123,15 @@ impl MockMap {
                 return Err(err::NOT_FOUND);
             }
         } else if self.entries.len() >= self.capacity {
-            return Err(err::FULL);
+            if self.kind != map::LRU_HASH {
+                return Err(err::FULL);
+            }
+            // The least recently used goes (the host samples; the mock is exact).
+            self.entries.remove(0);
+            self.used.remove(0);
         }
         self.entries.push((key.to_vec(), vec![0; self.value_size]));
+        self.used.push(self.now);
         Ok(&mut self.entries.last_mut().expect("just pushed").1)
     }
 }
@@ -346,14 +381,20 @@ pub(crate) fn context(out: &mut [u8], _cap: i32) -> i32 {
     })
 }
 
-pub(crate) fn map_declare(name: &str, _nl: i32, kind: i32, ks: i32, vs: i32, cap: i32) -> i32 {
-    let (Ok(kind), Ok(ks), Ok(vs), Ok(cap)) =
-        (u32::try_from(kind), u32::try_from(ks), u32::try_from(vs), u32::try_from(cap))
+pub(crate) fn map_declare(name: &str, nl: i32, kind: i32, ks: i32, vs: i32, cap: i32) -> i32 {
+    map_declare_ttl(name, nl, kind, ks, vs, cap, 0)
+}
+
+pub(crate) fn map_declare_ttl(name: &str, _nl: i32, kind: i32, ks: i32, vs: i32, cap: i32, ttl_ms: i64) -> i32 {
+    let (Ok(kind), Ok(ks), Ok(vs), Ok(cap), Ok(ttl_ms)) =
+        (u32::try_from(kind), u32::try_from(ks), u32::try_from(vs), u32::try_from(cap), u64::try_from(ttl_ms))
     else {
         return err::BAD_RANGE;
     };
     let array = matches!(kind, map::ARRAY | map::PERCPU_ARRAY);
-    if kind > map::PERCPU_ARRAY
+    if kind > map::LRU_HASH
+        || ttl_ms > map::MAX_TTL_MS
+        || (array && ttl_ms > 0)
         || name.is_empty()
         || name.len() > map::MAX_NAME as usize
         || !(1..=map::MAX_KEY).contains(&ks)
@@ -370,9 +411,12 @@ pub(crate) fn map_declare(name: &str, _nl: i32, kind: i32, ks: i32, vs: i32, cap
         value_size: vs as usize,
         capacity: cap as usize,
         entries: Vec::new(),
+        ttl_ms,
+        used: Vec::new(),
+        now: 0,
     };
     with(|h| match h.maps.iter().position(|x| x.name == name) {
-        Some(i) if MockMap { entries: Vec::new(), ..h.maps[i].clone() } == m => i as i32,
+        Some(i) if MockMap { entries: Vec::new(), used: Vec::new(), now: 0, ..h.maps[i].clone() } == m => i as i32,
         Some(_) => err::BAD_RANGE,
         None => {
             h.maps.push(m);
@@ -382,7 +426,13 @@ pub(crate) fn map_declare(name: &str, _nl: i32, kind: i32, ks: i32, vs: i32, cap
 }
 
 fn with_map<R>(id: i32, f: impl FnOnce(&mut MockMap) -> Result<R, i32>) -> Result<R, i32> {
-    with(|h| f(usize::try_from(id).ok().and_then(|i| h.maps.get_mut(i)).ok_or(err::NOT_FOUND)?))
+    with(|h| {
+        let now = h.now_ns;
+        let m = usize::try_from(id).ok().and_then(|i| h.maps.get_mut(i)).ok_or(err::NOT_FOUND)?;
+        m.now = now;
+        m.expire();
+        f(m)
+    })
 }
 
 fn code(r: Result<i32, i32>) -> i32 {
@@ -420,6 +470,7 @@ pub(crate) fn map_delete(id: i32, key: &[u8]) -> i32 {
         }
         let i = m.position(key).ok_or(err::NOT_FOUND)?;
         m.entries.remove(i);
+        m.used.remove(i);
         Ok(0)
     }))
 }

@@ -30,6 +30,16 @@ unsafe extern "C" {
         value_size: i32,
         capacity: i32,
     ) -> i32;
+    #[link_name = "map_declare_ttl"]
+    fn wasmdp_map_declare_ttl(
+        name_ptr: i32,
+        name_len: i32,
+        kind: i32,
+        key_size: i32,
+        value_size: i32,
+        capacity: i32,
+        ttl_ms: i64,
+    ) -> i32;
     #[link_name = "map_lookup"]
     fn wasmdp_map_lookup(id: i32, key_ptr: i32, value_ptr: i32) -> i32;
     #[link_name = "map_update"]
@@ -119,6 +129,28 @@ pub fn map_declare(name: &str, kind: u32, key_size: u32, value_size: u32, capaci
     let rc = unsafe { wasmdp_map_declare(ptr(name.as_ptr()), nl, k, ks, vs, cap) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_declare(name, nl, k, ks, vs, cap);
+    Error::check(rc)
+}
+
+/// `map_declare_ttl(name, kind, key_size, value_size, capacity, ttl_ms)` (init only): a hash map
+/// whose entries expire `ttl_ms` milliseconds after their last use; the map's id.
+pub fn map_declare_ttl(
+    name: &str,
+    kind: u32,
+    key_size: u32,
+    value_size: u32,
+    capacity: u32,
+    ttl_ms: u64,
+) -> Result<u32, Error> {
+    let nl = len_arg(name.len())?;
+    let num = |v: u32| i32::try_from(v).map_err(|_| Error::BadRange);
+    let (k, ks, vs, cap) = (num(kind)?, num(key_size)?, num(value_size)?, num(capacity)?);
+    let ttl = i64::try_from(ttl_ms).map_err(|_| Error::BadRange)?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `name` is `nl` readable bytes of our memory; the host only reads them.
+    let rc = unsafe { wasmdp_map_declare_ttl(ptr(name.as_ptr()), nl, k, ks, vs, cap, ttl) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = host::map_declare_ttl(name, nl, k, ks, vs, cap, ttl);
     Error::check(rc)
 }
 

@@ -25,7 +25,20 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
                 return err::NOT_INIT;
             }
             match guest_bytes(&mut c, np, nl, map::MAX_NAME as usize) {
-                Ok((name, total)) => declare(c.data_mut(), &name, total, kind, ks, vs, cap),
+                Ok((name, total)) => declare(c.data_mut(), &name, total, Shape { kind, ks, vs, cap, ttl_ms: 0 }),
+                Err(e) => e,
+            }
+        },
+    )?;
+    linker.func_wrap(
+        m,
+        import::MAP_DECLARE_TTL,
+        |mut c: C<'_>, np: i32, nl: i32, kind: i32, ks: i32, vs: i32, cap: i32, ttl_ms: i64| {
+            if !c.data().in_init {
+                return err::NOT_INIT;
+            }
+            match guest_bytes(&mut c, np, nl, map::MAX_NAME as usize) {
+                Ok((name, total)) => declare(c.data_mut(), &name, total, Shape { kind, ks, vs, cap, ttl_ms }),
                 Err(e) => e,
             }
         },
@@ -91,28 +104,40 @@ fn code(e: MapError) -> i32 {
     }
 }
 
-/// `map_declare(name, kind, key_size, value_size, capacity)` (`name` holds at most
-/// [`map::MAX_NAME`] of the `total` bytes given): checked, counted against `limits.map_kib` before
-/// anything is allocated.
-pub(crate) fn declare(st: &mut HostState, name: &[u8], total: usize, kind: i32, ks: i32, vs: i32, cap: i32) -> i32 {
+/// The arguments of `map_declare` / `map_declare_ttl` after the name, as the plugin gave them.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Shape {
+    pub kind: i32,
+    pub ks: i32,
+    pub vs: i32,
+    pub cap: i32,
+    pub ttl_ms: i64,
+}
+
+/// `map_declare(name, kind, key_size, value_size, capacity)` and `map_declare_ttl(..., ttl_ms)`
+/// (`name` holds at most [`map::MAX_NAME`] of the `total` bytes given): checked, counted against
+/// `limits.map_kib` before anything is allocated.
+pub(crate) fn declare(st: &mut HostState, name: &[u8], total: usize, shape: Shape) -> i32 {
     if !st.in_init {
         return err::NOT_INIT;
     }
-    let kind = match u32::try_from(kind) {
+    let kind = match u32::try_from(shape.kind) {
         Ok(map::HASH) => MapKind::Hash,
         Ok(map::ARRAY) => MapKind::Array,
         Ok(map::PERCPU_HASH) => MapKind::PerInstanceHash,
         Ok(map::PERCPU_ARRAY) => MapKind::PerInstanceArray,
+        Ok(map::LRU_HASH) => MapKind::LruHash,
         _ => return err::BAD_RANGE,
     };
-    let (Ok(key_size), Ok(value_size), Ok(capacity)) = (u32::try_from(ks), u32::try_from(vs), u32::try_from(cap))
+    let (Ok(key_size), Ok(value_size), Ok(capacity), Ok(ttl_ms)) =
+        (u32::try_from(shape.ks), u32::try_from(shape.vs), u32::try_from(shape.cap), u64::try_from(shape.ttl_ms))
     else {
         return err::BAD_RANGE;
     };
     let Some(name) = std::str::from_utf8(name).ok().filter(|n| total == n.len()) else {
         return err::BAD_RANGE;
     };
-    let spec = MapSpec { name: name.to_string(), kind, key_size, value_size, capacity };
+    let spec = MapSpec { name: name.to_string(), kind, key_size, value_size, capacity, ttl_ms };
     if let Err(why) = spec.check() {
         tracing::error!(plugin = %st.label, "map_declare refused: {why}");
         return err::BAD_RANGE;
@@ -359,8 +384,14 @@ mod tests {
     /// A hash map of `ks`-byte keys and `vs`-byte values holding keys 1..=5 (byte `k` repeated),
     /// each with the value of bytes `10 * k`, `10 * k + 1`, ...
     fn filled(ks: usize, vs: usize) -> Table {
-        let spec =
-            MapSpec { name: "t".into(), kind: MapKind::Hash, key_size: ks as u32, value_size: vs as u32, capacity: 16 };
+        let spec = MapSpec {
+            name: "t".into(),
+            kind: MapKind::Hash,
+            key_size: ks as u32,
+            value_size: vs as u32,
+            capacity: 16,
+            ttl_ms: 0,
+        };
         let t = Table::new(&spec);
         for k in 1..=5u8 {
             t.update(&vec![k; ks], &value_of(k, vs)).expect("room");

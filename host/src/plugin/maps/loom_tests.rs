@@ -9,7 +9,7 @@ use loom::sync::Arc;
 use loom::thread;
 
 fn table(key_size: u32, value_size: u32, capacity: u32) -> Arc<Table> {
-    Arc::new(Table::new(&MapSpec { name: "t".into(), kind: MapKind::Hash, key_size, value_size, capacity }))
+    Arc::new(Table::new(&MapSpec { name: "t".into(), kind: MapKind::Hash, key_size, value_size, capacity, ttl_ms: 0 }))
 }
 
 /// Two 4-byte keys whose probes start at the same slot (the loom build's hash key is fixed, so

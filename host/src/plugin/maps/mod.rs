@@ -40,6 +40,9 @@ pub enum MapKind {
     PerInstanceHash,
     /// Array of each instance's own.
     PerInstanceArray,
+    /// Hash map shared by the port's instances that, when full, evicts its least recently used
+    /// entry to make room for a new one (BPF's `LRU_HASH`).
+    LruHash,
 }
 
 impl MapKind {
@@ -50,6 +53,7 @@ impl MapKind {
             MapKind::Array => "array",
             MapKind::PerInstanceHash => "percpu_hash",
             MapKind::PerInstanceArray => "percpu_array",
+            MapKind::LruHash => "lru_hash",
         }
     }
 
@@ -83,6 +87,9 @@ pub struct MapSpec {
     pub value_size: u32,
     /// Most entries (arrays: exactly this many).
     pub capacity: u32,
+    /// Milliseconds after its last use (lookup, update, add) an entry expires (0: never; hash
+    /// kinds only): invisible from then on, and freed by later inserts.
+    pub ttl_ms: u64,
 }
 
 impl MapSpec {
@@ -103,6 +110,12 @@ impl MapSpec {
         }
         if !(1..=map::MAX_CAPACITY).contains(&self.capacity) {
             return Err(format!("map {name:?}: capacity {} is outside 1..={}", self.capacity, map::MAX_CAPACITY));
+        }
+        if self.ttl_ms > map::MAX_TTL_MS {
+            return Err(format!("map {name:?}: ttl_ms {} is beyond {} (a year)", self.ttl_ms, map::MAX_TTL_MS));
+        }
+        if self.ttl_ms > 0 && self.kind.is_array() {
+            return Err(format!("map {name:?}: an array's entries always exist; expiry is for hash kinds"));
         }
         Ok(())
     }

@@ -118,6 +118,11 @@ pub struct MapInfo {
     pub tables: usize,
     /// Shared with other ports (`policy: shared_maps:`).
     pub shared: bool,
+    /// Expiry after the last use, milliseconds (0: none).
+    pub ttl_ms: u64,
+    /// Entries evicted to make room (LRU) and expired entries freed, summed over the tables.
+    pub evicted: u64,
+    pub expired: u64,
 }
 
 impl Registry {
@@ -235,6 +240,9 @@ impl Registry {
                     entries: tables.iter().map(|t| u64::from(t.len())).sum(),
                     tables: tables.len(),
                     shared: matches!(e.tables, Tables::Linked(_)),
+                    ttl_ms: e.spec.ttl_ms,
+                    evicted: tables.iter().map(|t| t.evictions().0).sum(),
+                    expired: tables.iter().map(|t| t.evictions().1).sum(),
                 }
             })
             .collect()
@@ -338,7 +346,7 @@ mod tests {
     }
 
     fn spec(name: &str, kind: MapKind, capacity: u32) -> MapSpec {
-        MapSpec { name: name.into(), kind, key_size: 4, value_size: 8, capacity }
+        MapSpec { name: name.into(), kind, key_size: 4, value_size: 8, capacity, ttl_ms: 0 }
     }
 
     #[test]
@@ -420,8 +428,14 @@ mod tests {
     #[test]
     fn the_budget_is_checked_before_anything_is_allocated() {
         let r = Registry::default();
-        let big =
-            MapSpec { name: "big".into(), kind: MapKind::Hash, key_size: 64, value_size: 1024, capacity: 1 << 24 };
+        let big = MapSpec {
+            name: "big".into(),
+            kind: MapKind::Hash,
+            key_size: 64,
+            value_size: 1024,
+            capacity: 1 << 24,
+            ttl_ms: 0,
+        };
         let mut budget = 64 << 20;
         let e = r.declare(&big, 0, &mut budget).unwrap_err();
         assert!(e.contains("limits.map_kib") && e.contains("\"big\""), "{e}");

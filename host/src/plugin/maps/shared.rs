@@ -97,7 +97,7 @@ mod tests {
     use crate::plugin::maps::MapKind;
 
     fn spec(capacity: u32) -> MapSpec {
-        MapSpec { name: "flows".into(), kind: MapKind::Hash, key_size: 13, value_size: 8, capacity }
+        MapSpec { name: "flows".into(), kind: MapKind::Hash, key_size: 13, value_size: 8, capacity, ttl_ms: 0 }
     }
 
     #[test]

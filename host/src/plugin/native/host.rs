@@ -134,8 +134,23 @@ impl wasmdp_sdk::native::Host for NativeHost<'_> {
     }
 
     fn map_declare(&mut self, name: &str, _name_len: i32, kind: i32, key_size: i32, value_size: i32, cap: i32) -> i32 {
+        self.map_declare_ttl(name, _name_len, kind, key_size, value_size, cap, 0)
+    }
+
+    #[allow(clippy::too_many_arguments)] // the import's arity
+    fn map_declare_ttl(
+        &mut self,
+        name: &str,
+        _nl: i32,
+        kind: i32,
+        key_size: i32,
+        value_size: i32,
+        capacity: i32,
+        ttl_ms: i64,
+    ) -> i32 {
         let n = &name.as_bytes()[..name.len().min(map::MAX_NAME as usize)];
-        maps::declare(self.0, n, name.len(), kind, key_size, value_size, cap)
+        let shape = maps::Shape { kind, ks: key_size, vs: value_size, cap: capacity, ttl_ms };
+        maps::declare(self.0, n, name.len(), shape)
     }
 
     fn map_lookup(&mut self, id: i32, key: &[u8], value: &mut [u8]) -> i32 {
