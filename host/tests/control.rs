@@ -104,6 +104,46 @@ fn every_command_answers_from_the_live_dataplane() {
 }
 
 #[test]
+fn an_operator_reads_writes_and_deletes_one_map_entry() {
+    let d = dir("map-entry");
+    let (running, opts, sock) = start(&d);
+    std::thread::sleep(Duration::from_millis(100));
+    let dump = ok(&sock, json!({"cmd": "map_dump", "port": "a", "map": "flows"}));
+    let first = &dump["entries"][0];
+    let got = ok(&sock, json!({"cmd": "map_get", "port": "a", "map": "flows", "key": first["key"]}));
+    assert_eq!((got["found"].as_bool(), &got["value"]), (Some(true), &first["value"]), "{got}");
+    // A flow the operator pins by hand, read back, then removed.
+    let pin = json!({"cmd": "map_update", "port": "a", "map": "flows", "key": "DEADBEEF", "value": "02000000"});
+    assert_eq!(ok(&sock, pin)["key"], "deadbeef");
+    let got = ok(&sock, json!({"cmd": "map_get", "port": "a", "map": "flows", "key": "deadbeef"}));
+    assert_eq!(got["value"], "02000000", "{got}");
+    let del = json!({"cmd": "map_delete", "port": "a", "map": "flows", "key": "deadbeef"});
+    assert_eq!(ok(&sock, del.clone())["deleted"], true);
+    assert_eq!(ok(&sock, del)["deleted"], false, "already gone");
+    let got = ok(&sock, json!({"cmd": "map_get", "port": "a", "map": "flows", "key": "deadbeef"}));
+    assert_eq!((got["found"].as_bool(), got["value"].is_null()), (Some(false), true), "{got}");
+    // Bad input: a clear error naming what is wrong and what is allowed.
+    let e = err(&sock, json!({"cmd": "map_get", "port": "a", "map": "flows", "key": "dead"}));
+    assert!(e.contains("2 bytes") && e.contains("4-byte keys"), "{e}");
+    let e =
+        err(&sock, json!({"cmd": "map_update", "port": "a", "map": "flows", "key": "deadbeef", "value": "zz000000"}));
+    assert!(e.contains("not hex"), "{e}");
+    assert!(err(&sock, json!({"cmd": "map_delete", "port": "a", "map": "flows"})).contains("needs \"key\""));
+    // The CLI.
+    let s = sock.to_str().unwrap();
+    let (code, out, e) =
+        common::wasmdp(&["ctl", "--socket", s, "--json", "map", "get", "a", "flows", first["key"].as_str().unwrap()]);
+    assert_eq!(code, 0, "{e}");
+    assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["value"], first["value"]);
+    let (code, _, e) = common::wasmdp(&["ctl", "--socket", s, "map", "update", "a", "flows", "00"]);
+    assert_eq!(code, 1);
+    assert!(e.contains("map update PORT MAP KEY VALUE"), "{e}");
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
 fn a_reload_through_the_socket_says_applied_or_rejected_and_why() {
     let d = dir("reload");
     let (running, opts, sock) = start(&d);
@@ -265,6 +305,8 @@ fn prometheus_metrics_pass_promtool_and_follow_the_traffic() {
         "wasmdp_plugin_calls_total{port=\"a\",plugin=\"l4_lb\"}",
         "wasmdp_plugin_defined_total{port=\"a\",plugin=\"l4_lb\",name=\"unpinned\"}",
         "wasmdp_plugin_map_entries{port=\"a\",plugin=\"l4_lb\",map=\"flows\"} 8",
+        "wasmdp_plugin_map_evicted_total{port=\"a\",plugin=\"l4_lb\",map=\"flows\"} 0",
+        "wasmdp_plugin_map_expired_total{port=\"a\",plugin=\"l4_lb\",map=\"flows\"} 0",
         "wasmdp_reloads_total{outcome=\"applied\"} 0",
         "wasmdp_pool_buffers{state=\"free\"}",
         "wasmdp_stream_rx_packets_total{port=\"a\",queue=\"0\"}",

@@ -159,6 +159,8 @@ fn plugin_metrics(reg: &mut Registry, json: &serde_json::Value, st: &State) {
     let own = counters(reg, "plugin_defined", "Counters the plugin defined, by name");
     let levels = gauges(reg, "plugin_level", "Gauges the plugin defined, by name");
     let entries = gauges(reg, "plugin_map_entries", "Entries in the plugin's map");
+    let evicted = counters(reg, "plugin_map_evicted", "Entries an LRU map evicted to make room");
+    let expired = counters(reg, "plugin_map_expired", "Expired entries the map freed");
     let disabled = gauges(reg, "plugin_disabled_streams", "Streams on which the plugin is disabled");
     let ports = json["ports"].as_array().into_iter().flatten().enumerate();
     for (i, p) in ports.filter(|(_, p)| p.get("plugin_calls").is_some()) {
@@ -176,9 +178,10 @@ fn plugin_metrics(reg: &mut Registry, json: &serde_json::Value, st: &State) {
             levels.get_or_create(&with("name", name)).set(v.as_i64().unwrap_or(0));
         }
         for m in p["plugin_maps"].as_array().into_iter().flatten() {
-            entries
-                .get_or_create(&with("map", m["name"].as_str().unwrap_or("")))
-                .set(m["entries"].as_i64().unwrap_or(0));
+            let map = with("map", m["name"].as_str().unwrap_or(""));
+            entries.get_or_create(&map).set(m["entries"].as_i64().unwrap_or(0));
+            evicted.get_or_create(&map).inc_by(m["evicted"].as_u64().unwrap_or(0));
+            expired.get_or_create(&map).inc_by(m["expired"].as_u64().unwrap_or(0));
         }
     }
 }
