@@ -38,7 +38,7 @@ const RELOAD_WAIT: Duration = Duration::from_secs(30);
 
 /// The commands, for errors and `help`.
 pub const COMMANDS: &str =
-    "version, stats, ports, streams, policies, policy {action: enable|disable, port}, maps, map_dump {port, map, cursor?, limit?}, reload, help";
+    "version, stats, ports, streams, policies, policy {action: enable|disable, port}, maps, map_dump {port, map, cursor?, limit?}, map_get|map_delete {port, map, key}, map_update {port, map, key, value}, reload, help";
 
 /// An error answer line.
 pub fn error(msg: &str) -> String {
@@ -71,6 +71,7 @@ fn run(cmd: &str, req: &Value, st: &State) -> Result<Value, String> {
         "policies" => policies(st),
         "maps" => maps(st),
         "map_dump" => map_dump(req, st)?,
+        "map_get" | "map_update" | "map_delete" => map_entry(req, st)?,
         "policy" => policy(req, st)?,
         "reload" => reload(st)?,
         "help" => json!(COMMANDS),
@@ -192,6 +193,68 @@ fn map_dump(req: &Value, st: &State) -> Result<Value, String> {
         "value_size": spec.value_size, "capacity": spec.capacity, "count": page.count,
         "entries": entries, "next": page.next,
     }))
+}
+
+/// `map_get`, `map_update` and `map_delete` of one entry, key and value in hex of exactly the map's
+/// sizes. A per-instance map reads summed (as its dump) and is not written: each instance's table
+/// is its own.
+fn map_entry(req: &Value, st: &State) -> Result<Value, String> {
+    let cmd = req["cmd"].as_str().unwrap_or_default();
+    let arg = |k: &str| req.get(k).and_then(Value::as_str).ok_or(format!("{cmd} needs \"{k}\" (a string)"));
+    let (port, map) = (arg("port")?, arg("map")?);
+    let i = st.view.ports.iter().position(|p| p == port).ok_or(format!("no port {port:?}"))?;
+    let (spec, tables) =
+        st.view.maps.get(i).and_then(|r| r.tables(map)).ok_or(format!("port {port:?} has no map {map:?}"))?;
+    let bytes = |k: &str, size: u32| -> Result<Vec<u8>, String> {
+        let text = arg(k)?;
+        let b = unhex(text).ok_or(format!("{cmd}: \"{k}\" is not hex (two digits a byte): {text:?}"))?;
+        if b.len() != size as usize {
+            return Err(format!("{cmd}: \"{k}\" has {} bytes; map {map:?} has {size}-byte {k}s", b.len()));
+        }
+        Ok(b)
+    };
+    let key = bytes("key", spec.key_size)?;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    if cmd == "map_get" {
+        let mut sum: Option<Vec<u8>> = None;
+        let mut value = vec![0u8; spec.value_size as usize];
+        for t in &tables {
+            if t.lookup(&key, &mut value) {
+                match &mut sum {
+                    None => sum = Some(value.clone()),
+                    Some(s) => crate::plugin::maps::add_words(s, &value),
+                }
+            }
+        }
+        return Ok(
+            json!({"port": port, "map": map, "key": hex(&key), "found": sum.is_some(), "value": sum.map(|v| hex(&v))}),
+        );
+    }
+    let [table] = tables.as_slice() else {
+        return Err(format!(
+            "{cmd}: map {map:?} is {}: one table per instance, which the control socket does not write",
+            spec.kind.name()
+        ));
+    };
+    if cmd == "map_delete" {
+        return Ok(json!({"port": port, "map": map, "key": hex(&key), "deleted": table.delete(&key)}));
+    }
+    let value = bytes("value", spec.value_size)?;
+    table.update(&key, &value).map_err(|e| match e {
+        crate::plugin::maps::MapError::Full => format!("map_update: map {map:?} is full ({} entries)", spec.capacity),
+        crate::plugin::maps::MapError::BadIndex => {
+            format!("map_update: index {} is past array {map:?}'s {} entries", hex(&key), spec.capacity)
+        }
+    })?;
+    Ok(json!({"port": port, "map": map, "key": hex(&key), "value": hex(&value)}))
+}
+
+/// Bytes of a hex string (two digits a byte, either case), None if it is not one.
+fn unhex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
 }
 
 fn reload(st: &State) -> Result<Value, String> {

@@ -18,7 +18,8 @@ pub struct CtlArgs {
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub count: u64,
     /// version | stats | ports | streams | policies | policy enable|disable PORT | maps |
-    /// map dump PORT MAP | reload | top | help
+    /// map dump PORT MAP | map get|delete PORT MAP KEY | map update PORT MAP KEY VALUE | reload |
+    /// top | help (keys and values in hex)
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
 }
@@ -31,7 +32,14 @@ pub fn main(args: &CtlArgs) -> anyhow::Result<()> {
     }
     let req = match words.as_slice() {
         ["map", "dump", port, map] => json!({"cmd": "map_dump", "port": port, "map": map}),
-        ["map", ..] => anyhow::bail!("usage: wasmdp ctl map dump PORT MAP"),
+        ["map", "get", port, map, key] => json!({"cmd": "map_get", "port": port, "map": map, "key": key}),
+        ["map", "delete", port, map, key] => json!({"cmd": "map_delete", "port": port, "map": map, "key": key}),
+        ["map", "update", port, map, key, value] => {
+            json!({"cmd": "map_update", "port": port, "map": map, "key": key, "value": value})
+        }
+        ["map", ..] => anyhow::bail!(
+            "usage: wasmdp ctl map dump PORT MAP | map get|delete PORT MAP KEY | map update PORT MAP KEY VALUE (hex)"
+        ),
         ["policy", action @ ("enable" | "disable"), port] => json!({"cmd": "policy", "action": action, "port": port}),
         ["policy", ..] => anyhow::bail!("usage: wasmdp ctl policy enable|disable PORT"),
         [cmd] => json!({"cmd": cmd}),

@@ -23,7 +23,7 @@ mod slot;
 mod sync;
 mod table;
 
-pub use registry::{Entries, MapInfo, Page, Registry};
+pub use registry::{add_words, Entries, MapInfo, Page, Registry};
 pub use shared::SharedMaps;
 pub(crate) use table::{put_word, word_of, WordBatch};
 pub use table::{MapError, Table};

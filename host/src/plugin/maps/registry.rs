@@ -248,16 +248,20 @@ impl Registry {
             .collect()
     }
 
+    /// Map `name`'s declaration and tables (several for a per-instance kind), None: no such map.
+    /// Nothing is held after the call.
+    pub fn tables(&self, name: &str) -> Option<(MapSpec, Vec<Arc<Table>>)> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let e = inner.entries.get(name)?;
+        Some((e.spec.clone(), e.tables.each()))
+    }
+
     /// One page of map `name`'s entries from `cursor` (0: the start): at most `max_rows` rows and
     /// about `max_bytes` bytes of keys and values, and the cursor of the next page. Per-instance
     /// maps are summed by key (value words added), each key shown once. The registry's lock is not
     /// held while the tables are read; nothing is kept between two pages. None: no such map.
     pub fn dump_page(&self, name: &str, cursor: u64, max_rows: usize, max_bytes: usize) -> Option<Page> {
-        let (spec, tables) = {
-            let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-            let e = inner.entries.get(name)?;
-            (e.spec.clone(), e.tables.each())
-        };
+        let (spec, tables) = self.tables(name)?;
         let count = tables.iter().map(|t| u64::from(t.len())).sum();
         let mut page = Page { spec, count, rows: Vec::new(), next: None };
         let Some(slots) = tables.first().map(|t| t.slots() as u64) else { return Some(page) };
@@ -324,7 +328,7 @@ fn sum_buf(buf: &mut Vec<u8>, n: usize) -> &mut [u8] {
 }
 
 /// `acc += v`, as little-endian u64 words (a short last word as its bytes), wrapping.
-fn add_words(acc: &mut [u8], v: &[u8]) {
+pub fn add_words(acc: &mut [u8], v: &[u8]) {
     for (a, b) in acc.chunks_mut(8).zip(v.chunks(8)) {
         let (mut x, mut y) = ([0u8; 8], [0u8; 8]);
         x[..a.len()].copy_from_slice(a);
