@@ -144,10 +144,13 @@ mod params_net;
 mod policy;
 pub mod sys;
 mod text;
+mod typed_map;
 mod verdict;
 
 pub use area::{AreaSpec, Window, Windows};
 pub use burst::{Burst, Packet};
+/// The crate [`TypedMap`]'s keys and values are bound by (`Pod`, `Zeroable` and their derives).
+pub use bytemuck;
 pub use context::Context;
 pub use counter::{now_ns, Counter, Gauge};
 pub use engine::Engine;
@@ -161,6 +164,7 @@ pub use params_net::{parse_mac, Cidr, Prefix4};
 pub use policy::__private;
 pub use policy::{status, Policy, Refusal, REASON_CAP};
 pub use text::StackStr;
+pub use typed_map::TypedMap;
 /// The ABI crate: versions, import names, engine ids, flags, error codes.
 pub use wasmdp_abi as abi;
 pub use wasmdp_abi::hash::flow_hash;

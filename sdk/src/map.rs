@@ -23,7 +23,7 @@ pub enum MapKind {
 }
 
 impl MapKind {
-    const fn abi(self) -> u32 {
+    pub(crate) const fn abi(self) -> u32 {
         match self {
             MapKind::Hash => map::HASH,
             MapKind::Array => map::ARRAY,
