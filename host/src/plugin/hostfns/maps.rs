@@ -21,26 +21,14 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
         m,
         import::MAP_DECLARE,
         |mut c: C<'_>, np: i32, nl: i32, kind: i32, ks: i32, vs: i32, cap: i32| {
-            if !c.data().in_init {
-                return err::NOT_INIT;
-            }
-            match guest_bytes(&mut c, np, nl, map::MAX_NAME as usize) {
-                Ok((name, total)) => declare(c.data_mut(), &name, total, Shape { kind, ks, vs, cap, ttl_ms: 0 }),
-                Err(e) => e,
-            }
+            declare_import(&mut c, np, nl, Shape { kind, ks, vs, cap, ttl_ms: 0 })
         },
     )?;
     linker.func_wrap(
         m,
         import::MAP_DECLARE_TTL,
         |mut c: C<'_>, np: i32, nl: i32, kind: i32, ks: i32, vs: i32, cap: i32, ttl_ms: i64| {
-            if !c.data().in_init {
-                return err::NOT_INIT;
-            }
-            match guest_bytes(&mut c, np, nl, map::MAX_NAME as usize) {
-                Ok((name, total)) => declare(c.data_mut(), &name, total, Shape { kind, ks, vs, cap, ttl_ms }),
-                Err(e) => e,
-            }
+            declare_import(&mut c, np, nl, Shape { kind, ks, vs, cap, ttl_ms })
         },
     )?;
     linker
@@ -63,6 +51,17 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
     linker.func_wrap(m, import::MAP_LOOKUP_BATCH, lookup_batch)?;
     linker.func_wrap(m, import::MAP_UPDATE_BATCH, update_batch)?;
     Ok(())
+}
+
+/// `map_declare` and `map_declare_ttl` from a module: the name read from its memory, then [`declare`].
+fn declare_import(c: &mut C<'_>, np: i32, nl: i32, shape: Shape) -> i32 {
+    if !c.data().in_init {
+        return err::NOT_INIT;
+    }
+    match guest_bytes(c, np, nl, map::MAX_NAME as usize) {
+        Ok((name, total)) => declare(c.data_mut(), &name, total, shape),
+        Err(e) => e,
+    }
 }
 
 /// Map `id` of the instance.

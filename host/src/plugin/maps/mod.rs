@@ -124,4 +124,18 @@ impl MapSpec {
     pub fn bytes(&self) -> u64 {
         table::Layout::of(self).bytes()
     }
+
+    /// Whether an instance with `budget` bytes left may declare it, or why not (nothing paid).
+    pub(super) fn affordable(&self, budget: u64) -> Result<u64, String> {
+        let bytes = self.bytes();
+        if bytes > budget {
+            return Err(format!(
+                "map {:?} needs {} KiB; limits.map_kib leaves {} KiB for this instance",
+                self.name,
+                bytes.div_ceil(1024),
+                budget / 1024
+            ));
+        }
+        Ok(bytes)
+    }
 }

@@ -67,6 +67,11 @@ impl Tables {
         }
     }
 
+    /// The owned tables an instance still holds (kept, counted, when their name is taken over).
+    fn held(&self) -> Vec<Arc<Table>> {
+        self.owned().into_iter().filter(|t| Arc::strong_count(t) > 1).cloned().collect()
+    }
+
     /// Every table behind the name, linked ones included while they exist.
     fn each(&self) -> Vec<Arc<Table>> {
         match self {
@@ -143,15 +148,7 @@ impl Registry {
     /// declare) pays for the table either way; a new table must also fit the registry's limit, after
     /// the orphans are freed. Both are checked before anything is allocated.
     pub fn declare(&self, spec: &MapSpec, instance: u32, budget: &mut u64) -> Result<Arc<Table>, String> {
-        let bytes = spec.bytes();
-        if bytes > *budget {
-            return Err(format!(
-                "map {:?} needs {} KiB; limits.map_kib leaves {} KiB for this instance",
-                spec.name,
-                bytes.div_ceil(1024),
-                *budget / 1024
-            ));
-        }
+        let bytes = spec.affordable(*budget)?;
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         let found = inner.entries.get(&spec.name).filter(|e| e.spec == *spec).map(|e| match &e.tables {
             Tables::Shared(t) => Some(t.clone()),
@@ -184,7 +181,7 @@ impl Registry {
             .or_insert_with(|| Entry { spec: spec.clone(), tables: Self::empty(spec) });
         if entry.spec != *spec || matches!(entry.tables, Tables::Linked(_)) {
             let old = std::mem::replace(entry, Entry { spec: spec.clone(), tables: Self::empty(spec) });
-            inner.retired.extend(old.tables.owned().into_iter().filter(|t| Arc::strong_count(t) > 1).cloned());
+            inner.retired.extend(old.tables.held());
         }
         Ok(Self::table_of(&mut entry.tables, spec, instance))
     }
@@ -211,7 +208,7 @@ impl Registry {
         inner.shared.get_or_insert_with(|| owner.clone());
         let linked = Entry { spec: spec.clone(), tables: Tables::Linked(Arc::downgrade(table)) };
         if let Some(old) = inner.entries.insert(spec.name.clone(), linked) {
-            inner.retired.extend(old.tables.owned().into_iter().filter(|t| Arc::strong_count(t) > 1).cloned());
+            inner.retired.extend(old.tables.held());
         }
     }
 

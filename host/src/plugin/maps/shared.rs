@@ -45,14 +45,7 @@ impl SharedMaps {
                 spec.kind.name()
             ));
         }
-        let bytes = spec.bytes();
-        if bytes > *budget {
-            return Err(format!(
-                "map {name:?} needs {} KiB; limits.map_kib leaves {} KiB for this instance",
-                bytes.div_ceil(1024),
-                *budget / 1024
-            ));
-        }
+        let bytes = spec.affordable(*budget)?;
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         if let Some(s) = inner.get_mut(name.as_str()) {
             if s.spec == *spec {
