@@ -18,6 +18,7 @@ const HEAD: &str = r#"
   (import "wasmdp" "map_update" (func $update (param i32 i32 i32) (result i32)))
   (import "wasmdp" "map_add" (func $madd (param i32 i32 i32 i64) (result i32)))
   (import "wasmdp" "map_lookup" (func $lookup (param i32 i32 i32) (result i32)))
+  (import "wasmdp" "map_next_key" (func $next (param i32 i32 i32) (result i32)))
   (import "wasmdp" "gauge_register" (func $greg (param i32 i32) (result i32)))
   (import "wasmdp" "gauge_set" (func $gset (param i32 i64) (result i32)))
   (import "wasmdp" "context" (func $ctx (param i32 i32) (result i32)))
@@ -421,6 +422,51 @@ fn an_lru_map_with_expiry_takes_every_new_key_and_counts_its_evictions() {
     );
     let calls = a["plugin_calls"].as_u64().unwrap();
     assert_eq!(m["evicted"].as_u64(), Some(calls - 4), "one eviction per insert past the 4th: {a}");
+}
+
+#[test]
+fn an_lpm_map_finds_the_longest_prefix_and_a_walk_returns_each_prefix_once() {
+    // Init stores 10.0.0.0/8 -> 1 and 10.1.2.0/24 -> 2 and checks that a /33 is refused; each
+    // burst looks up 10.1.2.3 (gauge `hop`) and walks the map, deleting each prefix as it is
+    // returned, then puts both back (gauge `keys`: prefixes walked).
+    let init = r#"(if (i32.ne (call $declare (i32.const 800) (i32.const 6) (i32.const 5) (i32.const 8) (i32.const 4) (i32.const 16)) (i32.const 0))
+        (then (return (i32.const 5))))
+      (if (i32.ne (call $update (i32.const 0) (i32.const 900) (i32.const 1000)) (i32.const 0)) (then (return (i32.const 6))))
+      (if (i32.ne (call $update (i32.const 0) (i32.const 910) (i32.const 1004)) (i32.const 0)) (then (return (i32.const 7))))
+      (if (i32.ne (call $update (i32.const 0) (i32.const 960) (i32.const 1004)) (i32.const -2)) (then (return (i32.const 8))))
+      (drop (call $greg (i32.const 820) (i32.const 3)))
+      (drop (call $greg (i32.const 830) (i32.const 4)))"#;
+    let burst = r#"(local $n i64) (local $rc i32)
+      (drop (call $lookup (i32.const 0) (i32.const 920) (i32.const 970)))
+      (drop (call $gset (i32.const 0) (i64.load32_u (i32.const 970))))
+      (i64.store (i32.const 940) (i64.const 0))
+      (block $done (loop $walk
+        (local.set $rc (call $next (i32.const 0) (i32.const 940) (i32.const 950)))
+        (br_if $done (i32.eq (local.get $rc) (i32.const -7)))
+        (if (i32.eq (local.get $rc) (i32.const 1)) (then
+          (local.set $n (i64.add (local.get $n) (i64.const 1)))
+          (drop (call $del (i32.const 0) (i32.const 950)))))
+        (br $walk)))
+      (drop (call $update (i32.const 0) (i32.const 900) (i32.const 1000)))
+      (drop (call $update (i32.const 0) (i32.const 910) (i32.const 1004)))
+      (drop (call $gset (i32.const 1) (local.get $n)))"#;
+    let module = area_module(init, burst).replace(
+        "(memory (export \"memory\") 1)",
+        r#"(import "wasmdp" "map_delete" (func $del (param i32 i32) (result i32)))
+  (memory (export "memory") 1) (data (i32.const 800) "routes") (data (i32.const 820) "hop") (data (i32.const 830) "keys")
+  (data (i32.const 900) "\08\00\00\00\0a\00\00\00") (data (i32.const 910) "\18\00\00\00\0a\01\02\00")
+  (data (i32.const 920) "\20\00\00\00\0a\01\02\03") (data (i32.const 960) "\21\00\00\00\0a\01\02\03")
+  (data (i32.const 1000) "\01\00\00\00\02\00\00\00")"#,
+    );
+    let p = write_wat("map-lpm", &module);
+    let yaml =
+        format!("engine: io\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n", policy(&p));
+    let j = run_yaml(&yaml, 0.2);
+    let a = &j["ports"][0];
+    assert_eq!(a["plugin_gauges"]["hop"].as_i64(), Some(2), "10.1.2.3 is in 10.1.2.0/24: {a}");
+    assert_eq!(a["plugin_gauges"]["keys"].as_i64(), Some(2), "both prefixes, once each, deleted as walked: {a}");
+    let m = &a["plugin_maps"][0];
+    assert_eq!((m["kind"].as_str(), m["entries"].as_u64()), (Some("lpm_trie"), Some(2)), "{m}");
 }
 
 #[test]

@@ -156,7 +156,7 @@ pub use counter::{now_ns, Counter, Gauge};
 pub use engine::Engine;
 pub use error::Error;
 pub use heads::Heads;
-pub use map::{ArrayMap, Map, MapKind};
+pub use map::{ArrayMap, Lpm, Lpm4, Lpm6, Map, MapKind};
 pub use offloads::{Offloads, Sticky};
 pub use params::{parse_u64, Params};
 pub use params_net::{parse_mac, Cidr, Prefix4};

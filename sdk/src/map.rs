@@ -20,7 +20,55 @@ pub enum MapKind {
     /// used entry (of a bounded sample) to make room (BPF's `LRU_HASH`): a flood of new keys
     /// cannot shut out the keys in use.
     LruHash,
+    /// Longest-prefix match, shared like [`Hash`](MapKind::Hash) (BPF's `LPM_TRIE`): keys are an
+    /// [`Lpm`] (a prefix length and the address); a lookup finds the longest stored prefix holding
+    /// the key's address. For route and ACL tables.
+    LpmTrie,
 }
+
+/// An `LPM_TRIE` key: a prefix length (bits) and an address of `N` bytes in network order.
+/// [`Lpm4`] and [`Lpm6`] are the usual ones.
+///
+/// ```
+/// use wasmdp_sdk::{mock, Lpm4, MapKind, TypedMap};
+/// mock::reset();
+/// let routes: TypedMap<Lpm4, u32> = TypedMap::declare("routes", MapKind::LpmTrie, 1024).unwrap();
+/// routes.insert(&Lpm4::new(8, [10, 0, 0, 0]), &1).unwrap();
+/// routes.insert(&Lpm4::new(24, [10, 1, 2, 0]), &2).unwrap();
+/// assert_eq!(routes.get(&Lpm4::host([10, 1, 2, 3])).unwrap(), Some(2));
+/// assert_eq!(routes.get(&Lpm4::host([10, 9, 9, 9])).unwrap(), Some(1));
+/// assert_eq!(routes.get(&Lpm4::host([192, 0, 2, 1])).unwrap(), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[repr(C, packed)]
+pub struct Lpm<const N: usize> {
+    /// Prefix length in bits, little-endian (at most `8 x N`).
+    pub prefix_len: u32,
+    /// The address, network order.
+    pub addr: [u8; N],
+}
+
+/// An IPv4 prefix.
+pub type Lpm4 = Lpm<4>;
+/// An IPv6 prefix.
+pub type Lpm6 = Lpm<16>;
+
+impl<const N: usize> Lpm<N> {
+    /// The prefix `addr/prefix_len`.
+    pub const fn new(prefix_len: u32, addr: [u8; N]) -> Self {
+        Lpm { prefix_len: prefix_len.to_le(), addr }
+    }
+
+    /// The whole address, as a lookup key.
+    pub const fn host(addr: [u8; N]) -> Self {
+        Self::new(8 * N as u32, addr)
+    }
+}
+
+// SAFETY: packed, so no padding; a u32 and bytes, for which every bit pattern is valid.
+unsafe impl<const N: usize> bytemuck::Zeroable for Lpm<N> {}
+// SAFETY: as above; `Copy` and `'static`.
+unsafe impl<const N: usize> bytemuck::Pod for Lpm<N> {}
 
 impl MapKind {
     pub(crate) const fn abi(self) -> u32 {
@@ -30,6 +78,7 @@ impl MapKind {
             MapKind::PerInstanceHash => map::PERCPU_HASH,
             MapKind::PerInstanceArray => map::PERCPU_ARRAY,
             MapKind::LruHash => map::LRU_HASH,
+            MapKind::LpmTrie => map::LPM_TRIE,
         }
     }
 }
@@ -104,6 +153,38 @@ impl<const K: usize, const V: usize> Map<K, V> {
     pub fn add(&self, key: &[u8; K], word: u32, delta: i64) -> Result<(), Error> {
         // SAFETY: as in `get`.
         unsafe { sys::map_add(self.id, key, word, delta) }
+    }
+
+    /// The next key of a walk over the map (`map_next_key`), from `cursor` (0 to start; the walk
+    /// moves it on): `None` when every entry was walked. Deleting the key just returned is safe and
+    /// hides no other; entries added meanwhile may or may not be returned. Each host call reads a
+    /// bounded window of the table; this calls until it has a key or the walk ends.
+    ///
+    /// ```
+    /// use wasmdp_sdk::{mock, Map, MapKind};
+    /// mock::reset();
+    /// let seen: Map<4, 8> = Map::declare("seen", MapKind::Hash, 16).unwrap();
+    /// for k in 1..=3u32 {
+    ///     seen.insert(&k.to_le_bytes(), &[0; 8]).unwrap();
+    /// }
+    /// let (mut cursor, mut keys) = (0, Vec::new());
+    /// while let Some(k) = seen.next_key(&mut cursor).unwrap() {
+    ///     keys.push(u32::from_le_bytes(k));
+    ///     seen.remove(&k).unwrap();
+    /// }
+    /// keys.sort();
+    /// assert_eq!(keys, [1, 2, 3]);
+    /// ```
+    pub fn next_key(&self, cursor: &mut u64) -> Result<Option<[u8; K]>, Error> {
+        let mut key = [0u8; K];
+        loop {
+            // SAFETY: as in `get`: the map's key size is `K`.
+            match unsafe { sys::map_next_key(self.id, cursor, &mut key) }? {
+                sys::Walk::Key => return Ok(Some(key)),
+                sys::Walk::Window => {}
+                sys::Walk::End => return Ok(None),
+            }
+        }
     }
 
     /// Looks up `keys` in one host call (`map_lookup_batch`): `values[i]` and `found[i]` for each;

@@ -99,6 +99,8 @@ host_imports! {
     fn map_lookup_batch(id: i32, keys: &[u8], n: i32, values: &mut [u8], found: &mut [u8]) -> i32;
     /// `map_update_batch` of `n` entries.
     fn map_update_batch(id: i32, keys: &[u8], values: &[u8], n: i32) -> i32;
+    /// `map_next_key` with the cursor and the key buffer.
+    fn map_next_key(id: i32, cursor: &mut u64, key: &mut [u8]) -> i32;
     /// `gauge_register`.
     fn gauge_register(name: &str, len: i32) -> i32;
     /// `gauge_set`.

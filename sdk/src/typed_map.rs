@@ -88,6 +88,19 @@ impl<K: Pod, V: Pod> TypedMap<K, V> {
         unsafe { sys::map_delete(self.id, bytes_of(key)) }
     }
 
+    /// The next key of a walk over the map, as [`Map::next_key`](crate::Map::next_key).
+    pub fn next_key(&self, cursor: &mut u64) -> Result<Option<K>, Error> {
+        let mut key = K::zeroed();
+        loop {
+            // SAFETY: as in `get`.
+            match unsafe { sys::map_next_key(self.id, cursor, bytes_of_mut(&mut key)) }? {
+                sys::Walk::Key => return Ok(Some(key)),
+                sys::Walk::Window => {}
+                sys::Walk::End => return Ok(None),
+            }
+        }
+    }
+
     /// Atomically adds `delta` to the `u64` at word `word` (bytes `8 * word..`) of the value,
     /// inserting a zero value first when the key is absent.
     pub fn add(&self, key: &K, word: u32, delta: i64) -> Result<(), Error> {

@@ -245,6 +245,11 @@ fn map_entry(req: &Value, st: &State) -> Result<Value, String> {
         crate::plugin::maps::MapError::BadIndex => {
             format!("map_update: index {} is past array {map:?}'s {} entries", hex(&key), spec.capacity)
         }
+        crate::plugin::maps::MapError::BadPrefix => format!(
+            "map_update: key {}: the prefix length (first 4 bytes, little-endian) is past the {} address bits",
+            hex(&key),
+            (spec.key_size - 4) * 8
+        ),
     })?;
     Ok(json!({"port": port, "map": map, "key": hex(&key), "value": hex(&value)}))
 }

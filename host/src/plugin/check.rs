@@ -31,7 +31,7 @@ pub(crate) fn host_signature(name: &str) -> Option<(&'static [ValType], &'static
         import::CONTEXT => (&[I32, I32], &[I32]),
         import::MAP_DECLARE => (&[I32, I32, I32, I32, I32, I32], &[I32]),
         import::MAP_DECLARE_TTL => (&[I32, I32, I32, I32, I32, I32, I64], &[I32]),
-        import::MAP_LOOKUP | import::MAP_UPDATE => (&[I32, I32, I32], &[I32]),
+        import::MAP_LOOKUP | import::MAP_UPDATE | import::MAP_NEXT_KEY => (&[I32, I32, I32], &[I32]),
         import::MAP_DELETE => (&[I32, I32], &[I32]),
         import::MAP_ADD => (&[I32, I32, I32, I64], &[I32]),
         import::MAP_LOOKUP_BATCH => (&[I32, I32, I32, I32, I32], &[I32]),

@@ -115,13 +115,19 @@ pub mod import {
     /// `(id, keys_ptr, values_ptr, n: i32) -> i32`: inserts or replaces `n` entries; returns how many
     /// were written before the map was full (`n` when all).
     pub const MAP_UPDATE_BATCH: &str = "map_update_batch";
+    /// `(map: i32, cursor_ptr: i32, key_ptr: i32) -> i32`: the next key of a walk over the map's
+    /// entries. The cursor is a `u64` in the plugin's memory, 0 to start; each call reads at most
+    /// `map::NEXT_KEY_SLOTS` slots and moves it on. 1: a key was written at `key_ptr`; 0: none in
+    /// this window, call again; `NOT_FOUND`: the walk is over. Deleting the key just returned is
+    /// safe; see docs/ABI.md for what a walk sees of concurrent changes.
+    pub const MAP_NEXT_KEY: &str = "map_next_key";
     /// `(name_ptr, name_len: i32) -> i32` (init only): registers a gauge; returns its id.
     pub const GAUGE_REGISTER: &str = "gauge_register";
     /// `(id: i32, value: i64) -> i32`: sets a gauge (a level, shown in the stats; not summed over time).
     pub const GAUGE_SET: &str = "gauge_set";
 
     /// The imports ABI 1.1 added: a module that declares 1.0 may not import them.
-    pub const ADDED_IN_1_1: [&str; 14] = [
+    pub const ADDED_IN_1_1: [&str; 15] = [
         BURST_AREA,
         PKT_ADJUST,
         PKT_ROOM,
@@ -134,6 +140,7 @@ pub mod import {
         MAP_ADD,
         MAP_LOOKUP_BATCH,
         MAP_UPDATE_BATCH,
+        MAP_NEXT_KEY,
         GAUGE_REGISTER,
         GAUGE_SET,
     ];
@@ -559,6 +566,17 @@ pub mod map {
     /// A hash map shared like [`HASH`] that, when full, evicts its least recently used entry (of a
     /// bounded sample) to make room for a new key (BPF's `LRU_HASH`).
     pub const LRU_HASH: u32 = 4;
+    /// Longest-prefix match (BPF's `LPM_TRIE`), shared like [`HASH`]: keys are a little-endian
+    /// `u32` prefix length then the address bytes in network order (IPv4: 8 bytes, IPv6: 20). An
+    /// update stores the prefix (address bits past its length ignored; a length past the address
+    /// is refused); a lookup finds the longest stored prefix holding the key's address within the
+    /// key's length; a delete removes the exact prefix.
+    pub const LPM_TRIE: u32 = 5;
+    /// Most slots one `map_next_key` call reads (its bound: the call answers 0, "none in this
+    /// window", after that many empty slots).
+    pub const NEXT_KEY_SLOTS: u32 = 256;
+    /// Most address bytes of an `LPM_TRIE` key (IPv6).
+    pub const MAX_LPM_DATA: u32 = 16;
     /// Longest expiry (`map_declare_ttl`): a year, in milliseconds.
     pub const MAX_TTL_MS: u64 = 365 * 86_400_000;
     /// Longest key.

@@ -25,7 +25,7 @@ use wasmdp_abi::{engine, err, flags, ALL_PACKETS, MAX_COUNTERS};
 mod v1_1;
 pub(crate) use v1_1::{
     burst_area, context, gauge_register, gauge_set, map_add, map_declare, map_declare_ttl, map_delete, map_lookup,
-    map_lookup_batch, map_update, map_update_batch, pkt_adjust, pkt_room,
+    map_lookup_batch, map_next_key, map_update, map_update_batch, pkt_adjust, pkt_room,
 };
 pub use v1_1::{gauge, set_area, MockArea, MockContext, MockMap};
 

@@ -85,6 +85,32 @@ impl MockMap {
         matches!(self.kind, map::ARRAY | map::PERCPU_ARRAY)
     }
 
+    /// `key` as stored: an `LPM_TRIE` prefix with its address cleared past its length (a length
+    /// past the address: [`err::BAD_RANGE`]); any other kind's key as given.
+    fn stored(&self, key: &[u8]) -> Result<Vec<u8>, i32> {
+        if self.kind != map::LPM_TRIE {
+            return Ok(key.to_vec());
+        }
+        let len = u32::from_le_bytes(key[..4].try_into().map_err(|_| err::BAD_RANGE)?) as usize;
+        if len > (key.len() - 4) * 8 {
+            return Err(err::BAD_RANGE);
+        }
+        let mut out = key.to_vec();
+        for (i, b) in out[4..].iter_mut().enumerate() {
+            *b &= (0xFF00u16 >> len.saturating_sub(i * 8).min(8)) as u8;
+        }
+        Ok(out)
+    }
+
+    /// `LPM_TRIE`: the entry of the longest prefix holding `key`'s address within its length.
+    fn longest(&self, key: &[u8]) -> Option<usize> {
+        let most = u32::from_le_bytes(key[..4].try_into().ok()?);
+        (0..=most).rev().find_map(|len| {
+            let probe = self.stored(&[&len.to_le_bytes()[..], &key[4..]].concat()).ok()?;
+            self.entries.iter().position(|(k, _)| *k == probe)
+        })
+    }
+
     /// Whether uses reorder the entries (LRU, expiry).
     fn tracks_use(&self) -> bool {
         self.kind == map::LRU_HASH || self.ttl_ms > 0
@@ -392,7 +418,9 @@ pub(crate) fn map_declare_ttl(name: &str, _nl: i32, kind: i32, ks: i32, vs: i32,
         return err::BAD_RANGE;
     };
     let array = matches!(kind, map::ARRAY | map::PERCPU_ARRAY);
-    if kind > map::LRU_HASH
+    let lpm = kind == map::LPM_TRIE;
+    if kind > map::LPM_TRIE
+        || (lpm && (ttl_ms > 0 || !(5..=4 + map::MAX_LPM_DATA).contains(&ks)))
         || ttl_ms > map::MAX_TTL_MS
         || (array && ttl_ms > 0)
         || name.is_empty()
@@ -443,6 +471,11 @@ pub(crate) fn map_lookup(id: i32, key: &[u8], value: &mut [u8]) -> i32 {
     code(with_map(id, |m| {
         let (key, value) =
             (key.get(..m.key_size).ok_or(err::BAD_MEMORY)?, value.get_mut(..m.value_size).ok_or(err::BAD_MEMORY)?);
+        if m.kind == map::LPM_TRIE {
+            let i = m.longest(key).ok_or(err::NOT_FOUND)?;
+            value.copy_from_slice(&m.entries[i].1);
+            return Ok(0);
+        }
         match m.position(key) {
             Some(i) => value.copy_from_slice(&m.entries[i].1),
             None if m.is_array() => m.slot(key).map(|v| value.copy_from_slice(v))?,
@@ -456,19 +489,20 @@ pub(crate) fn map_update(id: i32, key: &[u8], value: &[u8]) -> i32 {
     code(with_map(id, |m| {
         let (ks, vs) = (m.key_size, m.value_size);
         let value = value.get(..vs).ok_or(err::BAD_MEMORY)?;
-        m.slot(key.get(..ks).ok_or(err::BAD_MEMORY)?)?.copy_from_slice(value);
+        let key = m.stored(key.get(..ks).ok_or(err::BAD_MEMORY)?)?;
+        m.slot(&key)?.copy_from_slice(value);
         Ok(0)
     }))
 }
 
 pub(crate) fn map_delete(id: i32, key: &[u8]) -> i32 {
     code(with_map(id, |m| {
-        let key = key.get(..m.key_size).ok_or(err::BAD_MEMORY)?;
+        let key = m.stored(key.get(..m.key_size).ok_or(err::BAD_MEMORY)?)?;
         if m.is_array() {
-            m.slot(key)?.fill(0);
+            m.slot(&key)?.fill(0);
             return Ok(0);
         }
-        let i = m.position(key).ok_or(err::NOT_FOUND)?;
+        let i = m.position(&key).ok_or(err::NOT_FOUND)?;
         m.entries.remove(i);
         m.used.remove(i);
         Ok(0)
@@ -480,7 +514,8 @@ pub(crate) fn map_add(id: i32, key: &[u8], word: i32, delta: i64) -> i32 {
         let ks = m.key_size;
         let words = m.value_size.div_ceil(8);
         let w = usize::try_from(word).ok().filter(|&w| w < words).ok_or(err::BAD_RANGE)?;
-        let v = m.slot(key.get(..ks).ok_or(err::BAD_MEMORY)?)?;
+        let key = m.stored(key.get(..ks).ok_or(err::BAD_MEMORY)?)?;
+        let v = m.slot(&key)?;
         let end = (w * 8 + 8).min(v.len());
         let bytes = &mut v[w * 8..end];
         let mut b = [0u8; 8];
@@ -527,6 +562,28 @@ pub(crate) fn map_update_batch(id: i32, keys: &[u8], values: &[u8], n: i32) -> i
         }
     }
     n as i32
+}
+
+/// The walk runs from the last entry down, as the host's from its last slot: deleting the key just
+/// returned hides none not yet returned. The cursor is 0 at the start, then one past the index of
+/// the entry returned last; one call returns one key (the mock has no empty slots).
+pub(crate) fn map_next_key(id: i32, cursor: &mut u64, key: &mut [u8]) -> i32 {
+    code(with_map(id, |m| {
+        let key = key.get_mut(..m.key_size).ok_or(err::BAD_MEMORY)?;
+        let len = if m.is_array() { m.capacity } else { m.entries.len() };
+        let at = match *cursor {
+            0 => len.checked_sub(1),
+            c => (c as usize).checked_sub(2).map(|i| i.min(len.wrapping_sub(1))),
+        };
+        let i = at.filter(|&i| i < len).ok_or(err::NOT_FOUND)?;
+        if m.is_array() {
+            key.copy_from_slice(&(i as u32).to_le_bytes());
+        } else {
+            key.copy_from_slice(&m.entries[i].0);
+        }
+        *cursor = i as u64 + 1;
+        Ok(1)
+    }))
 }
 
 pub(crate) fn gauge_register(name: &str, _len: i32) -> i32 {

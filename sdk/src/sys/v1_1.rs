@@ -52,6 +52,8 @@ unsafe extern "C" {
     fn wasmdp_map_lookup_batch(id: i32, keys_ptr: i32, n: i32, values_ptr: i32, found_ptr: i32) -> i32;
     #[link_name = "map_update_batch"]
     fn wasmdp_map_update_batch(id: i32, keys_ptr: i32, values_ptr: i32, n: i32) -> i32;
+    #[link_name = "map_next_key"]
+    fn wasmdp_map_next_key(id: i32, cursor_ptr: i32, key_ptr: i32) -> i32;
     #[link_name = "gauge_register"]
     fn wasmdp_gauge_register(name_ptr: i32, name_len: i32) -> i32;
     #[link_name = "gauge_set"]
@@ -249,6 +251,35 @@ pub unsafe fn map_update_batch(id: u32, keys: &[u8], values: &[u8], n: u32) -> R
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_update_batch(id as i32, keys, values, n);
     Error::check(rc)
+}
+
+/// Where a `map_next_key` call left the walk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// A key was written; call again for the next.
+    Key,
+    /// No entry in the window the call read; call again.
+    Window,
+    /// Every entry was walked.
+    End,
+}
+
+/// `map_next_key(id, cursor, key)`: the next key of a walk over map `id` from `cursor` (0 to
+/// start), which the host moves on.
+///
+/// # Safety
+/// The host writes the map's `key_size` bytes at `key`: it must be at least that long.
+pub unsafe fn map_next_key(id: u32, cursor: &mut u64, key: &mut [u8]) -> Result<Walk, Error> {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `cursor` is 8 writable bytes and `key` writable bytes of at least the map's key size
+    // (the caller's contract), both exclusive borrows of our memory.
+    let rc = unsafe { wasmdp_map_next_key(id as i32, ptr((cursor as *mut u64).cast()), ptr(key.as_mut_ptr())) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = host::map_next_key(id as i32, cursor, key);
+    match rc {
+        wasmdp_abi::err::NOT_FOUND => Ok(Walk::End),
+        rc => Error::check(rc).map(|n| if n == 1 { Walk::Key } else { Walk::Window }),
+    }
 }
 
 /// `gauge_register(name)` (init only): the gauge's id.

@@ -6,7 +6,7 @@
 //! the table is touched, so no range the plugin passes can overlap what the host writes.
 
 use super::{guest_bytes, guest_span, C};
-use crate::plugin::maps::{put_word, word_of, MapError, MapKind, MapSpec, Table, WordBatch};
+use crate::plugin::maps::{put_word, word_of, MapError, MapKind, MapSpec, Table, Walk, WordBatch};
 use crate::plugin::state::HostState;
 use std::ops::Range;
 use std::sync::Arc;
@@ -50,6 +50,7 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
     )?;
     linker.func_wrap(m, import::MAP_LOOKUP_BATCH, lookup_batch)?;
     linker.func_wrap(m, import::MAP_UPDATE_BATCH, update_batch)?;
+    linker.func_wrap(m, import::MAP_NEXT_KEY, next_key_import)?;
     Ok(())
 }
 
@@ -95,11 +96,48 @@ pub(crate) fn add(t: &Table, key: &[u8], word: i32, delta: i64) -> i32 {
     t.add(key, w, delta as u64).map_or_else(code, |_| 0)
 }
 
+/// `map_next_key` on a cursor and a key buffer: 1 (a key copied, the cursor moved past it), 0 (no
+/// entry in the window read, the cursor moved past it) or `NOT_FOUND` (the walk is over).
+pub(crate) fn next_key(t: &Table, cursor: &mut u64, key: &mut [u8]) -> i32 {
+    match t.next_key(*cursor, key) {
+        Walk::Key(next) => {
+            *cursor = next;
+            1
+        }
+        Walk::Window(next) => {
+            *cursor = next;
+            0
+        }
+        Walk::End => err::NOT_FOUND,
+    }
+}
+
+/// `map_next_key(id, cursor_ptr, key_ptr)`: both ranges checked before the table is read.
+fn next_key_import(mut c: C<'_>, id: i32, cp: i32, kp: i32) -> i32 {
+    let (t, data, limit) = match table_and_memory(&mut c, id) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    let ks = t.spec().key_size as usize;
+    let (Some(cr), Some(kr)) = (guest_span(cp, 8, &limit), guest_span(kp, ks as i32, &limit)) else {
+        return err::BAD_MEMORY;
+    };
+    let mut cursor = u64::from_le_bytes(data[cr.clone()].try_into().expect("eight bytes"));
+    let mut key = [0u8; map::MAX_KEY as usize];
+    let rc = next_key(&t, &mut cursor, &mut key[..ks]);
+    data[cr].copy_from_slice(&cursor.to_le_bytes());
+    if rc == 1 {
+        data[kr].copy_from_slice(&key[..ks]);
+    }
+    rc
+}
+
 /// The ABI code of a refused write.
 fn code(e: MapError) -> i32 {
     match e {
         MapError::Full => err::FULL,
         MapError::BadIndex => err::NOT_FOUND,
+        MapError::BadPrefix => err::BAD_RANGE,
     }
 }
 
@@ -126,6 +164,7 @@ pub(crate) fn declare(st: &mut HostState, name: &[u8], total: usize, shape: Shap
         Ok(map::PERCPU_HASH) => MapKind::PerInstanceHash,
         Ok(map::PERCPU_ARRAY) => MapKind::PerInstanceArray,
         Ok(map::LRU_HASH) => MapKind::LruHash,
+        Ok(map::LPM_TRIE) => MapKind::LpmTrie,
         _ => return err::BAD_RANGE,
     };
     let (Ok(key_size), Ok(value_size), Ok(capacity), Ok(ttl_ms)) =
@@ -209,14 +248,19 @@ fn batch_ranges(
     Ok([keys, values, found])
 }
 
+/// Map `id` of the instance, its memory and the bounds of ranges in it.
+fn table_and_memory<'a>(c: &'a mut C<'_>, id: i32) -> Result<(Arc<Table>, &'a mut [u8], super::Limit), i32> {
+    let t = table(c.data(), id)?;
+    let mem = c.data().memory.ok_or(err::BAD_MEMORY)?;
+    let limit = c.data().limit(mem.data_size(&*c));
+    Ok((t, mem.data_mut(c), limit))
+}
+
 fn lookup_batch(mut c: C<'_>, id: i32, kp: i32, n: i32, vp: i32, fp: i32) -> i32 {
-    let t = match table(c.data(), id) {
-        Ok(t) => t,
+    let (t, data, limit) = match table_and_memory(&mut c, id) {
+        Ok(x) => x,
         Err(e) => return e,
     };
-    let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
-    let limit = c.data().limit(mem.data_size(&c));
-    let data = mem.data_mut(&mut c);
     let [keys, values, found] = match batch_ranges(&t, n, kp, vp, Some(fp), &limit) {
         Ok(r) => r,
         Err(e) => return e,

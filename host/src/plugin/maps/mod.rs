@@ -17,6 +17,7 @@
 
 #[cfg(all(test, feature = "loom"))]
 mod loom_tests;
+mod lpm;
 mod registry;
 mod shared;
 mod slot;
@@ -26,7 +27,7 @@ mod table;
 pub use registry::{add_words, Entries, MapInfo, Page, Registry};
 pub use shared::SharedMaps;
 pub(crate) use table::{put_word, word_of, WordBatch};
-pub use table::{MapError, Table};
+pub use table::{MapError, Table, Walk};
 use wasmdp_abi::map;
 
 /// Which instances share a table, and how keys find entries.
@@ -43,6 +44,9 @@ pub enum MapKind {
     /// Hash map shared by the port's instances that, when full, evicts its least recently used
     /// entry to make room for a new one (BPF's `LRU_HASH`).
     LruHash,
+    /// Prefixes (a little-endian `u32` length, then the address) shared by the port's instances; a
+    /// lookup finds the longest one holding the key's address (BPF's `LPM_TRIE`).
+    LpmTrie,
 }
 
 impl MapKind {
@@ -54,6 +58,7 @@ impl MapKind {
             MapKind::PerInstanceHash => "percpu_hash",
             MapKind::PerInstanceArray => "percpu_array",
             MapKind::LruHash => "lru_hash",
+            MapKind::LpmTrie => "lpm_trie",
         }
     }
 
@@ -110,6 +115,16 @@ impl MapSpec {
         }
         if !(1..=map::MAX_CAPACITY).contains(&self.capacity) {
             return Err(format!("map {name:?}: capacity {} is outside 1..={}", self.capacity, map::MAX_CAPACITY));
+        }
+        if self.kind == MapKind::LpmTrie && !(5..=4 + map::MAX_LPM_DATA).contains(&self.key_size) {
+            return Err(format!(
+                "map {name:?}: an lpm_trie's key is a u32 prefix length and 1..={} address bytes (IPv4: 8, IPv6: 20), not {}",
+                map::MAX_LPM_DATA,
+                self.key_size
+            ));
+        }
+        if self.ttl_ms > 0 && self.kind == MapKind::LpmTrie {
+            return Err(format!("map {name:?}: an lpm_trie's prefixes do not expire"));
         }
         if self.ttl_ms > map::MAX_TTL_MS {
             return Err(format!("map {name:?}: ttl_ms {} is beyond {} (a year)", self.ttl_ms, map::MAX_TTL_MS));

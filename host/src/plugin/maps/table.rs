@@ -26,6 +26,8 @@ pub enum MapError {
     Full,
     /// An array index past the capacity.
     BadIndex,
+    /// An `lpm_trie` key whose prefix length is past its address bits.
+    BadPrefix,
 }
 
 /// Words per slot, slots, and the bytes they take. After the value, an LRU map's slots hold the
@@ -78,6 +80,17 @@ const EVICTION_SAMPLE: usize = 64;
 /// last one stopped: the table is swept as it is used, without a list kept by the plugin.
 const REAP_STEP: usize = 4;
 
+/// Where a [`Table::next_key`] walk stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Walk {
+    /// A key was copied; go on from this cursor.
+    Key(u64),
+    /// No entry among the slots read; go on from this cursor.
+    Window(u64),
+    /// The walk is over.
+    End,
+}
+
 /// Where the held lock's bounded scans go on from.
 #[derive(Debug, Default)]
 struct Cursors {
@@ -102,6 +115,8 @@ pub struct Table {
     /// Entries evicted to make room (LRU), and expired entries freed.
     evicted: AtomicU64,
     expired: AtomicU64,
+    /// `lpm_trie`: the prefix lengths present (None: every other kind).
+    prefixes: Option<Box<super::lpm::Prefixes>>,
     /// Added to the time (tests of expiry).
     #[cfg(test)]
     skew_ms: std::sync::atomic::AtomicU64,
@@ -254,6 +269,7 @@ impl Table {
             clock: AtomicU64::new(0),
             evicted: AtomicU64::new(0),
             expired: AtomicU64::new(0),
+            prefixes: (spec.kind == super::MapKind::LpmTrie).then(|| Box::new(super::lpm::Prefixes::new())),
             #[cfg(test)]
             skew_ms: Default::default(),
         }
@@ -395,8 +411,22 @@ impl Table {
         found.map(|(i, h, ())| (i, h))
     }
 
-    /// Copies the value of `key` into `out` (`value_size` bytes); false when absent.
+    /// Copies the value of `key` into `out` (`value_size` bytes); false when absent. `lpm_trie`:
+    /// the value of the longest prefix holding the key's address.
     pub fn lookup(&self, key: &[u8], out: &mut [u8]) -> bool {
+        if let Some(p) = &self.prefixes {
+            return p.lookup(self, key, out);
+        }
+        self.lookup_exact(key, out)
+    }
+
+    /// Whether `key` itself is present (`lpm_trie`: the exact prefix; a hint, racing writers).
+    pub(super) fn contains_exact(&self, key: &[u8]) -> bool {
+        self.find(key).is_some()
+    }
+
+    /// [`lookup`](Table::lookup) of `key` itself.
+    pub(super) fn lookup_exact(&self, key: &[u8], out: &mut [u8]) -> bool {
         if self.one_word() {
             let Some(value) = self.lookup_word(word_of(key)) else { return false };
             put_word(value, out);
@@ -486,8 +516,18 @@ impl Table {
         }
     }
 
-    /// Sets `key` to `value`, inserting it if absent.
+    /// Sets `key` to `value`, inserting it if absent (`lpm_trie`: the prefix, bits of the address
+    /// past its length ignored).
     pub fn update(&self, key: &[u8], value: &[u8]) -> Result<(), MapError> {
+        if let Some(p) = &self.prefixes {
+            let exact = super::lpm::Prefixes::exact(key)?;
+            let key = &exact[..key.len()];
+            return p.insert(self, key, || self.update_exact(key, value));
+        }
+        self.update_exact(key, value)
+    }
+
+    fn update_exact(&self, key: &[u8], value: &[u8]) -> Result<(), MapError> {
         loop {
             match self.find(key) {
                 Some((i, h)) => {
@@ -510,6 +550,15 @@ impl Table {
     /// slot reused) since it was found, the claim fails and the key is looked up again, so a delta
     /// never lands on another key.
     pub fn add(&self, key: &[u8], word: usize, delta: u64) -> Result<u64, MapError> {
+        if let Some(p) = &self.prefixes {
+            let exact = super::lpm::Prefixes::exact(key)?;
+            let key = &exact[..key.len()];
+            return p.insert(self, key, || self.add_exact(key, word, delta));
+        }
+        self.add_exact(key, word, delta)
+    }
+
+    fn add_exact(&self, key: &[u8], word: usize, delta: u64) -> Result<u64, MapError> {
         let add = |w: &[AtomicU64]| {
             let v = w[word].load(Relaxed).wrapping_add(delta);
             w[word].store(v, Relaxed);
@@ -588,6 +637,15 @@ impl Table {
     /// probe chain that may move back into the slots freed move (backward-shift deletion), so no
     /// slot stays deleted and chains never grow with churn.
     pub fn delete(&self, key: &[u8]) -> bool {
+        if let Some(p) = &self.prefixes {
+            let Ok(exact) = super::lpm::Prefixes::exact(key) else { return false };
+            let key = &exact[..key.len()];
+            return p.delete(key, || self.delete_exact(key));
+        }
+        self.delete_exact(key)
+    }
+
+    fn delete_exact(&self, key: &[u8]) -> bool {
         if self.spec.kind.is_array() {
             return self.update(key, &[]).is_ok();
         }
@@ -704,31 +762,81 @@ impl Table {
         let (mut key, mut value) = ([0u8; 8 * 8], [0u8; 8 * 128]);
         let now = if self.layout.ttl { self.now_ms() } else { 0 };
         for i in from..self.layout.slots {
-            let slot = self.slot(i);
-            loop {
-                let h = settled(&slot[0]);
-                if !is_full(h) || !self.live(slot, now) {
-                    break;
-                }
-                if self.spec.kind.is_array() {
-                    key[..4].copy_from_slice(&(i as u32).to_le_bytes());
-                } else {
-                    for (w, chunk) in self.key_words(slot).iter().zip(key.chunks_mut(8)) {
-                        chunk.copy_from_slice(&w.load(Relaxed).to_le_bytes());
-                    }
-                }
-                for (w, chunk) in self.value(slot).iter().zip(value.chunks_mut(8)) {
-                    chunk.copy_from_slice(&w.load(Relaxed).to_le_bytes());
-                }
-                if unchanged(&slot[0], h) {
-                    if !f(&key[..ks], &value[..vs]) {
-                        return Some(i + 1);
-                    }
-                    break;
-                }
+            if self.read_entry(i, now, &mut key, Some(&mut value)) && !f(&key[..ks], &value[..vs]) {
+                return Some(i + 1);
             }
         }
         None
+    }
+
+    /// The next key of a walk from `cursor` (0: the start) into `key` (`key_size` bytes), reading at
+    /// most [`map::NEXT_KEY_SLOTS`] slots. The walk starts at an empty slot (found by the first
+    /// call) and goes down from it, wrapping, to it: a deletion moves entries back along their
+    /// probe chain, which never crosses an empty slot, so deleting the key just returned never
+    /// hides an entry not yet returned. An entry inserted during the walk, or moved by a deletion
+    /// during the walk across the starting slot once an insert filled it, may be returned twice or
+    /// not at all. The cursor holds the starting slot (high 32 bits) and one past the walk's
+    /// position (low 32); one the host did not give ends the walk.
+    ///
+    /// [`map::NEXT_KEY_SLOTS`]: wasmdp_abi::map::NEXT_KEY_SLOTS
+    pub fn next_key(&self, cursor: u64, key: &mut [u8]) -> Walk {
+        let slots = self.layout.slots;
+        let window = wasmdp_abi::map::NEXT_KEY_SLOTS as usize;
+        let (start, mut pos, mut budget) = if cursor == 0 {
+            // The highest empty slot among a window's worth from the top; none (arrays, or a long
+            // run at the top): slot 0, so the walk goes from the top down.
+            let empty = (0..window.min(slots)).map(|d| slots - 1 - d).find(|&i| !is_full(settled(&self.slot(i)[0])));
+            let start = empty.unwrap_or(0);
+            (start, 0, window - (slots - 1 - empty.unwrap_or(slots - 1)).min(window - 1))
+        } else {
+            let (start, pos) = ((cursor >> 32) as usize, (cursor & 0xFFFF_FFFF) as usize);
+            if start >= slots || pos == 0 || pos > slots {
+                return Walk::End;
+            }
+            (start, pos - 1, window)
+        };
+        let mut words = [0u8; 8 * 8];
+        let now = if self.layout.ttl { self.now_ms() } else { 0 };
+        let at = |pos: usize| (start + slots - 1 - pos) % slots;
+        while pos < slots && budget > 0 {
+            budget -= 1;
+            pos += 1;
+            if self.read_entry(at(pos - 1), now, &mut words, None) {
+                key.copy_from_slice(&words[..key.len()]);
+                return Walk::Key((start as u64) << 32 | (pos as u64 + 1));
+            }
+        }
+        if pos == slots {
+            Walk::End
+        } else {
+            Walk::Window((start as u64) << 32 | (pos as u64 + 1))
+        }
+    }
+
+    /// Copies slot `i`'s entry's key (and value) bytes, if it holds a live one, consistently.
+    fn read_entry(&self, i: usize, now: u64, key: &mut [u8; 64], mut value: Option<&mut [u8; 1024]>) -> bool {
+        let slot = self.slot(i);
+        loop {
+            let h = settled(&slot[0]);
+            if !is_full(h) || !self.live(slot, now) {
+                return false;
+            }
+            if self.spec.kind.is_array() {
+                key[..4].copy_from_slice(&(i as u32).to_le_bytes());
+            } else {
+                for (w, chunk) in self.key_words(slot).iter().zip(key.chunks_mut(8)) {
+                    chunk.copy_from_slice(&w.load(Relaxed).to_le_bytes());
+                }
+            }
+            if let Some(value) = value.as_deref_mut() {
+                for (w, chunk) in self.value(slot).iter().zip(value.chunks_mut(8)) {
+                    chunk.copy_from_slice(&w.load(Relaxed).to_le_bytes());
+                }
+            }
+            if unchanged(&slot[0], h) {
+                return true;
+            }
+        }
     }
 
     /// Every entry, key and value bytes (tests).
@@ -1021,6 +1129,60 @@ mod tests {
         assert!(array.check().unwrap_err().contains("expiry is for hash kinds"));
         let long = MapSpec { ttl_ms: wasmdp_abi::map::MAX_TTL_MS + 1, ..spec(MapKind::Hash, 4, 4, 4) };
         assert!(long.check().unwrap_err().contains("ttl_ms"));
+    }
+
+    /// Every key of a walk of `t` that deletes what it is given when `delete`, and the calls made.
+    fn walk(t: &Table, delete: bool) -> (Vec<Vec<u8>>, usize) {
+        let (mut cursor, mut keys, mut calls) = (0, Vec::new(), 0);
+        let mut key = vec![0u8; t.spec().key_size as usize];
+        loop {
+            calls += 1;
+            match t.next_key(cursor, &mut key) {
+                Walk::Key(next) => {
+                    keys.push(key.clone());
+                    if delete {
+                        assert!(t.delete(&key));
+                    }
+                    cursor = next;
+                }
+                Walk::Window(next) => cursor = next,
+                Walk::End => return (keys, calls),
+            }
+        }
+    }
+
+    #[test]
+    fn a_walk_returns_every_key_once_even_deleting_each_as_it_goes() {
+        // 700 keys after churn (chains and wrapped chains), walked twice: reading, then deleting
+        // each key as it is returned (an ageing pass), which must not hide any other key.
+        let t = Table::new(&spec(MapKind::Hash, 8, 8, 1024));
+        for i in 0..5000u64 {
+            t.update(&i.to_le_bytes(), &[0; 8]).unwrap();
+            if i >= 700 {
+                assert!(t.delete(&(i - 700).to_le_bytes()));
+            }
+        }
+        let want: std::collections::BTreeSet<Vec<u8>> = (4300..5000u64).map(|i| i.to_le_bytes().to_vec()).collect();
+        let (keys, _) = walk(&t, false);
+        assert_eq!(keys.len(), 700);
+        assert_eq!(keys.iter().cloned().collect::<std::collections::BTreeSet<_>>(), want);
+        let (keys, _) = walk(&t, true);
+        assert_eq!(keys.iter().cloned().collect::<std::collections::BTreeSet<_>>(), want, "deleting while walking");
+        assert!(t.is_empty());
+    }
+
+    #[test]
+    fn each_walk_call_reads_a_bounded_window_of_a_sparse_table() {
+        // One entry in 2^21 slots: a call never reads more than NEXT_KEY_SLOTS slots, so the walk
+        // takes slots / NEXT_KEY_SLOTS calls, each bounded, and finds the one key.
+        let t = Table::new(&spec(MapKind::Hash, 4, 4, 1 << 20));
+        t.update(&[9, 9, 9, 9], &[1; 4]).unwrap();
+        let (keys, calls) = walk(&t, false);
+        assert_eq!(keys, [vec![9, 9, 9, 9]]);
+        assert!(calls <= t.slots() / wasmdp_abi::map::NEXT_KEY_SLOTS as usize + 2, "{calls} calls");
+        // An array walks its indexes.
+        let a = Table::new(&spec(MapKind::Array, 4, 4, 3));
+        assert_eq!(walk(&a, false).0, [2u32, 1, 0].map(|i| i.to_le_bytes().to_vec()));
     }
 
     #[test]

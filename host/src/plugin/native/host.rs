@@ -169,6 +169,10 @@ impl wasmdp_sdk::native::Host for NativeHost<'_> {
         self.table(id, key.len(), None).map_or_else(|e| e, |t| maps::add(&t, key, word, delta))
     }
 
+    fn map_next_key(&mut self, id: i32, cursor: &mut u64, key: &mut [u8]) -> i32 {
+        self.table(id, key.len(), None).map_or_else(|e| e, |t| maps::next_key(&t, cursor, key))
+    }
+
     fn map_lookup_batch(&mut self, id: i32, keys: &[u8], n: i32, values: &mut [u8], found: &mut [u8]) -> i32 {
         let t = match maps::table(self.0, id) {
             Ok(t) => t,
