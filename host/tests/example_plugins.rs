@@ -294,3 +294,89 @@ fn l4_lb_spreads_flows_over_the_ports_given() {
         assert_eq!(a["plugin_maps"][0]["entries"], 64, "burst {burst}: the 64 flows pinned: {a}");
     }
 }
+
+/// An Ethernet frame of a 5-tuple (`proto` 6: TCP, 17: UDP) with a payload of `tag` bytes.
+fn flow_frame(src: [u8; 4], dst: [u8; 4], proto: u8, sport: u16, dport: u16, tag: u32) -> Vec<u8> {
+    use etherparse::PacketBuilder;
+    let ip = PacketBuilder::ethernet2([2, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 2]).ipv4(src, dst, 64);
+    let payload = tag.to_be_bytes();
+    let mut out = Vec::new();
+    if proto == 6 {
+        let b = ip.tcp(sport, dport, tag, 1024);
+        b.write(&mut out, &payload).unwrap();
+    } else {
+        let b = ip.udp(sport, dport);
+        b.write(&mut out, &payload).unwrap();
+    }
+    out
+}
+
+#[test]
+fn firewall_passes_replies_to_inside_flows_only_and_a_flood_of_new_flows_keeps_the_flows_in_use() {
+    // Two pcap ports sharing one 1024-flow LRU map. Inside: 50 clients open TCP flows to a server,
+    // then 3000 spoofed-source UDP flows flood the map (3x its size), the 50 clients' flows in use
+    // throughout (one of their packets every 10 of the flood). Outside: 4000 packets that answer no
+    // inside flow (spoofed sources; denied, and they come first so that the inside is done before
+    // the replies), then one reply per client flow, all of which must pass.
+    use common::pcap::{self, Rec};
+    let dir = std::env::temp_dir().join(format!("wasmdp-firewall-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = [198, 51, 100, 7];
+    let client = |i: u32| [10, 0, 0, 10 + i as u8];
+    let request = |i: u32, n: u32| flow_frame(client(i), server, 6, 40000 + i as u16, 443, n);
+    let mut inside: Vec<Vec<u8>> = (0..50).map(|i| request(i, 0)).collect();
+    for f in 0..3000u32 {
+        let spoofed = [10, 66, (f >> 8) as u8, f as u8];
+        inside.push(flow_frame(spoofed, [203, 0, 113, 9], 17, 1024 + (f % 60000) as u16, 53, f));
+        if f % 10 == 9 {
+            inside.push(request(f / 10 % 50, f));
+        }
+    }
+    let mut outside: Vec<Vec<u8>> = (0..4000u32)
+        .map(|f| flow_frame([192, 0, 2, (f % 250) as u8], client(f % 50), 6, 443, 40000 + (f % 50) as u16 + 1, f))
+        .collect();
+    let replies: Vec<Vec<u8>> = (0..50).map(|i| flow_frame(server, client(i), 6, 443, 40000 + i as u16, i)).collect();
+    outside.extend(replies.iter().cloned());
+    let write = |name: &str, frames: &[Vec<u8>]| {
+        let recs: Vec<Rec> = frames
+            .iter()
+            .map(|d| Rec { ts: std::time::Duration::from_secs(1), data: d.clone(), orig_len: d.len() as u32 })
+            .collect();
+        let path = dir.join(name);
+        pcap::write_us(&path, pcap::ETHERNET, &recs);
+        path
+    };
+    let (in_rx, out_rx) = (write("inside.pcap", &inside), write("outside.pcap", &outside));
+    let (in_tx, out_tx) = (dir.join("inside-tx.pcap"), dir.join("outside-tx.pcap"));
+    let port = |name: &str, rx: &std::path::Path, tx: &std::path::Path, side: &str| {
+        format!(
+            "  - {{name: {name}, driver: pcap, pcap: {{rx: {}, tx: {}}}, policy: {{plugin: {}, params: {{side: {side}, flows: 1024}}, shared_maps: [fw_flows], limits: {{deadline_us: 500000}}}}}}\n",
+            rx.display(),
+            tx.display(),
+            plugin_path("firewall").display()
+        )
+    };
+    // One worker polls both ports in turn, so the inside's packets are in before the replies.
+    let yaml = format!(
+        "engine: io\nlcores: [0]\nports:\n{}{}",
+        port("inside", &in_rx, &in_tx, "inside"),
+        port("outside", &out_rx, &out_tx, "outside")
+    );
+    let j = common::run_yaml(&yaml, 1.0);
+    let (a, b) = (&j["ports"][0], &j["ports"][1]);
+    assert_eq!(common::pcap_packets(&out_tx), inside, "every inside packet left on the outside, unchanged");
+    assert_eq!(common::pcap_packets(&in_tx), replies, "exactly the replies came in, unchanged, in order");
+    let counter =
+        |p: &serde_json::Value, k: &str| p["plugin_counters"][k].as_u64().unwrap_or_else(|| panic!("{k}: {p}"));
+    assert_eq!((counter(a, "allowed"), counter(a, "denied"), counter(a, "unrecorded")), (inside.len() as u64, 0, 0));
+    assert_eq!((counter(b, "allowed"), counter(b, "denied")), (50, 4000), "{b}");
+    let s = j["streams"].as_array().unwrap().iter().find(|s| s["rx_port"] == "outside").unwrap();
+    assert_eq!(s["dropped_by_reason"]["policy"].as_u64(), Some(4000), "each denied packet a counted drop: {s}");
+    let m = &a["plugin_maps"][0];
+    assert_eq!(
+        (m["name"].as_str(), m["kind"].as_str(), m["shared"].as_bool()),
+        (Some("fw_flows"), Some("lru_hash"), Some(true))
+    );
+    assert!(m["evicted"].as_u64().unwrap() >= 3050 - 1024, "the flood was evicted: {m}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -13,6 +13,25 @@ use std::sync::Arc;
 use wasmdp_abi::{err, import, map};
 use wasmtime::Linker;
 
+/// `$t.$method::<KW, S, LRU, TTL>(args)` for the fixed shape of table `$t` (`Table::fixed_shape`:
+/// key words, stamps; `S` the words a slot), None when it has none: each shape monomorphised, its
+/// stride and stamps known at compile time.
+macro_rules! on_fixed {
+    ($t:expr, $method:ident($($arg:expr),*)) => {
+        match $t.fixed_shape() {
+            Some((1, false, false)) => Some($t.$method::<1, 3, false, false>($($arg),*)),
+            Some((1, true, false)) => Some($t.$method::<1, 4, true, false>($($arg),*)),
+            Some((1, false, true)) => Some($t.$method::<1, 4, false, true>($($arg),*)),
+            Some((1, true, true)) => Some($t.$method::<1, 5, true, true>($($arg),*)),
+            Some((2, false, false)) => Some($t.$method::<2, 4, false, false>($($arg),*)),
+            Some((2, true, false)) => Some($t.$method::<2, 5, true, false>($($arg),*)),
+            Some((2, false, true)) => Some($t.$method::<2, 5, false, true>($($arg),*)),
+            Some((2, true, true)) => Some($t.$method::<2, 6, true, true>($($arg),*)),
+            _ => None,
+        }
+    };
+}
+
 /// Most entries in one batch call (bounds its time).
 pub const MAX_BATCH: usize = 4096;
 
@@ -278,14 +297,22 @@ fn lookup_batch_in(t: &Table, data: &mut [u8], keys: Range<usize>, values: Range
         return with_const!(ks, K in [4, 8] => with_const!(vs, V in [4, 8] =>
             t.lookup_words(n, &mut MemoryBatch::<K, V> { data, keys, values, found, ks, vs }))) as i32;
     }
+    if t.fixed_shape().is_some() {
+        let (n, (keys, values, found)) = (found.len(), (keys.start, values.start, found.start));
+        let mut io = MemoryBatch::<0, 0> { data, keys, values, found, ks, vs };
+        return on_fixed!(t, lookup_fixed(n, &mut io)).unwrap_or(0) as i32;
+    }
     let mut hits = 0;
     let mut key = [0u8; map::MAX_KEY as usize];
     for i in 0..found.len() {
-        // Copied first: the ranges may overlap each other. A key of up to 8 bytes as one word: a
-        // copy of a length known only at run time is a call of memcpy (20 per key).
+        // Copied first: the ranges may overlap each other. A key of up to 8 (16) bytes as one
+        // (two) words: a copy of a length known only at run time is a call of memcpy.
         let src = &data[keys.start + i * ks..][..ks];
         if ks <= 8 {
             key[..8].copy_from_slice(&word_of(src).to_le_bytes());
+        } else if ks <= 16 {
+            key[..8].copy_from_slice(&word_of(&src[..8]).to_le_bytes());
+            key[8..16].copy_from_slice(&word_of(&src[8..]).to_le_bytes());
         } else {
             key[..ks].copy_from_slice(src);
         }
@@ -296,19 +323,22 @@ fn lookup_batch_in(t: &Table, data: &mut [u8], keys: Range<usize>, values: Range
     hits as i32
 }
 
-fn update_batch(c: C<'_>, id: i32, kp: i32, vp: i32, n: i32) -> i32 {
-    let t = match table(c.data(), id) {
-        Ok(t) => t,
+fn update_batch(mut c: C<'_>, id: i32, kp: i32, vp: i32, n: i32) -> i32 {
+    let (t, data, limit) = match table_and_memory(&mut c, id) {
+        Ok(x) => x,
         Err(e) => return e,
     };
-    let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
-    let data = mem.data(&c);
-    let [keys, values, _] = match batch_ranges(&t, n, kp, vp, None, &c.data().limit(data.len())) {
+    let [keys, values, _] = match batch_ranges(&t, n, kp, vp, None, &limit) {
         Ok(r) => r,
         Err(e) => return e,
     };
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
     let n = keys.len() / ks;
+    let io = MemoryBatch::<0, 0> { data, keys: keys.start, values: values.start, found: 0, ks, vs };
+    if let Some(written) = on_fixed!(t, update_fixed(n, &io)) {
+        return written as i32;
+    }
+    let data = io.data;
     for i in 0..n {
         if t.update(&data[keys.start + i * ks..][..ks], &data[values.start + i * vs..][..vs]).is_err() {
             return i as i32;
@@ -328,6 +358,9 @@ pub(crate) fn lookup_batch_slices(t: &Table, keys: &[u8], n: i32, values: &mut [
     if t.one_word() {
         return with_const!(ks, K in [4, 8] => with_const!(vs, V in [4, 8] =>
             t.lookup_words(n, &mut SliceBatch::<K, V> { keys, values, found, ks, vs }))) as i32;
+    }
+    if let Some(hits) = on_fixed!(t, lookup_fixed(n, &mut SliceBatch::<0, 0> { keys, values, found, ks, vs })) {
+        return hits as i32;
     }
     let mut hits = 0;
     for ((k, v), f) in keys.chunks_exact(ks).zip(values.chunks_exact_mut(vs)).zip(found.iter_mut()) {
@@ -362,11 +395,23 @@ const fn known(n: usize, dynamic: usize) -> usize {
     }
 }
 
+/// The `KW` little-endian words of the key `bytes`.
+#[inline(always)]
+fn key_words<const KW: usize>(bytes: &[u8]) -> [u64; KW] {
+    std::array::from_fn(|j| bytes.get(8 * j..).map_or(0, |rest| word_of(&rest[..rest.len().min(8)])))
+}
+
 impl<const K: usize, const V: usize> WordBatch for MemoryBatch<'_, K, V> {
     #[inline(always)]
-    fn key(&self, i: usize) -> u64 {
+    fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
         let ks = known(K, self.ks);
-        word_of(&self.data[self.keys + i * ks..][..ks])
+        key_words(&self.data[self.keys + i * ks..][..ks])
+    }
+
+    #[inline(always)]
+    fn value(&self, i: usize) -> u64 {
+        let vs = known(V, self.vs);
+        word_of(&self.data[self.values + i * vs..][..vs])
     }
 
     #[inline(always)]
@@ -390,9 +435,15 @@ struct SliceBatch<'a, const K: usize, const V: usize> {
 
 impl<const K: usize, const V: usize> WordBatch for SliceBatch<'_, K, V> {
     #[inline(always)]
-    fn key(&self, i: usize) -> u64 {
+    fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
         let ks = known(K, self.ks);
-        word_of(&self.keys[i * ks..][..ks])
+        key_words(&self.keys[i * ks..][..ks])
+    }
+
+    #[inline(always)]
+    fn value(&self, i: usize) -> u64 {
+        let vs = known(V, self.vs);
+        word_of(&self.values[i * vs..][..vs])
     }
 
     #[inline(always)]
@@ -405,12 +456,38 @@ impl<const K: usize, const V: usize> WordBatch for SliceBatch<'_, K, V> {
     }
 }
 
+/// An update batch of a native build: keys and values in slices of their own.
+struct SliceUpdates<'a> {
+    keys: &'a [u8],
+    values: &'a [u8],
+    ks: usize,
+    vs: usize,
+}
+
+impl WordBatch for SliceUpdates<'_> {
+    #[inline(always)]
+    fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
+        key_words(&self.keys[i * self.ks..][..self.ks])
+    }
+
+    #[inline(always)]
+    fn value(&self, i: usize) -> u64 {
+        word_of(&self.values[i * self.vs..][..self.vs])
+    }
+
+    /// (An update batch finds nothing to put.)
+    fn put(&mut self, _: usize, _: Option<u64>) {}
+}
+
 /// `map_update_batch` of a native build.
 pub(crate) fn update_batch_slices(t: &Table, keys: &[u8], values: &[u8], n: i32) -> i32 {
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
     let Some(n) = usize::try_from(n).ok().filter(|&n| n <= MAX_BATCH) else { return err::BAD_RANGE };
     if keys.len() != n * ks || values.len() != n * vs {
         return err::BAD_MEMORY;
+    }
+    if let Some(written) = on_fixed!(t, update_fixed(n, &SliceUpdates { keys, values, ks, vs })) {
+        return written as i32;
     }
     for (i, (k, v)) in keys.chunks_exact(ks).zip(values.chunks_exact(vs)).enumerate() {
         if t.update(k, v).is_err() {
@@ -481,6 +558,57 @@ mod tests {
             assert_eq!(lookup_batch_in(&t, &mut data, keys, values, found), 1, "{ks}-byte keys");
             let want: Vec<u8> = [vec![2; ks], value_of(2, ks), vec![0xEE; ks], vec![1, 0]].concat();
             assert_eq!(data, want, "{ks}-byte keys");
+        }
+    }
+
+    #[test]
+    fn batches_of_every_fixed_shape_agree_with_single_calls_mark_use_and_respect_expiry() {
+        // Keys of one and two words, LRU and expiry stamps or none: the fixed path's answers are
+        // the general path's, a hit counts as a use, an expired entry is absent and rewritten.
+        for (kind, ttl_ms, ks, vs) in [
+            (MapKind::LruHash, 0, 13, 1),
+            (MapKind::Hash, 1000, 13, 8),
+            (MapKind::LruHash, 1000, 4, 4),
+            (MapKind::Hash, 0, 16, 8),
+            (MapKind::LruHash, 1000, 16, 2),
+        ] {
+            let spec =
+                MapSpec { name: "t".into(), kind, key_size: ks as u32, value_size: vs as u32, capacity: 8, ttl_ms };
+            let t = Table::new(&spec);
+            assert!(t.fixed_shape().is_some(), "{spec:?}");
+            let keys: Vec<u8> = (1..=5u8).flat_map(|k| vec![k; ks]).collect();
+            let values: Vec<u8> = (1..=5u8).flat_map(|k| value_of(k, vs)).collect();
+            assert_eq!(update_batch_slices(&t, &keys, &values, 5), 5);
+            let wanted: Vec<u8> = [3u8, 9, 1, 5].iter().flat_map(|&k| vec![k; ks]).collect();
+            let (mut got, mut found) = (vec![0xEE; 4 * vs], [0xEE; 4]);
+            assert_eq!(lookup_batch_slices(&t, &wanted, 4, &mut got, &mut found), 3, "{spec:?}");
+            let want: Vec<u8> =
+                [3u8, 9, 1, 5].iter().flat_map(|&k| if k == 9 { vec![0xEE; vs] } else { value_of(k, vs) }).collect();
+            assert_eq!((got, found), (want, [1, 0, 1, 1]), "{spec:?}");
+            // The same through the plugin's memory, overlapping nothing.
+            let mut data = wanted.clone();
+            data.extend(vec![0xEE; 4 * vs + 4]);
+            let (k, v) = (0..4 * ks, 4 * ks..4 * ks + 4 * vs);
+            assert_eq!(lookup_batch_in(&t, &mut data, k, v.clone(), v.end..v.end + 4), 3, "{spec:?}");
+            if kind == MapKind::LruHash {
+                // Three new keys into the full map (8): the five used ones stay, the least recently
+                // used go first: 2 and 4 (not looked up) are evicted before 1, 3 and 5.
+                let more: Vec<u8> = (6..=8u8).flat_map(|k| vec![k; ks]).collect();
+                assert_eq!(update_batch_slices(&t, &more, &vec![0; 3 * vs], 3), 3);
+                let extra: Vec<u8> = (10..=11u8).flat_map(|k| vec![k; ks]).collect();
+                assert_eq!(update_batch_slices(&t, &extra, &vec![0; 2 * vs], 2), 2);
+                let (mut got, mut found) = (vec![0; 5 * vs], [0; 5]);
+                assert_eq!(lookup_batch_slices(&t, &keys, 5, &mut got, &mut found), 3, "{spec:?}");
+                assert_eq!(found, [1, 0, 1, 0, 1], "{spec:?}: the unused ones were evicted");
+            }
+            if ttl_ms > 0 {
+                t.skew(1500);
+                let (mut got, mut found) = (vec![0; 4 * vs], [0; 4]);
+                assert_eq!(lookup_batch_slices(&t, &wanted, 4, &mut got, &mut found), 0, "{spec:?}: expired");
+                assert_eq!(update_batch_slices(&t, &keys[..ks], &values[..vs], 1), 1);
+                assert_eq!(lookup_batch_slices(&t, &keys[..ks], 1, &mut got[..vs], &mut found[..1]), 1, "{spec:?}");
+                assert_eq!(&got[..vs], &value_of(1, vs)[..], "{spec:?}: written afresh");
+            }
         }
     }
 }

@@ -12,6 +12,8 @@
 //! 15% fewer slots than random keys), keyed per table at random (every key bit reaches the slot
 //! index), and the table has at least twice as many slots as entries, so probe chains stay short.
 
+mod fixed;
+
 use super::slot::{claim, claim_settled, is_full, release, settled, unchanged, Moves, EMPTY, FULL};
 use super::sync::{AtomicU32, AtomicU64, Mutex};
 use super::MapSpec;
@@ -39,21 +41,25 @@ pub(super) struct Layout {
     slots: usize,
     lru: bool,
     ttl: bool,
+    /// Words per slot (kept, not recomputed at each slot's address).
+    stride: usize,
 }
 
 impl Layout {
     pub(super) fn of(spec: &MapSpec) -> Layout {
         let value_words = (spec.value_size as usize).div_ceil(8);
-        if spec.kind.is_array() {
-            return Layout { key_words: 0, value_words, slots: spec.capacity as usize, lru: false, ttl: false };
-        }
-        let slots = (spec.capacity as usize * 2).next_power_of_two();
-        let (lru, ttl) = (spec.kind == super::MapKind::LruHash, spec.ttl_ms > 0);
-        Layout { key_words: (spec.key_size as usize).div_ceil(8), value_words, slots, lru, ttl }
+        let (key_words, slots, lru, ttl) = if spec.kind.is_array() {
+            (0, spec.capacity as usize, false, false)
+        } else {
+            let slots = (spec.capacity as usize * 2).next_power_of_two();
+            ((spec.key_size as usize).div_ceil(8), slots, spec.kind == super::MapKind::LruHash, spec.ttl_ms > 0)
+        };
+        let stride = 1 + key_words + value_words + usize::from(lru) + usize::from(ttl);
+        Layout { key_words, value_words, slots, lru, ttl, stride }
     }
 
     fn stride(&self) -> usize {
-        1 + self.key_words + self.value_words + usize::from(self.lru) + usize::from(self.ttl)
+        self.stride
     }
 
     /// Where the value ends: the use clock's word (LRU), then the last use's (expiry).
@@ -135,18 +141,24 @@ fn words_of(bytes: &[u8], out: &mut [u64]) {
     }
 }
 
-/// Up to 8 bytes as a little-endian word, zero-padded. Whole words and the 4-byte keys and values
-/// of the examples are one load; other lengths go byte by byte (a `copy_from_slice` of a length
-/// not known at compile time is a call of memcpy).
+/// Up to 8 bytes as a little-endian word, zero-padded, without a loop or a memcpy call (a
+/// `copy_from_slice` of a length not known at compile time is one): a whole word is one load; 4-7
+/// bytes two overlapping 4-byte loads (the bytes both hold land on the same bits); 1-3 bytes the
+/// first, middle and last byte (which cover them, overlapping likewise).
 #[inline(always)]
 pub(crate) fn word_of(chunk: &[u8]) -> u64 {
+    let n = chunk.len();
     if let Ok(b) = <[u8; 8]>::try_from(chunk) {
         return u64::from_le_bytes(b);
     }
-    if let Ok(b) = <[u8; 4]>::try_from(chunk) {
-        return u32::from_le_bytes(b).into();
+    let u32_at = |at: usize| u64::from(u32::from_le_bytes(chunk[at..at + 4].try_into().expect("four bytes")));
+    match n {
+        4..=7 => u32_at(0) | u32_at(n - 4) << (8 * (n - 4)),
+        1..=3 => {
+            u64::from(chunk[0]) | u64::from(chunk[n / 2]) << (8 * (n / 2)) | u64::from(chunk[n - 1]) << (8 * (n - 1))
+        }
+        _ => 0,
     }
-    chunk.iter().rev().fold(0, |w, &b| w << 8 | u64::from(b))
 }
 
 /// The first `out.len()` (at most 8) bytes of `w`, little-endian, into `out`; as [`word_of`] the
@@ -156,6 +168,8 @@ pub(crate) fn put_word(w: u64, out: &mut [u8]) {
     match out.len() {
         8 => out.copy_from_slice(&w.to_le_bytes()),
         4 => out.copy_from_slice(&(w as u32).to_le_bytes()),
+        2 => out.copy_from_slice(&(w as u16).to_le_bytes()),
+        1 => out[0] = w as u8,
         _ => out.iter_mut().enumerate().for_each(|(i, b)| *b = (w >> (8 * i)) as u8),
     }
 }
@@ -230,11 +244,14 @@ impl WordSlots<'_> {
     }
 }
 
-/// Where a batch of one-word lookups ([`Table::lookup_words`]) reads its keys and writes what it
-/// found; key `i` is read after entry `i - 1` was written (the plugin's ranges may overlap).
+/// Where a batch ([`Table::lookup_words`], [`Table::lookup_fixed`], [`Table::update_fixed`]) reads
+/// its keys (and values) and writes what it found; key `i` is read after entry `i - 1` was written
+/// (the plugin's ranges may overlap).
 pub(crate) trait WordBatch {
-    /// Key `i` as a word.
-    fn key(&self, i: usize) -> u64;
+    /// Key `i` as `KW` little-endian words (zero-padded).
+    fn key<const KW: usize>(&self, i: usize) -> [u64; KW];
+    /// Value `i` of an update batch as a word.
+    fn value(&self, i: usize) -> u64;
     /// Entry `i`'s value, None when absent (the value bytes are then left as they are).
     fn put(&mut self, i: usize, value: Option<u64>);
 }
@@ -280,7 +297,14 @@ impl Table {
         (self.evicted.load(Relaxed), self.expired.load(Relaxed))
     }
 
+    /// Moves the table's clock `ms` on (tests of expiry).
+    #[cfg(test)]
+    pub(crate) fn skew(&self, ms: u64) {
+        self.skew_ms.fetch_add(ms, Relaxed);
+    }
+
     /// Milliseconds, for expiry (the poll loop's coarse clock).
+    #[inline(always)]
     fn now_ms(&self) -> u64 {
         let ms = crate::plugin::counters::coarse_now_ns() / 1_000_000;
         #[cfg(test)]
@@ -289,6 +313,7 @@ impl Table {
     }
 
     /// Whether the entry in `slot` has not expired at `now` (always, without expiry).
+    #[inline(always)]
     fn live(&self, slot: &[AtomicU64], now: u64) -> bool {
         !self.layout.ttl
             || now.saturating_sub(slot[self.layout.stamps() + usize::from(self.layout.lru)].load(Relaxed))
@@ -298,6 +323,7 @@ impl Table {
     /// Marks the entry in `slot` used now (LRU: the use clock; expiry: the time). From a lookup this
     /// is a hint written without the slot's claim: a race with a move stamps a neighbour, which
     /// then lives a little longer, nothing more.
+    #[inline(always)]
     fn touch(&self, slot: &[AtomicU64], now: u64) {
         let mut w = self.layout.stamps();
         if self.layout.lru {
@@ -332,6 +358,7 @@ impl Table {
         self.len() == 0
     }
 
+    #[inline(always)]
     fn slot(&self, i: usize) -> &[AtomicU64] {
         let s = self.layout.stride();
         &self.words[i * s..][..s]
@@ -379,6 +406,7 @@ impl Table {
     }
 
     /// The slot holding `key` and the header seen there, or None. Arrays: the index's slot.
+    #[inline(always)]
     fn find(&self, key: &[u8]) -> Option<(usize, u64)> {
         if self.spec.kind.is_array() {
             let i = u32::from_le_bytes(key.try_into().ok()?) as usize;
@@ -390,6 +418,7 @@ impl Table {
     }
 
     /// One probe for `key` (a miss unchecked against deletions).
+    #[inline(always)]
     fn find_once(&self, key: &[u8]) -> Option<(usize, u64)> {
         if self.layout.key_words == 1 {
             // One word (keys up to 8 bytes: the examples' flow hashes and addresses): compared as
@@ -400,6 +429,17 @@ impl Table {
                 self.home(&[key]),
                 |i| Some(self.slot(i)),
                 |s| (s[1].load(Relaxed) == key).then_some(()),
+            );
+            return found.map(|(i, h, ())| (i, h));
+        }
+        if self.layout.key_words == 2 {
+            // Two words (9-16 bytes: an IPv4 5-tuple, an IPv6 address), compared as such.
+            let (a, b) = (word_of(&key[..8]), word_of(&key[8..]));
+            let found = probe(
+                self.layout.slots,
+                self.home(&[a, b]),
+                |i| Some(self.slot(i)),
+                |s| (s[1].load(Relaxed) == a && s[2].load(Relaxed) == b).then_some(()),
             );
             return found.map(|(i, h, ())| (i, h));
         }
@@ -426,6 +466,7 @@ impl Table {
     }
 
     /// [`lookup`](Table::lookup) of `key` itself.
+    #[inline(always)]
     pub(super) fn lookup_exact(&self, key: &[u8], out: &mut [u8]) -> bool {
         if self.one_word() {
             let Some(value) = self.lookup_word(word_of(key)) else { return false };
@@ -462,7 +503,7 @@ impl Table {
         let slots = self.word_slots();
         let mut hits = 0;
         for i in 0..n {
-            let key = io.key(i);
+            let [key] = io.key::<1>(i);
             let value = slots.lookup(key).unwrap_or_else(|()| self.lookup_word(key));
             hits += usize::from(value.is_some());
             io.put(i, value);
@@ -474,7 +515,7 @@ impl Table {
     /// three words at a fixed stride, and the key and the value are read in one seqlock pass, where
     /// the general path finds the slot, then copies the value and checks again.
     #[inline(always)]
-    fn lookup_word(&self, key: u64) -> Option<u64> {
+    pub(super) fn lookup_word(&self, key: u64) -> Option<u64> {
         let slots = self.word_slots();
         match slots.lookup(key) {
             Ok(value) => value,
@@ -494,6 +535,7 @@ impl Table {
 
     /// Runs `write` on the value words of slot `i`, whose header was `h`, with the slot claimed;
     /// None when it changed since (look again).
+    #[inline(always)]
     fn write_slot<R>(&self, i: usize, h: u64, write: impl FnOnce(&[AtomicU64]) -> R) -> Option<R> {
         let slot = self.slot(i);
         if !claim(&slot[0], h) {
@@ -508,11 +550,12 @@ impl Table {
     }
 
     fn store_value(value: &[u8], words: &[AtomicU64]) {
-        let mut buf = [0u64; 128];
-        let buf = &mut buf[..words.len()];
-        words_of(value, buf);
-        for (w, v) in words.iter().zip(buf.iter()) {
-            w.store(*v, Relaxed);
+        // Word by word: a buffer of the largest value's words was zeroed per call (a memset of
+        // 1 KiB per update).
+        // (An array's delete stores an empty value: zeros.)
+        let mut chunks = value.chunks(8);
+        for w in words {
+            w.store(chunks.next().map_or(0, word_of), Relaxed);
         }
     }
 
@@ -527,6 +570,7 @@ impl Table {
         self.update_exact(key, value)
     }
 
+    #[inline(always)]
     fn update_exact(&self, key: &[u8], value: &[u8]) -> Result<(), MapError> {
         loop {
             match self.find(key) {
@@ -873,6 +917,15 @@ mod tests {
     use super::*;
     use crate::plugin::maps::MapKind;
     use std::sync::Arc;
+
+    #[test]
+    fn a_word_of_each_length_is_its_bytes_little_endian() {
+        let bytes: Vec<u8> = (1..=8).map(|i| 0x10 * i + i).collect();
+        for n in 0..=8 {
+            let want = bytes[..n].iter().rev().fold(0u64, |w, &b| w << 8 | u64::from(b));
+            assert_eq!(word_of(&bytes[..n]), want, "{n} bytes");
+        }
+    }
 
     #[test]
     fn words_hold_every_length_of_bytes_little_endian() {

@@ -1,0 +1,154 @@
+//! Batches on maps of a fixed shape: keys of one or two words (up to 16 bytes: addresses, flow
+//! hashes, an IPv4 5-tuple), values of one word, with or without the LRU and expiry stamps. The
+//! slots are seen as arrays of a stride known at compile time and the key and value are read in
+//! one seqlock pass, where the general path finds the slot through slices of any length, then
+//! copies the value and checks again; the hasher, slots and clock are loaded once per batch.
+
+use super::{claim, hash_words, probe, release, Moves, Table, WordBatch, FULL};
+use crate::plugin::maps::sync::AtomicU64;
+use foldhash::quality::SeedableRandomState;
+use std::sync::atomic::Ordering::Relaxed;
+
+/// A map's slots as `[AtomicU64; S]`: the header, `KW` key words, the value word, the stamps.
+#[derive(Clone, Copy)]
+struct Slots<'a, const KW: usize, const S: usize> {
+    slots: &'a [[AtomicU64; S]],
+    hasher: &'a SeedableRandomState,
+    moves: &'a Moves,
+}
+
+impl<const KW: usize, const S: usize> Slots<'_, KW, S> {
+    /// The slot, header and value of `key`, read in one pass; None: absent (checked against the
+    /// deletions); Err: a deletion overlapped the miss.
+    #[inline(always)]
+    fn find(self, key: [u64; KW]) -> Result<Option<(usize, u64, u64)>, ()> {
+        let read =
+            |s: &&[AtomicU64; S]| (0..KW).all(|j| s[1 + j].load(Relaxed) == key[j]).then(|| s[1 + KW].load(Relaxed));
+        let moves = self.moves.read();
+        match probe(self.slots.len(), hash_words(self.hasher, &key), |i| self.slots.get(i), read) {
+            Some(found) => Ok(Some(found)),
+            None if self.moves.miss_holds(moves) => Ok(None),
+            None => Err(()),
+        }
+    }
+}
+
+/// A fixed shape: key words, and whether slots carry the LRU and the expiry stamps (then after
+/// the value, in that order).
+pub(crate) type Shape = (usize, bool, bool);
+
+impl Table {
+    /// The fixed shape of this map if its batches can take this path (hash kinds with keys of up to
+    /// 16 bytes and values of up to 8); None: the general path.
+    pub(crate) fn fixed_shape(&self) -> Option<Shape> {
+        let l = &self.layout;
+        let hashed = self.prefixes.is_none() && !self.spec.kind.is_array();
+        (hashed && l.value_words == 1 && (1..=2).contains(&l.key_words)).then_some((l.key_words, l.lru, l.ttl))
+    }
+
+    #[inline(always)]
+    fn fixed<const KW: usize, const S: usize>(&self) -> Slots<'_, KW, S> {
+        debug_assert_eq!(self.layout.stride, S);
+        Slots { slots: &self.words.as_chunks::<S>().0[..self.layout.slots], hasher: &self.hasher, moves: &self.moves }
+    }
+
+    /// The slot and value of `key`, if present and not expired at `now` (`ttl_ms`; expiry's stamp
+    /// at word `2 + KW + LRU`).
+    #[inline(always)]
+    fn find_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
+        &self,
+        slots: Slots<'_, KW, S>,
+        key: [u64; KW],
+        now: u64,
+        ttl_ms: u64,
+    ) -> Option<(usize, u64, u64)> {
+        let found = match slots.find(key) {
+            Ok(found) => found,
+            Err(()) => self.miss_checked(|| slots.find(key).ok().flatten()),
+        };
+        found.filter(|&(i, ..)| {
+            !TTL || now.saturating_sub(slots.slots[i][2 + KW + usize::from(LRU)].load(Relaxed)) <= ttl_ms
+        })
+    }
+
+    /// Marks slot `i` used at use clock `clock` (LRU) and millisecond `now` (expiry), as
+    /// [`touch`](Table::touch) does.
+    #[inline(always)]
+    fn touch_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
+        slot: &[AtomicU64; S],
+        clock: u64,
+        now: u64,
+    ) {
+        if LRU && slot[2 + KW].load(Relaxed) != clock {
+            slot[2 + KW].store(clock, Relaxed);
+        }
+        let t = 2 + KW + usize::from(LRU);
+        if TTL && slot[t].load(Relaxed) != now {
+            slot[t].store(now, Relaxed);
+        }
+    }
+
+    /// Looks the keys `0..n` of `io` up in turn, in a map of the fixed shape `(KW, LRU, TTL)` with
+    /// `S` words a slot; returns the hits. A hit marks its entry used, as
+    /// [`lookup`](Table::lookup) does (with the use clock as the batch began).
+    #[inline]
+    pub(crate) fn lookup_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
+        &self,
+        n: usize,
+        io: &mut impl WordBatch,
+    ) -> usize {
+        let slots = self.fixed::<KW, S>();
+        let now = if TTL { self.now_ms() } else { 0 };
+        let (clock, ttl_ms) = (self.clock.load(Relaxed), self.spec.ttl_ms);
+        let mut hits = 0;
+        for i in 0..n {
+            let found = self.find_fixed::<KW, S, LRU, TTL>(slots, io.key::<KW>(i), now, ttl_ms);
+            if let Some((at, ..)) = found {
+                Self::touch_fixed::<KW, S, LRU, TTL>(&slots.slots[at], clock, now);
+            }
+            hits += usize::from(found.is_some());
+            io.put(i, found.map(|(.., v)| v));
+        }
+        hits
+    }
+
+    /// Sets the keys `0..n` of `io` to its values in turn, in a map of the fixed shape; returns how
+    /// many were written before the first refused ([`MapError::Full`]). A key present is rewritten
+    /// in place (marked used); an absent or expired one takes the general insert.
+    ///
+    /// [`MapError::Full`]: super::MapError::Full
+    #[inline]
+    pub(crate) fn update_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
+        &self,
+        n: usize,
+        io: &impl WordBatch,
+    ) -> usize {
+        let slots = self.fixed::<KW, S>();
+        let now = if TTL { self.now_ms() } else { 0 };
+        let ttl_ms = self.spec.ttl_ms;
+        for i in 0..n {
+            let (key, value) = (io.key::<KW>(i), io.value(i));
+            let rewritten = self.find_fixed::<KW, S, LRU, TTL>(slots, key, now, ttl_ms).is_some_and(|(at, h, _)| {
+                let slot = &slots.slots[at];
+                if !claim(&slot[0], h) {
+                    return false;
+                }
+                slot[1 + KW].store(value, Relaxed);
+                Self::touch_fixed::<KW, S, LRU, TTL>(slot, self.clock.load(Relaxed), now);
+                release(&slot[0], h, FULL);
+                true
+            });
+            if !rewritten {
+                let (ks, vs) = (self.spec.key_size as usize, self.spec.value_size as usize);
+                let mut k = [0u8; 16];
+                for (j, w) in key.iter().enumerate() {
+                    k[8 * j..8 * j + 8].copy_from_slice(&w.to_le_bytes());
+                }
+                if self.update_exact(&k[..ks], &value.to_le_bytes()[..vs]).is_err() {
+                    return i;
+                }
+            }
+        }
+        n
+    }
+}

@@ -1,0 +1,283 @@
+//! `firewall`: a stateful firewall across two ports. Packets entering on the inside port open (or
+//! refresh) their flow and pass; packets entering on the outside port pass only when they are
+//! replies to a flow the inside opened. The flows live in one LRU map with expiry that both ports'
+//! policies share (`shared_maps: [fw_flows]`), so a flood of new flows evicts the least recently
+//! used flows, never the flows in use, and idle flows expire without a list kept by the plugin.
+//!
+//! | param | default | meaning |
+//! |---|---|---|
+//! | `side` | required | `inside` or `outside`: the side of the port this policy runs on |
+//! | `flows` | 65536 | most flows (the map's capacity; both sides must give the same) |
+//! | `idle_ms` | 60000 | a flow expires this long after its last packet either way (both sides alike) |
+//! | `engine` | `io` | engine for the packets that pass |
+//!
+//! A flow is the IPv4 5-tuple (TCP, UDP, or any other protocol with ports 0; a fragment after the
+//! first also with ports 0), keyed as seen from the inside: inside address, outside address, inside
+//! port, outside port, protocol. On the inside every IPv4 packet passes and its flow is written to
+//! the map (one `map_update_batch` per burst); on the outside each IPv4 packet's flow is looked up
+//! (one `map_lookup_batch` per burst) and the packet dropped unless found. ARP passes both ways;
+//! any other frame (IPv6, headers cut short or longer than the 64-byte window) passes from the
+//! inside untracked and is dropped on the outside. Counters: `allowed`, `denied`, `untracked`, and
+//! `unrecorded` (flows the map refused: none with LRU, unless the capacity is smaller than a burst).
+#![cfg_attr(not(test), no_std)]
+
+use wasmdp_sdk::{AreaSpec, Burst, Counter, Engine, Error, Map, MapKind, Params, Policy, Refusal};
+
+const MAX: usize = wasmdp_sdk::abi::MAX_BURST as usize;
+/// Bytes of each packet placed in the window: Ethernet, two VLAN tags, IPv4 with up to two option
+/// words, the ports.
+const WINDOW: u16 = 64;
+/// The flow key: inside address, outside address, inside port, outside port, protocol.
+pub type FlowKey = [u8; 13];
+
+/// What a frame is to the firewall.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Frame {
+    /// IPv4: source, destination, source port, destination port, protocol.
+    Ipv4 { src: [u8; 4], dst: [u8; 4], sport: [u8; 2], dport: [u8; 2], proto: u8 },
+    /// ARP.
+    Arp,
+    /// Anything else.
+    Other,
+}
+
+/// Parses Ethernet, up to two VLAN tags, IPv4 and the TCP/UDP ports of `head`.
+pub fn parse(head: &[u8]) -> Frame {
+    let mut off = 12;
+    let Some(mut ethertype) = be16(head, off) else { return Frame::Other };
+    for _ in 0..2 {
+        if !matches!(ethertype, 0x8100 | 0x88a8 | 0x9100) {
+            break;
+        }
+        off += 4;
+        let Some(t) = be16(head, off) else { return Frame::Other };
+        ethertype = t;
+    }
+    match ethertype {
+        0x0806 => return Frame::Arp,
+        0x0800 => {}
+        _ => return Frame::Other,
+    }
+    let Some(ip) = head.get(off + 2..) else { return Frame::Other };
+    let Some(&v) = ip.first() else { return Frame::Other };
+    let ihl = usize::from(v & 0x0f) * 4;
+    if v >> 4 != 4 || ihl < 20 || ip.len() < 20 {
+        return Frame::Other;
+    }
+    let proto = ip[9];
+    let (src, dst) = ([ip[12], ip[13], ip[14], ip[15]], [ip[16], ip[17], ip[18], ip[19]]);
+    let first_fragment = u16::from_be_bytes([ip[6], ip[7]]) & 0x1fff == 0;
+    let (mut sport, mut dport) = ([0; 2], [0; 2]);
+    if matches!(proto, 6 | 17) && first_fragment {
+        let Some(p) = ip.get(ihl..ihl + 4) else { return Frame::Other };
+        (sport, dport) = ([p[0], p[1]], [p[2], p[3]]);
+    }
+    Frame::Ipv4 { src, dst, sport, dport, proto }
+}
+
+fn be16(b: &[u8], at: usize) -> Option<u16> {
+    Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
+}
+
+/// The flow key of a packet from the inside (`outbound`) or from the outside.
+#[inline(always)]
+pub fn flow_key(src: [u8; 4], dst: [u8; 4], sport: [u8; 2], dport: [u8; 2], proto: u8, outbound: bool) -> FlowKey {
+    let (inside, outside, iport, oport) = if outbound { (src, dst, sport, dport) } else { (dst, src, dport, sport) };
+    [
+        inside[0], inside[1], inside[2], inside[3], outside[0], outside[1], outside[2], outside[3], iport[0], iport[1],
+        oport[0], oport[1], proto,
+    ]
+}
+
+/// The policy.
+pub struct Firewall {
+    inside: bool,
+    engine: Engine,
+    flows: Map<13, 1>,
+    allowed: Counter,
+    denied: Counter,
+    untracked: Counter,
+    unrecorded: Counter,
+    scratch: Scratch,
+}
+
+/// A burst's flow keys (of its IPv4 packets, in order) and what the lookups found, kept between
+/// bursts (each burst reads only what it wrote).
+struct Scratch {
+    keys: [FlowKey; MAX],
+    /// The inside writes 1 for each flow; the outside's lookups write here too.
+    values: [[u8; 1]; MAX],
+    found: [u8; MAX],
+    /// Per window: whether it holds an IPv4 packet (one of the keys).
+    is_flow: [bool; MAX],
+}
+
+impl Policy for Firewall {
+    const AREA: AreaSpec = AreaSpec::Windows(WINDOW);
+
+    fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
+        let mut buf = [0u8; 16];
+        let inside = match params.try_get("side", &mut buf) {
+            Ok(Some("inside")) => true,
+            Ok(Some("outside")) => false,
+            Ok(Some(s)) => return Err(Refusal::param("side", s, "`inside` or `outside`")),
+            Ok(None) => return Err(Refusal::missing("side")),
+            Err(_) => return Err(Refusal::param("side", "(too long)", "`inside` or `outside`")),
+        };
+        let capacity = params.get_u32("flows")?.unwrap_or(65536);
+        let idle_ms = params.get_u64("idle_ms")?.unwrap_or(60_000);
+        if idle_ms == 0 {
+            return Err(Refusal::param("idle_ms", "0", "at least 1 (milliseconds)"));
+        }
+        Ok(Firewall {
+            inside,
+            engine: params.get_engine("engine")?.unwrap_or(Engine::Io),
+            flows: Map::declare_ttl("fw_flows", MapKind::LruHash, capacity, idle_ms)?,
+            allowed: Counter::register("allowed")?,
+            denied: Counter::register("denied")?,
+            untracked: Counter::register("untracked")?,
+            unrecorded: Counter::register("unrecorded")?,
+            scratch: Scratch { keys: [[0; 13]; MAX], values: [[1]; MAX], found: [0; MAX], is_flow: [false; MAX] },
+        })
+    }
+
+    fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
+        burst.pass_with(self.engine)?;
+        let Scratch { keys, values, found, is_flow } = &mut self.scratch;
+        let inside = self.inside;
+        let (mut flows, mut untracked, mut denied) = (0, 0u64, 0u64);
+        for (mut w, is_flow) in burst.windows()?.zip(is_flow.iter_mut()) {
+            let frame = parse(w.bytes());
+            *is_flow = matches!(frame, Frame::Ipv4 { .. });
+            match frame {
+                Frame::Ipv4 { src, dst, sport, dport, proto } => {
+                    keys[flows] = flow_key(src, dst, sport, dport, proto, inside);
+                    flows += 1;
+                }
+                Frame::Other if !inside => {
+                    w.drop();
+                    denied += 1;
+                }
+                Frame::Arp | Frame::Other => untracked += 1,
+            }
+        }
+        if inside {
+            if flows > 0 {
+                values[..flows].fill([1]);
+                let written = self.flows.insert_batch(&keys[..flows], &values[..flows])? as usize;
+                self.unrecorded.add((flows - written) as u64);
+            }
+            self.allowed.add(flows as u64);
+        } else if flows > 0 {
+            self.flows.get_batch(&keys[..flows], &mut values[..flows], &mut found[..flows])?;
+            // The IPv4 packets again, in the same order: the k-th has the k-th key's answer.
+            let (mut k, mut refused) = (0, 0u64);
+            for (mut w, _) in burst.windows()?.zip(is_flow.iter()).filter(|(_, &f)| f) {
+                if found[k] == 0 {
+                    w.drop();
+                    refused += 1;
+                }
+                k += 1;
+            }
+            self.allowed.add(flows as u64 - refused);
+            denied += refused;
+        }
+        self.denied.add(denied);
+        self.untracked.add(untracked);
+        Ok(())
+    }
+}
+
+wasmdp_sdk::export_policy!(Firewall);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+    use wasmdp_sdk::mock;
+
+    /// An Ethernet frame: IPv4 `src:sport -> dst:dport`, protocol `proto`.
+    fn frame(src: [u8; 4], dst: [u8; 4], proto: u8, sport: u16, dport: u16) -> Vec<u8> {
+        let mut f = Vec::from([0x02u8, 0, 0, 0, 1, 0, 0x02, 0, 0, 0, 0, 0, 0x08, 0x00]);
+        f.extend_from_slice(&[0x45, 0, 0, 46, 0, 0, 0, 0, 64, proto, 0, 0]);
+        f.extend_from_slice(&src);
+        f.extend_from_slice(&dst);
+        f.extend_from_slice(&sport.to_be_bytes());
+        f.extend_from_slice(&dport.to_be_bytes());
+        f.resize(60, 0);
+        f
+    }
+
+    fn side(name: &str) -> Firewall {
+        mock::set_param("side", name);
+        mock::set_param("flows", "4");
+        Firewall::init(0, &Params::host()).unwrap()
+    }
+
+    /// Runs one burst of `frames` through `fw`: which were dropped.
+    fn run(fw: &mut Firewall, frames: &[Vec<u8>]) -> Vec<bool> {
+        mock::begin_burst(&frames.iter().map(Vec::as_slice).collect::<Vec<_>>());
+        fw.on_burst(&mut Burst::current().unwrap()).unwrap();
+        mock::end_burst().iter().map(|p| p.dropped).collect()
+    }
+
+    #[test]
+    fn replies_to_flows_the_inside_opened_pass_and_nothing_else_does() {
+        mock::reset();
+        mock::set_area(Firewall::AREA);
+        // One mock host: both sides declare `fw_flows` and get the one map, as shared_maps gives.
+        let (mut inside, mut outside) = (side("inside"), side("outside"));
+        let (client, server) = ([10, 0, 0, 5], [198, 51, 100, 7]);
+        let mut arp = frame(client, server, 17, 1, 1);
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        let mut v6 = frame(client, server, 17, 1, 1);
+        v6[12..14].copy_from_slice(&[0x86, 0xdd]);
+        assert_eq!(run(&mut inside, &[frame(client, server, 6, 40000, 443), v6.clone()]), [false, false]);
+        let replies = [
+            frame(server, client, 6, 443, 40000),  // the reply: pass
+            frame(server, client, 6, 443, 40001),  // another port: deny
+            frame(server, client, 17, 443, 40000), // another protocol: deny
+            frame([1, 2, 3, 4], client, 6, 443, 40000),
+            arp,
+            v6,
+        ];
+        assert_eq!(run(&mut outside, &replies), [false, true, true, true, false, true]);
+        assert_eq!(
+            ["allowed", "denied", "untracked", "unrecorded"].map(mock::counter),
+            [Some(2), Some(4), Some(2), Some(0)]
+        );
+        // A flood of new flows from the inside into the 4-entry map: the flow in use stays.
+        for i in 0..20u16 {
+            run(&mut inside, &[frame(client, [203, 0, 113, i as u8], 17, 5000 + i, 53)]);
+            assert_eq!(run(&mut outside, &[frame(server, client, 6, 443, 40000)]), [false], "after {i} new flows");
+        }
+        assert_eq!(mock::counter("unrecorded"), Some(0), "LRU: every new flow was written");
+        // An idle flow expires.
+        mock::with(|h| h.now_ns += 61_000_000_000);
+        assert_eq!(run(&mut outside, &[frame(server, client, 6, 443, 40000)]), [true]);
+    }
+
+    #[test]
+    fn parses_what_the_key_needs_and_refuses_a_bad_side() {
+        let f = frame([1, 2, 3, 4], [5, 6, 7, 8], 17, 1000, 53);
+        assert_eq!(
+            parse(&f),
+            Frame::Ipv4 { src: [1, 2, 3, 4], dst: [5, 6, 7, 8], sport: [3, 232], dport: [0, 53], proto: 17 }
+        );
+        let mut frag = f.clone();
+        frag[20] = 0x00;
+        frag[21] = 0x10;
+        assert!(matches!(parse(&frag), Frame::Ipv4 { sport: [0, 0], dport: [0, 0], .. }), "a later fragment");
+        assert_eq!(parse(&f[..30]), Frame::Other, "cut short");
+        assert_eq!(
+            flow_key([1, 2, 3, 4], [5, 6, 7, 8], [0, 1], [0, 2], 6, true),
+            flow_key([5, 6, 7, 8], [1, 2, 3, 4], [0, 2], [0, 1], 6, false),
+            "a packet and its reply have one key"
+        );
+        mock::reset();
+        mock::set_area(Firewall::AREA);
+        mock::set_param("side", "left");
+        let e = Firewall::init(0, &Params::host()).err().unwrap();
+        assert_eq!(e.reason(), "param `side`: `left` is not `inside` or `outside`");
+    }
+}
