@@ -630,3 +630,26 @@ fn a_packet_sent_to_the_streams_own_tx_port_leaves_on_it_without_a_redirect() {
     assert_eq!((s["tx_packets"].as_u64(), s["redirected_out"].as_u64()), (Some(rx), Some(0)), "{s}");
     assert_eq!(s["redirected_in"], 0, "{s}");
 }
+
+#[test]
+fn a_map_layout_that_does_not_fit_its_map_or_does_not_parse_is_refused_with_the_cause() {
+    let with_section = |text: &str| {
+        counting_module(16).replacen("(module", &format!("(module (@custom \"wasmdp.map_layouts\" \"{text}\")"), 1)
+    };
+    let yaml = |p: &std::path::Path| {
+        format!("engine: io\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n", policy(p))
+    };
+    // Fits: the stats are unchanged, the plugin runs.
+    let fits = write_wat("layout-fits", &with_section("hits key k:u32 value n:u64"));
+    let j = run_yaml(&yaml(&fits), 0.1);
+    assert_eq!(j["ports"][0]["plugin_maps"][0]["entries"], 1, "{j}");
+    // Sizes that disagree with the declaration: map_declare fails, so init does, naming both.
+    let wrong = write_wat("layout-wrong", &with_section("hits key k:u32 value n:u32"));
+    let (e, logs) = capture_logs(|| build_error(&yaml(&wrong)));
+    assert!(e.contains("init"), "{e}");
+    assert!(logs.contains("describes 4-byte keys and 4-byte values; it is declared with 4 and 8"), "{logs}");
+    // A section that does not parse: refused at load, naming the line.
+    let bad = write_wat("layout-bad", &with_section("other key a:u8 value b:u8\\nhits key k:u9 value n:u64"));
+    let e = build_error(&yaml(&bad));
+    assert!(e.contains("wasmdp.map_layouts, line 2") && e.contains("type \"u9\""), "{e}");
+}

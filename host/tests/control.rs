@@ -475,3 +475,57 @@ fn trickling_clients_cannot_keep_an_operator_out_and_each_request_has_its_time()
     running.finish(&opts).unwrap();
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+#[test]
+fn a_map_with_a_typed_layout_is_dumped_and_written_by_field() {
+    // The firewall declares its flow map's layout (SDK `map_layout!`): the operator sees fields,
+    // not hex, and pins a flow by naming them.
+    let d = dir("typed");
+    let fw = plugin_path("firewall");
+    let port = |name: &str, side: &str, frame: &str| {
+        format!(
+            "  - {{name: {name}, driver: null, frame: {{{frame}}}, policy: {{plugin: {}, params: {{side: {side}}}, shared_maps: [fw_flows], limits: {{deadline_us: 500000}}}}}}\n",
+            fw.display()
+        )
+    };
+    let yaml = format!(
+        "engine: io\nports:\n{}{}",
+        port("inside", "inside", "src_ip: 10.0.0.5, dst_ip: 198.51.100.7, src_port: 40000, dst_port: 443, flows: 2"),
+        port("outside", "outside", "src_ip: 198.51.100.7, dst_ip: 10.0.0.5")
+    );
+    let cfg_path = d.join("config.yaml");
+    std::fs::write(&cfg_path, yaml).unwrap();
+    let cfg = wasmdp::config::load(&cfg_path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let sock = d.join("ctl.sock");
+    let opts = RunOptions { control: Some(sock.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let dump = ok(&sock, json!({"cmd": "map_dump", "port": "inside", "map": "fw_flows"}));
+    let mut texts: Vec<&str> =
+        dump["entries"].as_array().unwrap().iter().map(|e| e["text"].as_str().unwrap()).collect();
+    texts.sort();
+    assert_eq!(
+        texts,
+        [
+            "inside=10.0.0.5 outside=198.51.100.7 iport=40000 oport=443 proto=17 -> seen=1",
+            "inside=10.0.0.5 outside=198.51.100.7 iport=40001 oport=443 proto=17 -> seen=1"
+        ],
+        "{dump}"
+    );
+    let key = "inside=10.0.0.9 outside=192.0.2.1 iport=5000 oport=53 proto=17";
+    let pin = json!({"cmd": "map_update", "port": "outside", "map": "fw_flows", "key": key, "value": "seen=1"});
+    ok(&sock, pin);
+    let got = ok(&sock, json!({"cmd": "map_get", "port": "inside", "map": "fw_flows", "key": key}));
+    assert_eq!(got["text"], format!("{key} -> seen=1"), "{got}");
+    assert_eq!(got["key"], "0a000009c00002011388003511", "{got}");
+    let e = err(&sock, json!({"cmd": "map_get", "port": "inside", "map": "fw_flows", "key": "inside=10.0.0.9"}));
+    assert!(e.contains("field \"outside\" is missing"), "{e}");
+    let s = sock.to_str().unwrap();
+    let (code, out, e) = common::wasmdp(&["ctl", "--socket", s, "map", "dump", "outside", "fw_flows"]);
+    assert_eq!(code, 0, "{e}");
+    assert!(out.contains(&format!("{key} -> seen=1")), "{out}");
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0);
+    std::fs::remove_dir_all(&d).unwrap();
+}

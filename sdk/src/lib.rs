@@ -156,6 +156,8 @@ pub use counter::{now_ns, Counter, Gauge};
 pub use engine::Engine;
 pub use error::Error;
 pub use heads::Heads;
+#[doc(hidden)]
+pub use map::__layout_bytes;
 pub use map::{ArrayMap, Lpm, Lpm4, Lpm6, Map, MapKind};
 pub use offloads::{Offloads, Sticky};
 pub use params::{parse_u64, Params};

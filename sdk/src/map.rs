@@ -244,3 +244,38 @@ mod tests {
         assert_eq!(a.at(4), Ok(None));
     }
 }
+
+/// Declares the typed layout of a map (field names and types of its key and value) in the module's
+/// custom section `wasmdp.map_layouts`, as BTF describes a BPF map to bpftool: the host's control
+/// socket then shows the map's entries as `name=value` fields and takes keys and values in that
+/// form (`wasmdp ctl map get p0 flows 'src=10.0.0.1 dport=443'`). Types: `u8 u16 u32 u64`
+/// (little-endian), `be16 be32 be64` (network order), `ipv4`, `ipv6`, `mac`, `hexN`; the sizes must
+/// add up to the map's key and value sizes, or its `map_declare` fails (docs/ABI.md).
+///
+/// ```
+/// wasmdp_sdk::map_layout!("flows", key: "src:ipv4 dport:be16", value: "backend:u32");
+/// ```
+#[macro_export]
+macro_rules! map_layout {
+    ($map:literal, key: $key:literal, value: $value:literal) => {
+        const _: () = {
+            const TEXT: &str = concat!($map, " key ", $key, " value ", $value, "\n");
+            #[cfg(target_arch = "wasm32")]
+            #[link_section = "wasmdp.map_layouts"]
+            #[used]
+            static LAYOUT: [u8; TEXT.len()] = $crate::__layout_bytes::<{ TEXT.len() }>(TEXT);
+        };
+    };
+}
+
+/// The bytes of `text` as an array (for [`map_layout!`]'s section).
+#[doc(hidden)]
+pub const fn __layout_bytes<const N: usize>(text: &str) -> [u8; N] {
+    let (mut out, b) = ([0u8; N], text.as_bytes());
+    let mut i = 0;
+    while i < N && i < b.len() {
+        out[i] = b[i];
+        i += 1;
+    }
+    out
+}

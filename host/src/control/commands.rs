@@ -186,7 +186,15 @@ fn map_dump(req: &Value, st: &State) -> Result<Value, String> {
         .and_then(|r| r.dump_page(map, cursor, limit as usize, MAX_DUMP_BYTES))
         .ok_or(format!("port {port:?} has no map {map:?}"))?;
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
-    let entries: Vec<Value> = page.rows.iter().map(|(k, v)| json!({"key": hex(k), "value": hex(v)})).collect();
+    let layout = st.view.maps.get(i).and_then(|r| r.layout(map));
+    let entries: Vec<Value> = page
+        .rows
+        .iter()
+        .map(|(k, v)| match &layout {
+            Some(l) => json!({"key": hex(k), "value": hex(v), "text": l.show(k, v)}),
+            None => json!({"key": hex(k), "value": hex(v)}),
+        })
+        .collect();
     let spec = &page.spec;
     Ok(json!({
         "port": port, "map": map, "kind": spec.kind.name(), "key_size": spec.key_size,
@@ -205,9 +213,18 @@ fn map_entry(req: &Value, st: &State) -> Result<Value, String> {
     let i = st.view.ports.iter().position(|p| p == port).ok_or(format!("no port {port:?}"))?;
     let (spec, tables) =
         st.view.maps.get(i).and_then(|r| r.tables(map)).ok_or(format!("port {port:?} has no map {map:?}"))?;
+    let layout = st.view.maps.get(i).and_then(|r| r.layout(map));
     let bytes = |k: &str, size: u32| -> Result<Vec<u8>, String> {
         let text = arg(k)?;
-        let b = unhex(text).ok_or(format!("{cmd}: \"{k}\" is not hex (two digits a byte): {text:?}"))?;
+        let typed = |l: &crate::plugin::maps::Layout| if k == "key" { l.key_bytes(text) } else { l.value_bytes(text) };
+        let b =
+            match (unhex(text), &layout) {
+                (Some(b), _) => b,
+                (None, Some(l)) => typed(l).map_err(|e| format!("{cmd}: \"{k}\" {text:?}: {e}"))?,
+                (None, None) => return Err(format!(
+                    "{cmd}: \"{k}\" is not hex (two digits a byte): {text:?} (map {map:?} declares no typed layout)"
+                )),
+            };
         if b.len() != size as usize {
             return Err(format!("{cmd}: \"{k}\" has {} bytes; map {map:?} has {size}-byte {k}s", b.len()));
         }
@@ -226,9 +243,11 @@ fn map_entry(req: &Value, st: &State) -> Result<Value, String> {
                 }
             }
         }
-        return Ok(
-            json!({"port": port, "map": map, "key": hex(&key), "found": sum.is_some(), "value": sum.map(|v| hex(&v))}),
-        );
+        let mut answer = json!({"port": port, "map": map, "key": hex(&key), "found": sum.is_some(), "value": sum.as_ref().map(|v| hex(v))});
+        if let (Some(l), Some(v)) = (&layout, &sum) {
+            answer["text"] = json!(l.show(&key, v));
+        }
+        return Ok(answer);
     }
     let [table] = tables.as_slice() else {
         return Err(format!(

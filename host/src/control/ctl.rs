@@ -19,7 +19,8 @@ pub struct CtlArgs {
     pub count: u64,
     /// version | stats | ports | streams | policies | policy enable|disable PORT | maps |
     /// map dump PORT MAP | map get|delete PORT MAP KEY | map update PORT MAP KEY VALUE | reload |
-    /// top | help (keys and values in hex)
+    /// top | help (keys and values in hex, or as `name=value ...` when the map's module declares a
+    /// layout: quote them)
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
 }
@@ -91,7 +92,12 @@ fn map_dump(path: &std::path::Path, mut req: Value, json: bool) -> anyhow::Resul
                 out += &format!("{} {} ({} of {} entries)\n", r["port"], r["map"], r["count"], r["capacity"]);
             }
             for e in &rows {
-                out += &format!("{}  {}\n", e["key"].as_str().unwrap_or(""), e["value"].as_str().unwrap_or(""));
+                match e["text"].as_str() {
+                    Some(text) => out += &format!("{text}\n"),
+                    None => {
+                        out += &format!("{}  {}\n", e["key"].as_str().unwrap_or(""), e["value"].as_str().unwrap_or(""))
+                    }
+                }
             }
             crate::output::print(&out)?;
         }

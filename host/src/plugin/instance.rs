@@ -30,6 +30,8 @@ pub struct Plugin {
     runtime: Arc<Runtime>,
     code: Code,
     params: Arc<BTreeMap<String, String>>,
+    /// The typed layouts of its maps (its custom section `wasmdp.map_layouts`).
+    layouts: Arc<crate::plugin::maps::Layouts>,
 }
 
 /// What runs: a module, or a native build (`plugin: native:NAME`).
@@ -121,7 +123,16 @@ impl Plugin {
             })?;
             let digest = digest(path.as_os_str().as_encoded_bytes());
             let code = Code::Native(twin);
-            return Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime: runtime.clone(), code, params }));
+            let layouts = Arc::default();
+            return Ok(Arc::new(Plugin {
+                path,
+                cfg: cfg.clone(),
+                digest,
+                runtime: runtime.clone(),
+                code,
+                params,
+                layouts,
+            }));
         }
         let max = cfg.limits.module_kib.0 * 1024;
         let bytes = crate::input::read_bounded(&path, max).map_err(|e| {
@@ -141,6 +152,9 @@ impl Plugin {
         if !bytes.starts_with(b"\0asm") {
             return Err(LoadError::NotWasm { path });
         }
+        let layouts = crate::plugin::maps::layout::of_module(&bytes)
+            .map_err(|reason| LoadError::Module { path: path.clone(), reason })?;
+        let layouts = Arc::new(layouts);
         let limits =
             StaticLimits { memory_bytes: cfg.limits.memory_kib.0 * 1024, table_elements: cfg.limits.table_elements.0 };
         let module =
@@ -151,7 +165,7 @@ impl Plugin {
         super::hostfns::link(&mut linker).map_err(|e| abi(format!("linking the host functions: {e}")))?;
         let code = Code::Wasm(linker.instantiate_pre(&module).map_err(|e| abi(e.to_string()))?);
         let digest = digest(&bytes);
-        Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime: runtime.clone(), code, params }))
+        Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime: runtime.clone(), code, params, layouts }))
     }
 
     /// The plugin's file name, for logs.
@@ -190,6 +204,7 @@ impl Plugin {
             counters.instance(),
             simd,
             label,
+            self.layouts.clone(),
         );
         let mut store = Store::new(self.runtime.engine(), state);
         store.limiter(|s| &mut s.limits);

@@ -243,6 +243,8 @@ pub(crate) struct HostState {
     /// The engines it can name, by ABI id, resolved for `simd`.
     pub engines: [crate::engines::Resolved; wasmdp_abi::engine::COUNT as usize],
     pub label: Arc<str>,
+    /// The typed layouts the module declares for its maps.
+    pub layouts: Arc<crate::plugin::maps::Layouts>,
     pub in_init: bool,
     pub logs: LogLimit,
 }
@@ -259,6 +261,7 @@ impl HostState {
         counters: Arc<InstanceCounters>,
         simd: crate::simd::Simd,
         label: Arc<str>,
+        layouts: Arc<crate::plugin::maps::Layouts>,
     ) -> HostState {
         HostState {
             limits,
@@ -280,6 +283,7 @@ impl HostState {
             simd,
             engines: crate::engines::resolve_abi(simd),
             label,
+            layouts,
             in_init: true,
             logs: LogLimit::default(),
         }

@@ -89,6 +89,8 @@ pub fn flow_key(src: [u8; 4], dst: [u8; 4], sport: [u8; 2], dport: [u8; 2], prot
     ]
 }
 
+wasmdp_sdk::map_layout!("fw_flows", key: "inside:ipv4 outside:ipv4 iport:be16 oport:be16 proto:u8", value: "seen:u8");
+
 /// The policy.
 pub struct Firewall {
     inside: bool,

@@ -199,6 +199,11 @@ pub(crate) fn declare(st: &mut HostState, name: &[u8], total: usize, shape: Shap
         tracing::error!(plugin = %st.label, "map_declare refused: {why}");
         return err::BAD_RANGE;
     }
+    let layout = st.layouts.get(&spec.name).cloned();
+    if let Some(Err(why)) = layout.as_ref().map(|l| l.check(&spec.name, key_size, value_size)) {
+        tracing::error!(plugin = %st.label, "map_declare refused: {why}");
+        return err::BAD_RANGE;
+    }
     if let Some(i) = st.maps.iter().position(|t| t.spec().name == spec.name) {
         return if *st.maps[i].spec() == spec { i as i32 } else { err::BAD_RANGE };
     }
@@ -211,6 +216,7 @@ pub(crate) fn declare(st: &mut HostState, name: &[u8], total: usize, shape: Shap
     };
     match declared {
         Ok(table) => {
+            env.maps.set_layout(&spec.name, layout);
             st.maps.push(table);
             st.maps.len() as i32 - 1
         }

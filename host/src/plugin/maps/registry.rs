@@ -30,6 +30,8 @@ enum Tables {
 struct Entry {
     spec: MapSpec,
     tables: Tables,
+    /// The typed layout the latest declaring module gave (None: shown in hex).
+    layout: Option<Arc<super::Layout>>,
 }
 
 /// A port's maps.
@@ -175,12 +177,13 @@ impl Registry {
         }
         *budget -= bytes;
         let inner = &mut *inner;
-        let entry = inner
-            .entries
-            .entry(spec.name.clone())
-            .or_insert_with(|| Entry { spec: spec.clone(), tables: Self::empty(spec) });
+        let entry = inner.entries.entry(spec.name.clone()).or_insert_with(|| Entry {
+            spec: spec.clone(),
+            tables: Self::empty(spec),
+            layout: None,
+        });
         if entry.spec != *spec || matches!(entry.tables, Tables::Linked(_)) {
-            let old = std::mem::replace(entry, Entry { spec: spec.clone(), tables: Self::empty(spec) });
+            let old = std::mem::replace(entry, Entry { spec: spec.clone(), tables: Self::empty(spec), layout: None });
             inner.retired.extend(old.tables.held());
         }
         Ok(Self::table_of(&mut entry.tables, spec, instance))
@@ -206,7 +209,7 @@ impl Registry {
     pub fn link(&self, spec: &MapSpec, table: &Arc<Table>, owner: &Arc<super::SharedMaps>) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.shared.get_or_insert_with(|| owner.clone());
-        let linked = Entry { spec: spec.clone(), tables: Tables::Linked(Arc::downgrade(table)) };
+        let linked = Entry { spec: spec.clone(), tables: Tables::Linked(Arc::downgrade(table)), layout: None };
         if let Some(old) = inner.entries.insert(spec.name.clone(), linked) {
             inner.retired.extend(old.tables.held());
         }
@@ -218,6 +221,20 @@ impl Registry {
         } else {
             Tables::Shared(Arc::new(Table::new(spec)))
         }
+    }
+
+    /// Sets the typed layout of map `name` (the module that just declared it gave `layout`).
+    pub fn set_layout(&self, name: &str, layout: Option<Arc<super::Layout>>) {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(e) = inner.entries.get_mut(name) {
+            e.layout = layout;
+        }
+    }
+
+    /// The typed layout of map `name`, if its module declared one.
+    pub fn layout(&self, name: &str) -> Option<Arc<super::Layout>> {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.entries.get(name).and_then(|e| e.layout.clone())
     }
 
     /// Every map, for the stats.
