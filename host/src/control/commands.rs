@@ -217,14 +217,15 @@ fn map_entry(req: &Value, st: &State) -> Result<Value, String> {
     let bytes = |k: &str, size: u32| -> Result<Vec<u8>, String> {
         let text = arg(k)?;
         let typed = |l: &crate::plugin::maps::Layout| if k == "key" { l.key_bytes(text) } else { l.value_bytes(text) };
-        let b =
-            match (unhex(text), &layout) {
-                (Some(b), _) => b,
-                (None, Some(l)) => typed(l).map_err(|e| format!("{cmd}: \"{k}\" {text:?}: {e}"))?,
-                (None, None) => return Err(format!(
+        let b = match (unhex(text), &layout) {
+            (Some(b), _) => b,
+            (None, Some(l)) => typed(l).map_err(|e| format!("{cmd}: \"{k}\" {text:?}: {e}"))?,
+            (None, None) => {
+                return Err(format!(
                     "{cmd}: \"{k}\" is not hex (two digits a byte): {text:?} (map {map:?} declares no typed layout)"
-                )),
-            };
+                ))
+            }
+        };
         if b.len() != size as usize {
             return Err(format!("{cmd}: \"{k}\" has {} bytes; map {map:?} has {size}-byte {k}s", b.len()));
         }
