@@ -215,36 +215,6 @@ impl<const V: usize> Map<4, V> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::mock;
-
-    #[test]
-    fn maps_keep_entries_refuse_overflow_and_batch() {
-        mock::reset();
-        let m: Map<2, 4> = Map::declare("m", MapKind::Hash, 2).unwrap();
-        assert_eq!(Map::<2, 4>::declare("m", MapKind::Hash, 2), Ok(m));
-        assert_eq!(Map::<2, 8>::declare("m", MapKind::Hash, 2), Err(Error::BadRange));
-        m.insert(&[1, 1], &[1, 2, 3, 4]).unwrap();
-        m.insert(&[2, 2], &[5, 6, 7, 8]).unwrap();
-        assert_eq!(m.insert(&[3, 3], &[0; 4]), Err(Error::Full));
-        assert_eq!(m.get(&[1, 1]), Ok(Some([1, 2, 3, 4])));
-        assert_eq!(m.get(&[3, 3]), Ok(None));
-        let mut values = [[0u8; 4]; 3];
-        let mut found = [9u8; 3];
-        assert_eq!(m.get_batch(&[[2, 2], [3, 3], [1, 1]], &mut values, &mut found), Ok(2));
-        assert_eq!((found, values[0], values[2]), ([1, 0, 1], [5, 6, 7, 8], [1, 2, 3, 4]));
-        assert_eq!(m.remove(&[1, 1]), Ok(true));
-        assert_eq!(m.remove(&[1, 1]), Ok(false));
-        let a: ArrayMap<8> = Map::declare("a", MapKind::Array, 4).unwrap();
-        a.add(&3u32.to_le_bytes(), 0, 5).unwrap();
-        assert_eq!(a.at(3), Ok(Some(5u64.to_le_bytes())));
-        assert_eq!(a.at(0), Ok(Some([0; 8])));
-        assert_eq!(a.at(4), Ok(None));
-    }
-}
-
 /// Declares the typed layout of a map (field names and types of its key and value) in the module's
 /// custom section `wasmdp.map_layouts`, as BTF describes a BPF map to bpftool: the host's control
 /// socket then shows the map's entries as `name=value` fields and takes keys and values in that
@@ -278,4 +248,34 @@ pub const fn __layout_bytes<const N: usize>(text: &str) -> [u8; N] {
         i += 1;
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mock;
+
+    #[test]
+    fn maps_keep_entries_refuse_overflow_and_batch() {
+        mock::reset();
+        let m: Map<2, 4> = Map::declare("m", MapKind::Hash, 2).unwrap();
+        assert_eq!(Map::<2, 4>::declare("m", MapKind::Hash, 2), Ok(m));
+        assert_eq!(Map::<2, 8>::declare("m", MapKind::Hash, 2), Err(Error::BadRange));
+        m.insert(&[1, 1], &[1, 2, 3, 4]).unwrap();
+        m.insert(&[2, 2], &[5, 6, 7, 8]).unwrap();
+        assert_eq!(m.insert(&[3, 3], &[0; 4]), Err(Error::Full));
+        assert_eq!(m.get(&[1, 1]), Ok(Some([1, 2, 3, 4])));
+        assert_eq!(m.get(&[3, 3]), Ok(None));
+        let mut values = [[0u8; 4]; 3];
+        let mut found = [9u8; 3];
+        assert_eq!(m.get_batch(&[[2, 2], [3, 3], [1, 1]], &mut values, &mut found), Ok(2));
+        assert_eq!((found, values[0], values[2]), ([1, 0, 1], [5, 6, 7, 8], [1, 2, 3, 4]));
+        assert_eq!(m.remove(&[1, 1]), Ok(true));
+        assert_eq!(m.remove(&[1, 1]), Ok(false));
+        let a: ArrayMap<8> = Map::declare("a", MapKind::Array, 4).unwrap();
+        a.add(&3u32.to_le_bytes(), 0, 5).unwrap();
+        assert_eq!(a.at(3), Ok(Some(5u64.to_le_bytes())));
+        assert_eq!(a.at(0), Ok(Some([0; 8])));
+        assert_eq!(a.at(4), Ok(None));
+    }
 }
