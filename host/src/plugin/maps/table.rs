@@ -1239,6 +1239,28 @@ mod tests {
     }
 
     #[test]
+    fn a_cursor_the_host_did_not_give_ends_the_walk_without_reading_out_of_the_table() {
+        // The cursor lives in the plugin's memory: any value may come back. A start slot past the
+        // table, a position past it or zero end the walk; nothing is read out of bounds.
+        let t = Table::new(&spec(MapKind::Hash, 4, 4, 8));
+        t.update(&[1, 2, 3, 4], &[0; 4]).unwrap();
+        let mut key = [0u8; 4];
+        let slots = t.slots() as u64;
+        for cursor in [slots << 32 | 1, 1 << 32, (slots - 1) << 32 | (slots + 1), u64::MAX, 0xFFFF_FFFF] {
+            assert_eq!(t.next_key(cursor, &mut key), Walk::End, "{cursor:#x}");
+        }
+        // A forged cursor within the table is only a walk from elsewhere: bounded, then over.
+        let mut cursor = 3 << 32 | 2;
+        for _ in 0..=t.slots() {
+            match t.next_key(cursor, &mut key) {
+                Walk::Key(next) | Walk::Window(next) => cursor = next,
+                Walk::End => return,
+            }
+        }
+        panic!("a walk from a forged cursor did not end");
+    }
+
+    #[test]
     fn an_array_has_every_index_below_its_capacity() {
         let t = Table::new(&spec(MapKind::Array, 4, 3, 10));
         let mut out = [9u8; 3];
