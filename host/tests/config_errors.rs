@@ -265,3 +265,14 @@ fn more_ports_than_a_plugin_context_describes_are_refused() {
     config::parse(&ports(config::MAX_PORTS), "cfg.yaml").unwrap();
     assert_has(&err(&ports(config::MAX_PORTS + 1)), &["ports", "257 ports given", "at most 256"]);
 }
+
+#[test]
+fn initial_map_entries_name_a_map_of_the_port_and_a_file() {
+    let policy = |p: &str| err(&format!("ports:\n  - {{name: a, driver: null, policy: {{plugin: x.wasm, {p}}}}}\n"));
+    assert_has(&policy("map_entries: {'bad name': r.txt}"), &["map_entries", "\"bad name\"", "[A-Za-z0-9_.-]"]);
+    assert_has(
+        &policy("shared_maps: [routes], map_entries: {routes: r.txt}"),
+        &["ports[0] (`a`).policy.map_entries", "\"routes\"", "also in shared_maps"],
+    );
+    assert_has(&policy("map_entries: [r.txt]"), &["map_entries", "map"]);
+}

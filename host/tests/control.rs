@@ -159,6 +159,72 @@ fn a_reload_through_the_socket_says_applied_or_rejected_and_why() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// The values of map `flows` of port `a`, by key.
+fn flows(sock: &Path) -> std::collections::BTreeMap<String, String> {
+    let dump = ok(sock, json!({"cmd": "map_dump", "port": "a", "map": "flows"}));
+    let entries = dump["entries"].as_array().unwrap().iter();
+    entries.map(|e| (e["key"].as_str().unwrap().to_string(), e["value"].as_str().unwrap().to_string())).collect()
+}
+
+/// Packets port `name` has sent.
+fn tx(sock: &Path, name: &str) -> u64 {
+    let ports = ok(sock, json!({"cmd": "ports"}));
+    ports.as_array().unwrap().iter().find(|p| p["name"] == name).unwrap()["tx_packets"].as_u64().unwrap()
+}
+
+#[test]
+fn initial_map_entries_come_from_a_file_and_a_changed_file_swaps_them_at_a_reload() {
+    let d = dir("map-entries");
+    let (running, opts, sock) = start(&d);
+    std::thread::sleep(Duration::from_millis(100));
+    let learnt = flows(&sock);
+    assert_eq!(learnt.len(), 8, "{learnt:?}");
+    // The operator pins every flow to backend 2 (port c) from a file, in the dump's own form.
+    let entries = d.join("flows.txt");
+    let pin = |port: &str| learnt.keys().map(|k| format!("{k} -> {port}\n")).collect::<String>();
+    std::fs::write(&entries, format!("# pinned flows\n{}", pin("02000000"))).unwrap();
+    let with_entries =
+        config().replace("params: {ports: '1,2'}", "params: {ports: '1,2'}, map_entries: {flows: flows.txt}");
+    std::fs::write(d.join("config.yaml"), &with_entries).unwrap();
+    assert_eq!(ok(&sock, json!({"cmd": "reload"}))["outcome"], "applied");
+    let pinned = flows(&sock);
+    assert_eq!(pinned.keys().collect::<Vec<_>>(), learnt.keys().collect::<Vec<_>>());
+    assert!(pinned.values().all(|v| v == "02000000"), "the file's entries, the learnt ones gone: {pinned:?}");
+    // Only port c transmits now.
+    let (b, c) = (tx(&sock, "b"), tx(&sock, "c"));
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(tx(&sock, "b"), b, "nothing goes to backend 1 any more");
+    assert!(tx(&sock, "c") > c, "backend 2 gets every flow");
+    // A file with a bad line is refused, naming the file and the line; the pinned table stays.
+    let mut bad = pin("01000000");
+    bad.insert_str(0, "# comment\n00000001 -> 0100\n");
+    std::fs::write(&entries, &bad).unwrap();
+    let r = ok(&sock, json!({"cmd": "reload"}));
+    assert_eq!(r["outcome"], "rejected", "{r}");
+    let why = r["error"].as_str().unwrap();
+    assert!(why.contains("flows.txt, line 2") && why.contains("the map has 4-byte values"), "{why}");
+    assert_eq!(flows(&sock), pinned, "the running table is untouched");
+    // The file changed alone (the YAML as it was): the table is swapped at the reload.
+    std::fs::write(&entries, pin("01000000")).unwrap();
+    assert_eq!(ok(&sock, json!({"cmd": "reload"}))["outcome"], "applied");
+    let now = flows(&sock);
+    assert!(now.len() == 8 && now.values().all(|v| v == "01000000"), "{now:?}");
+    let b = tx(&sock, "b");
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(tx(&sock, "b") > b, "backend 1 gets the flows now");
+    // A reload that changes nothing keeps the table (and what the policy wrote into it).
+    let put = json!({"cmd": "map_update", "port": "a", "map": "flows", "key": "deadbeef", "value": "02000000"});
+    ok(&sock, put);
+    assert_eq!(ok(&sock, json!({"cmd": "reload"}))["outcome"], "applied");
+    assert_eq!(flows(&sock).len(), 9, "kept");
+    // A file that is not there is refused too, naming it.
+    std::fs::write(d.join("config.yaml"), with_entries.replace("flows.txt", "nope.txt")).unwrap();
+    let r = ok(&sock, json!({"cmd": "reload"}));
+    assert!(r["error"].as_str().unwrap().contains("nope.txt"), "{r}");
+    running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn hostile_clients_get_errors_and_never_stop_the_others() {
     let d = dir("hostile");

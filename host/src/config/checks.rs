@@ -42,7 +42,7 @@ pub const MAX_PORTS: usize = wasmdp_abi::context::MAX_PORTS;
 /// Most parameters a policy may have.
 pub const MAX_PARAMS: usize = 256;
 
-/// Most names in a policy's `shared_maps`.
+/// Most names in a policy's `shared_maps`, and most maps in its `map_entries`.
 pub const MAX_SHARED_MAPS: usize = 64;
 
 /// Largest core number accepted (the kernel's CPU_SETSIZE - 1).
@@ -125,6 +125,22 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
         if let Some(n) = pol.shared_maps.iter().find(|n| !crate::plugin::maps::name_ok(n)) {
             return Err(format!(
                 "{at}.policy.shared_maps: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"
+            ));
+        }
+        if pol.map_entries.len() > MAX_SHARED_MAPS {
+            return Err(format!(
+                "{at}.policy.map_entries: {} maps; the limit is {MAX_SHARED_MAPS}",
+                pol.map_entries.len()
+            ));
+        }
+        if let Some(n) = pol.map_entries.keys().find(|n| !crate::plugin::maps::name_ok(n)) {
+            return Err(format!(
+                "{at}.policy.map_entries: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"
+            ));
+        }
+        if let Some(n) = pol.map_entries.keys().find(|n| pol.shared_maps.contains(n)) {
+            return Err(format!(
+                "{at}.policy.map_entries: map {n:?} is also in shared_maps; initial entries are for a port's own maps (a shared map is filled by its policies)"
             ));
         }
     }

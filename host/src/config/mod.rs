@@ -320,7 +320,7 @@ pub fn parse(text: &str, origin: &str) -> Result<Config, ConfigError> {
     Ok(cfg)
 }
 
-/// Reads and parses a file. Relative plugin and capture paths are made relative to the file's folder.
+/// Reads and parses a file. Relative plugin, map entries and capture paths are made relative to the file's folder.
 pub fn load(path: &Path) -> Result<Config, ConfigError> {
     let bytes = crate::input::read_bounded(path, MAX_CONFIG_BYTES)
         .map_err(|source| ConfigError::Read { path: path.to_path_buf(), source })?;
@@ -335,6 +335,9 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
     for p in &mut cfg.ports {
         if let Some(pol) = p.policy.as_mut().filter(|pol| crate::plugin::native::named(&pol.plugin).is_none()) {
             rebase(&mut pol.plugin);
+        }
+        if let Some(pol) = p.policy.as_mut() {
+            pol.map_entries.values_mut().for_each(rebase);
         }
         if let Some(pc) = &mut p.pcap {
             pc.rx.iter_mut().chain(pc.tx.iter_mut()).for_each(rebase);

@@ -37,6 +37,11 @@ pub struct PolicyCfg {
     /// table for all of them (hash and array kinds, declared alike).
     #[serde(default)]
     pub shared_maps: Vec<String>,
+    /// Initial entries of the policy's maps, from a file per map (relative paths are relative to
+    /// the config file): `KEY -> VALUE` lines (`plugin::maps::initial`). A map whose file's content
+    /// changes is made anew from the file at the reload that sees it, atomically for the port.
+    #[serde(default)]
+    pub map_entries: BTreeMap<String, PathBuf>,
 }
 
 fn default_max_failures() -> Bounded<1, 10_000> {

@@ -215,21 +215,10 @@ fn map_entry(req: &Value, st: &State) -> Result<Value, String> {
         st.view.maps.get(i).and_then(|r| r.tables(map)).ok_or(format!("port {port:?} has no map {map:?}"))?;
     let layout = st.view.maps.get(i).and_then(|r| r.layout(map));
     let bytes = |k: &str, size: u32| -> Result<Vec<u8>, String> {
-        let text = arg(k)?;
-        let typed = |l: &crate::plugin::maps::Layout| if k == "key" { l.key_bytes(text) } else { l.value_bytes(text) };
-        let b = match (unhex(text), &layout) {
-            (Some(b), _) => b,
-            (None, Some(l)) => typed(l).map_err(|e| format!("{cmd}: \"{k}\" {text:?}: {e}"))?,
-            (None, None) => {
-                return Err(format!(
-                    "{cmd}: \"{k}\" is not hex (two digits a byte): {text:?} (map {map:?} declares no typed layout)"
-                ))
-            }
-        };
-        if b.len() != size as usize {
-            return Err(format!("{cmd}: \"{k}\" has {} bytes; map {map:?} has {size}-byte {k}s", b.len()));
-        }
-        Ok(b)
+        use crate::plugin::maps::layout::{bytes_of, Side};
+        let side = if k == "key" { Side::Key } else { Side::Value };
+        let lpm = spec.kind == crate::plugin::maps::MapKind::LpmTrie;
+        bytes_of(arg(k)?, side, size, layout.as_deref(), lpm).map_err(|e| format!("{cmd}: \"{k}\" of map {map:?}: {e}"))
     };
     let key = bytes("key", spec.key_size)?;
     let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
@@ -275,13 +264,6 @@ fn map_entry(req: &Value, st: &State) -> Result<Value, String> {
 }
 
 /// Bytes of a hex string (two digits a byte, either case), None if it is not one.
-fn unhex(s: &str) -> Option<Vec<u8>> {
-    if !s.len().is_multiple_of(2) {
-        return None;
-    }
-    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
-}
-
 fn reload(st: &State) -> Result<Value, String> {
     let flag = st
         .reload

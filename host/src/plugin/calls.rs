@@ -131,6 +131,7 @@ fn time_calls(rt: &Arc<Runtime>, bytes: &[u8], n: i32, iters: u32, reps: usize) 
         limits: LimitsCfg::default(),
         tick_ms: Bounded(0),
         shared_maps: Vec::new(),
+        map_entries: Default::default(),
     };
     let plugin = Plugin::load(rt, &cfg)?;
     let counters = Arc::new(PluginCounters::default());

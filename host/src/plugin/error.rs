@@ -36,6 +36,9 @@ pub enum LoadError {
         /// The import or export, and what the ABI has.
         reason: String,
     },
+    /// A file of `map_entries:` could not be read or split into entries (naming the file and line).
+    #[error("{0}")]
+    MapEntries(String),
 }
 
 /// An instance that could not be made.
@@ -75,6 +78,10 @@ pub enum InstanceError {
         /// What it returned.
         code: i32,
     },
+    /// A map with initial entries (`map_entries:`) was refused (an entry the file gets wrong, no
+    /// room) or never declared.
+    #[error("{0}")]
+    MapEntries(String),
     /// wasmtime could not set the instance up (an export of the wrong type, out of memory).
     #[error("{0}")]
     Setup(String),

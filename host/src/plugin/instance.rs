@@ -32,6 +32,8 @@ pub struct Plugin {
     params: Arc<BTreeMap<String, String>>,
     /// The typed layouts of its maps (its custom section `wasmdp.map_layouts`).
     layouts: Arc<crate::plugin::maps::Layouts>,
+    /// The initial entries of its maps (`policy: map_entries:`), read at load.
+    pub initial: Arc<crate::plugin::maps::Initials>,
 }
 
 /// What runs: a module, or a native build (`plugin: native:NAME`).
@@ -116,23 +118,19 @@ impl Plugin {
     pub fn load(runtime: &Arc<Runtime>, cfg: &PolicyCfg) -> Result<Arc<Plugin>, LoadError> {
         let path = cfg.plugin.clone();
         let params = Arc::new(cfg.params.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect());
+        let initial =
+            Arc::new(crate::plugin::maps::initial::read_all(&cfg.map_entries).map_err(LoadError::MapEntries)?);
+        let made = |path, digest, code, layouts| {
+            let runtime = runtime.clone();
+            Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime, code, params, layouts, initial }))
+        };
         if let Some(twin) = native::named(&path) {
             let twin = twin.map_err(|name| LoadError::File {
                 path: path.clone(),
                 reason: format!("no native build is called `{name}` (there are: {})", native::names()),
             })?;
             let digest = digest(path.as_os_str().as_encoded_bytes());
-            let code = Code::Native(twin);
-            let layouts = Arc::default();
-            return Ok(Arc::new(Plugin {
-                path,
-                cfg: cfg.clone(),
-                digest,
-                runtime: runtime.clone(),
-                code,
-                params,
-                layouts,
-            }));
+            return made(path, digest, Code::Native(twin), Arc::default());
         }
         let max = cfg.limits.module_kib.0 * 1024;
         let bytes = crate::input::read_bounded(&path, max).map_err(|e| {
@@ -164,8 +162,7 @@ impl Plugin {
         let mut linker = Linker::new(runtime.engine());
         super::hostfns::link(&mut linker).map_err(|e| abi(format!("linking the host functions: {e}")))?;
         let code = Code::Wasm(linker.instantiate_pre(&module).map_err(|e| abi(e.to_string()))?);
-        let digest = digest(&bytes);
-        Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime: runtime.clone(), code, params, layouts }))
+        made(path, digest(&bytes), code, layouts)
     }
 
     /// The plugin's file name, for logs.
@@ -207,21 +204,31 @@ impl Plugin {
             self.layouts.clone(),
         );
         let mut store = Store::new(self.runtime.engine(), state);
+        store.data_mut().initial = self.initial.clone();
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_callback(|mut cx| Ok(cx.data_mut().watch.on_epoch()));
         store.set_epoch_deadline(1);
-        let (entry, minor) = match &self.code {
-            Code::Wasm(pre) => instantiate_wasm(pre, &mut store, port, instance)?,
+        let made = match &self.code {
+            Code::Wasm(pre) => instantiate_wasm(pre, &mut store, port, instance),
             Code::Native(twin) => {
                 let mut policy = twin.instance();
-                let rc = policy.init(&mut NativeHost(store.data_mut()), u32::from(port), instance);
-                if rc != 0 {
-                    return Err(InstanceError::Refused { code: rc });
+                match policy.init(&mut NativeHost(store.data_mut()), u32::from(port), instance) {
+                    0 => Ok((Entry::Native(policy), wasmdp_sdk::ABI_VERSION & 0xffff)),
+                    code => Err(InstanceError::Refused { code }),
                 }
-                (Entry::Native(policy), wasmdp_sdk::ABI_VERSION & 0xffff)
             }
         };
+        // A refused map with initial entries is the cause to report (the init fails on it, or
+        // goes on without the map).
+        let (entry, minor) =
+            made.map_err(|e| store.data_mut().initial_refused.take().map_or(e, InstanceError::MapEntries))?;
         let st = store.data_mut();
+        if let Some(map) = st.initial.keys().find(|m| !st.maps.iter().any(|t| t.spec().name == **m)) {
+            let why = st.initial_refused.take().unwrap_or_else(|| {
+                format!("map_entries names map {map:?}, which the plugin does not declare in its init")
+            });
+            return Err(InstanceError::MapEntries(why));
+        }
         st.in_init = false;
         st.counters.seal();
         st.watch = Watch::new(l.deadline_us.0 * 1000);

@@ -245,6 +245,10 @@ pub(crate) struct HostState {
     pub label: Arc<str>,
     /// The typed layouts the module declares for its maps.
     pub layouts: Arc<crate::plugin::maps::Layouts>,
+    /// The initial entries of its maps (`policy: map_entries:`), and why the first declaration of
+    /// one of them was refused (the instance then fails with it: `Plugin::instantiate`).
+    pub initial: Arc<crate::plugin::maps::Initials>,
+    pub initial_refused: Option<String>,
     pub in_init: bool,
     pub logs: LogLimit,
 }
@@ -284,6 +288,8 @@ impl HostState {
             engines: crate::engines::resolve_abi(simd),
             label,
             layouts,
+            initial: Arc::default(),
+            initial_refused: None,
             in_init: true,
             logs: LogLimit::default(),
         }

@@ -75,9 +75,9 @@ fn port_difference(p: &PortCfg, q: &PortCfg) -> Option<&'static str> {
     keys.iter().find(|(_, d)| *d).map(|(k, _)| *k)
 }
 
-/// One line per port whose live settings change (`file_changed[i]`: the port's plugin file has new
-/// content under the same path).
-pub fn summary(old: &Config, new: &Config, file_changed: &[bool]) -> Vec<String> {
+/// One line per port whose live settings change (`files_changed[i]`: what the port's files with new
+/// content under the same paths were, as `plane::Plane::prepare_plugins` says it).
+pub fn summary(old: &Config, new: &Config, files_changed: &[Vec<String>]) -> Vec<String> {
     let mut out = Vec::new();
     if old.burst != new.burst {
         out.push(format!("burst {} -> {}", old.burst.0, new.burst.0));
@@ -102,10 +102,7 @@ pub fn summary(old: &Config, new: &Config, file_changed: &[bool]) -> Vec<String>
         match (&p.policy, &q.policy) {
             (a, b) if a != b && name(a) != name(b) => what.push(format!("policy {} -> {}", name(a), name(b))),
             (a, b) if a != b => what.push(format!("policy {} settings changed", name(b))),
-            _ if file_changed.get(i).copied().unwrap_or(false) => {
-                what.push(format!("plugin {} rebuilt", name(&q.policy)))
-            }
-            _ => {}
+            _ => what.extend(files_changed.get(i).into_iter().flatten().cloned()),
         }
         if !what.is_empty() {
             out.push(format!("port `{}`: {}", q.name, what.join("; ")));

@@ -189,7 +189,7 @@ impl Plane {
         crate::dataplane::apply(&mut new, &self.overrides)?;
         crate::config::validate(&new).map_err(|e| anyhow!(e))?;
         diff::restart_needed(&self.cfg, &new).map_err(|e| anyhow!(e))?;
-        let (replaced, file_changed) = self.prepare_plugins(&new)?;
+        let (replaced, files_changed) = self.prepare_plugins(&new)?;
         let mut updates = Vec::with_capacity(self.specs.len());
         for spec in &self.specs {
             let (old, s) =
@@ -208,7 +208,7 @@ impl Plane {
                 policy,
             }));
         }
-        let lines = diff::summary(&self.cfg, &new, &file_changed);
+        let lines = diff::summary(&self.cfg, &new, &files_changed);
         self.cfg = new;
         for (i, r) in replaced.into_iter().enumerate() {
             if let Some(r) = r {
@@ -229,26 +229,41 @@ impl Plane {
         Ok(Outcome::Switched { lines, us, lagging })
     }
 
-    /// Per port: `None` keep its plugin, `Some(x)` replace it with `x`; and whether the file changed.
+    /// Per port: `None` keep its plugin, `Some(x)` replace it with `x`; and which of its files have
+    /// new content under the same path (the plugin, an initial entries file), as summary lines.
     #[allow(clippy::type_complexity)]
-    fn prepare_plugins(&mut self, new: &Config) -> anyhow::Result<(Vec<Option<Option<LoadedPlugin>>>, Vec<bool>)> {
+    fn prepare_plugins(
+        &mut self,
+        new: &Config,
+    ) -> anyhow::Result<(Vec<Option<Option<LoadedPlugin>>>, Vec<Vec<String>>)> {
         let mut replaced = Vec::with_capacity(new.ports.len());
-        let mut file_changed = Vec::with_capacity(new.ports.len());
+        let mut files_changed = Vec::with_capacity(new.ports.len());
         for (i, port) in new.ports.iter().enumerate() {
             let old = (&self.cfg.ports[i].policy, &self.plugins[i]);
-            let changed_file = match (&port.policy, old.1) {
-                (Some(p), Some(l)) if plugin::native::named(&p.plugin).is_none() => {
+            let mut changed = Vec::new();
+            if let (Some(p), Some(l)) = (&port.policy, old.1) {
+                if plugin::native::named(&p.plugin).is_none() {
                     // As at start: a regular file within limits.module_kib, checked before it is read
                     // and opened without blocking (a FIFO or /dev/zero put in its place is refused).
                     let max = p.limits.module_kib.0.saturating_mul(1024);
                     let bytes = crate::input::read_bounded(&p.plugin, max)
                         .map_err(|e| anyhow!("port `{}`: plugin {}: {e}", port.name, p.plugin.display()))?;
-                    plugin::digest(&bytes) != l.plugin.digest
+                    if plugin::digest(&bytes) != l.plugin.digest {
+                        changed.push(format!("plugin {} rebuilt", p.plugin.display()));
+                    }
                 }
-                _ => false,
-            };
-            file_changed.push(changed_file);
-            if port.policy == *old.0 && !changed_file {
+                for (map, path) in &p.map_entries {
+                    let max = crate::plugin::maps::initial::MAX_FILE;
+                    let bytes = crate::input::read_bounded(path, max)
+                        .map_err(|e| anyhow!("port `{}`: map_entries {map:?}: {}: {e}", port.name, path.display()))?;
+                    if l.plugin.initial.get(map).is_none_or(|e| e.digest != plugin::digest(&bytes)) {
+                        changed.push(format!("map {map:?} entries from {} changed", path.display()));
+                    }
+                }
+            }
+            let same = port.policy == *old.0 && changed.is_empty();
+            files_changed.push(changed);
+            if same {
                 replaced.push(None);
                 continue;
             }
@@ -258,7 +273,7 @@ impl Plane {
             };
             replaced.push(Some(loaded));
         }
-        Ok((replaced, file_changed))
+        Ok((replaced, files_changed))
     }
 
     /// Waits (at most 5 s, and not once the dataplane stops) for every worker to take `generation`;

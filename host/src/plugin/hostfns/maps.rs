@@ -212,7 +212,8 @@ pub(crate) fn declare(st: &mut HostState, name: &[u8], total: usize, shape: Shap
         let shared = env.shared.declare(&spec, &env.port_name, &mut st.map_budget);
         shared.inspect(|t| env.maps.link(&spec, t, &env.shared))
     } else {
-        env.maps.declare(&spec, u32::from(st.env.queue), &mut st.map_budget)
+        let initial = st.initial.get(&spec.name).map(|e| (&**e, layout.as_deref()));
+        env.maps.declare_filled(&spec, u32::from(st.env.queue), &mut st.map_budget, initial)
     };
     match declared {
         Ok(table) => {
@@ -222,6 +223,9 @@ pub(crate) fn declare(st: &mut HostState, name: &[u8], total: usize, shape: Shap
         }
         Err(why) => {
             tracing::error!(plugin = %st.label, "map_declare refused: {why}");
+            if st.initial.contains_key(&spec.name) {
+                st.initial_refused.get_or_insert(why);
+            }
             err::TOO_SMALL
         }
     }

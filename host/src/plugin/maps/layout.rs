@@ -169,6 +169,63 @@ impl Layout {
     }
 }
 
+/// Which side of an entry a text gives.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Side {
+    Key,
+    Value,
+}
+
+/// The bytes a key or value written as text stands for, as the control socket and initial entries
+/// files take them: hex (two digits a byte), or `name=value` fields when the map has a typed
+/// `layout`, or (an `lpm_trie`'s key) a prefix `ADDRESS/LENGTH`. Exactly `size` bytes.
+pub fn bytes_of(text: &str, side: Side, size: u32, layout: Option<&Layout>, lpm: bool) -> Result<Vec<u8>, String> {
+    let name = if side == Side::Key { "key" } else { "value" };
+    let b = if let Some(b) = unhex(text) {
+        b
+    } else if let Some(b) = lpm.then(|| prefix(text)).flatten().filter(|_| side == Side::Key) {
+        b?
+    } else if let Some(l) = layout {
+        read(if side == Side::Key { &l.key } else { &l.value }, text)?
+    } else {
+        let prefix = if lpm && side == Side::Key { ", ADDRESS/LENGTH" } else { "" };
+        return Err(format!(
+            "{text:?} is not hex (two digits a byte){prefix}, and the map declares no typed layout for `name=value` fields"
+        ));
+    };
+    if b.len() != size as usize {
+        return Err(format!("{text:?} is {} bytes; the map has {size}-byte {name}s", b.len()));
+    }
+    Ok(b)
+}
+
+/// Bytes of a hex string (None: not hex).
+pub fn unhex(s: &str) -> Option<Vec<u8>> {
+    if s.is_empty() || !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+/// An `lpm_trie` key from `ADDRESS/LENGTH` (None: not of that form): the length as a little-endian
+/// `u32`, then the address.
+fn prefix(text: &str) -> Option<Result<Vec<u8>, String>> {
+    let (addr, len) = text.split_once('/')?;
+    let addr: std::net::IpAddr = addr.parse().ok()?;
+    let most = if addr.is_ipv4() { 32 } else { 128 };
+    Some(match len.parse::<u32>() {
+        Ok(n) if n <= most => {
+            let mut key = n.to_le_bytes().to_vec();
+            match addr {
+                std::net::IpAddr::V4(a) => key.extend_from_slice(&a.octets()),
+                std::net::IpAddr::V6(a) => key.extend_from_slice(&a.octets()),
+            }
+            Ok(key)
+        }
+        _ => Err(format!("{text:?}: the prefix length is not 0..={most}")),
+    })
+}
+
 fn show(fields: &[Field], mut bytes: &[u8]) -> String {
     let mut out = String::new();
     for f in fields {

@@ -15,6 +15,7 @@
 //! Shared kinds are one table for every instance of the port's policy; per-instance kinds are one per
 //! queue, shown and dumped summed (each value read as little-endian `u64` words and added).
 
+pub mod initial;
 pub mod layout;
 #[cfg(all(test, feature = "loom"))]
 mod loom_tests;
@@ -25,6 +26,7 @@ mod slot;
 mod sync;
 mod table;
 
+pub use initial::{InitialEntries, Initials};
 pub use layout::{Layout, Layouts};
 pub use registry::{add_words, Entries, MapInfo, Page, Registry};
 pub use shared::SharedMaps;

@@ -32,7 +32,13 @@ struct Entry {
     tables: Tables,
     /// The typed layout the latest declaring module gave (None: shown in hex).
     layout: Option<Arc<super::Layout>>,
+    /// The digest of the initial entries file the tables were filled from (`policy: map_entries:`):
+    /// a declaration with another file (or none) gets new tables.
+    initial: Option<[u8; 32]>,
 }
+
+/// A map's initial entries and the layout to read them with, for [`Registry::declare_filled`].
+pub type Initial<'a> = Option<(&'a super::InitialEntries, Option<&'a super::Layout>)>;
 
 /// A port's maps.
 #[derive(Debug)]
@@ -150,9 +156,30 @@ impl Registry {
     /// declare) pays for the table either way; a new table must also fit the registry's limit, after
     /// the orphans are freed. Both are checked before anything is allocated.
     pub fn declare(&self, spec: &MapSpec, instance: u32, budget: &mut u64) -> Result<Arc<Table>, String> {
+        self.declare_filled(spec, instance, budget, None)
+    }
+
+    /// [`declare`](Registry::declare) of a map with initial entries: a table is kept only if it
+    /// was filled from the same file content, and a new one is filled before it is returned (so an
+    /// instance never sees it part filled); an entry the file gets wrong fails the declaration,
+    /// leaving what was there.
+    pub fn declare_filled(
+        &self,
+        spec: &MapSpec,
+        instance: u32,
+        budget: &mut u64,
+        initial: Initial<'_>,
+    ) -> Result<Arc<Table>, String> {
         let bytes = spec.affordable(*budget)?;
+        let digest = initial.map(|(e, _)| e.digest);
+        let fresh = |spec: &MapSpec| -> Result<Arc<Table>, String> {
+            let t = Arc::new(Table::new(spec));
+            initial.map_or(Ok(()), |(e, layout)| e.fill(&t, layout))?;
+            Ok(t)
+        };
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
-        let found = inner.entries.get(&spec.name).filter(|e| e.spec == *spec).map(|e| match &e.tables {
+        let same = |e: &Entry| e.spec == *spec && e.initial == digest;
+        let found = inner.entries.get(&spec.name).filter(|e| same(e)).map(|e| match &e.tables {
             Tables::Shared(t) => Some(t.clone()),
             Tables::PerInstance(m) => m.get(&instance).cloned(),
             Tables::Linked(_) => None,
@@ -175,33 +202,30 @@ impl Registry {
                 ));
             }
         }
-        *budget -= bytes;
         let inner = &mut *inner;
-        let entry = inner.entries.entry(spec.name.clone()).or_insert_with(|| Entry {
-            spec: spec.clone(),
-            tables: Self::empty(spec),
-            layout: None,
-        });
-        if entry.spec != *spec || matches!(entry.tables, Tables::Linked(_)) {
-            let old = std::mem::replace(entry, Entry { spec: spec.clone(), tables: Self::empty(spec), layout: None });
-            inner.retired.extend(old.tables.held());
-        }
-        Ok(Self::table_of(&mut entry.tables, spec, instance))
-    }
-
-    /// The table of `instance` among `tables` (made if absent).
-    fn table_of(tables: &mut Tables, spec: &MapSpec, instance: u32) -> Arc<Table> {
-        match tables {
-            Tables::Shared(t) => t.clone(),
-            Tables::PerInstance(by_instance) => {
-                by_instance.entry(instance).or_insert_with(|| Arc::new(Table::new(spec))).clone()
+        let keep = inner.entries.get(&spec.name).is_some_and(|e| same(e) && !matches!(e.tables, Tables::Linked(_)));
+        let table = if keep {
+            let Some(Entry { tables: Tables::PerInstance(by_instance), .. }) = inner.entries.get_mut(&spec.name) else {
+                return Err(format!("map {:?}: its tables changed kind (a bug)", spec.name));
+            };
+            let t = fresh(spec)?;
+            by_instance.insert(instance, t.clone());
+            t
+        } else {
+            let t = fresh(spec)?;
+            let tables = if spec.kind.per_instance() {
+                Tables::PerInstance(BTreeMap::from([(instance, t.clone())]))
+            } else {
+                Tables::Shared(t.clone())
+            };
+            let entry = Entry { spec: spec.clone(), tables, layout: None, initial: digest };
+            if let Some(old) = inner.entries.insert(spec.name.clone(), entry) {
+                inner.retired.extend(old.tables.held());
             }
-            // (`declare` replaced a linked entry already; this keeps the function total.)
-            Tables::Linked(_) => {
-                *tables = Self::empty(spec);
-                Self::table_of(tables, spec, instance)
-            }
-        }
+            t
+        };
+        *budget -= bytes;
+        Ok(table)
     }
 
     /// Shows the shared table `table` (declared as `spec`) under its name in this port's maps,
@@ -209,17 +233,10 @@ impl Registry {
     pub fn link(&self, spec: &MapSpec, table: &Arc<Table>, owner: &Arc<super::SharedMaps>) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.shared.get_or_insert_with(|| owner.clone());
-        let linked = Entry { spec: spec.clone(), tables: Tables::Linked(Arc::downgrade(table)), layout: None };
+        let linked =
+            Entry { spec: spec.clone(), tables: Tables::Linked(Arc::downgrade(table)), layout: None, initial: None };
         if let Some(old) = inner.entries.insert(spec.name.clone(), linked) {
             inner.retired.extend(old.tables.held());
-        }
-    }
-
-    fn empty(spec: &MapSpec) -> Tables {
-        if spec.kind.per_instance() {
-            Tables::PerInstance(BTreeMap::new())
-        } else {
-            Tables::Shared(Arc::new(Table::new(spec)))
         }
     }
 
@@ -378,6 +395,29 @@ mod tests {
         let c = r.declare(&spec("m", MapKind::Hash, 16), 0, &mut budget).unwrap();
         assert!(c.is_empty(), "a different shape is a new map");
         assert_eq!(r.snapshot()[0].capacity, 16);
+    }
+
+    #[test]
+    fn a_map_with_initial_entries_is_kept_while_its_file_is_the_same_and_made_anew_when_it_changes() {
+        let r = Registry::default();
+        let s = spec("m", MapKind::Hash, 8);
+        let file = |text: &str| crate::plugin::maps::InitialEntries::parse("m.txt".as_ref(), text.as_bytes()).unwrap();
+        let (one, two) = (file("01000000 -> 0100000000000000\n"), file("02000000 -> 0200000000000000\n"));
+        let a = r.declare_filled(&s, 0, &mut unlimited(), Some((&one, None))).unwrap();
+        assert_eq!(a.entries(), vec![(vec![1, 0, 0, 0], vec![1, 0, 0, 0, 0, 0, 0, 0])], "filled before it is returned");
+        a.update(&[9, 0, 0, 0], &[9; 8]).unwrap();
+        let again = r.declare_filled(&s, 1, &mut unlimited(), Some((&file("01000000 -> 0100000000000000\n"), None)));
+        assert!(Arc::ptr_eq(&a, &again.unwrap()), "the same content: kept, with what the policy wrote");
+        let b = r.declare_filled(&s, 0, &mut unlimited(), Some((&two, None))).unwrap();
+        assert!(!Arc::ptr_eq(&a, &b), "another content: a new table");
+        assert_eq!(b.entries(), vec![(vec![2, 0, 0, 0], vec![2, 0, 0, 0, 0, 0, 0, 0])]);
+        assert_eq!(a.len(), 2, "the old policy's table is untouched until it goes");
+        assert!(!Arc::ptr_eq(&b, &r.declare(&s, 0, &mut unlimited()).unwrap()), "no file: a new, empty table");
+        // A file the map cannot take fails the declaration and leaves the table there.
+        let kept = r.declare_filled(&s, 0, &mut unlimited(), Some((&two, None))).unwrap();
+        let bad = file("0300 -> 0300000000000000\n");
+        assert!(r.declare_filled(&s, 0, &mut unlimited(), Some((&bad, None))).unwrap_err().contains("m.txt, line 1"));
+        assert!(Arc::ptr_eq(&kept, &r.declare_filled(&s, 0, &mut unlimited(), Some((&two, None))).unwrap()));
     }
 
     #[test]
