@@ -276,3 +276,12 @@ fn initial_map_entries_name_a_map_of_the_port_and_a_file() {
     );
     assert_has(&policy("map_entries: [r.txt]"), &["map_entries", "map"]);
 }
+
+#[test]
+fn a_map_starts_from_its_entries_file_or_its_pin_file_not_both() {
+    let yaml = "ports:\n  - {name: a, driver: null, policy: {plugin: x.wasm, map_entries: {m: a.txt}, map_pins: {m: m.pin}}}\n";
+    assert_has(&err(yaml), &["policy.map_pins", "\"m\"", "also in map_entries"]);
+    let yaml =
+        "ports:\n  - {name: a, driver: null, policy: {plugin: x.wasm, shared_maps: [m], map_pins: {m: m.pin}}}\n";
+    assert_has(&err(yaml), &["policy.map_pins", "also in shared_maps"]);
+}

@@ -31,8 +31,13 @@ fn config() -> String {
 
 /// A dataplane forwarding with the control socket at `dir/ctl.sock`, watching `dir/config.yaml`.
 fn start(dir: &Path) -> (Running, RunOptions, PathBuf) {
+    start_with(dir, &config())
+}
+
+/// [`start`] with the configuration `yaml`.
+fn start_with(dir: &Path, yaml: &str) -> (Running, RunOptions, PathBuf) {
     let cfg_path = dir.join("config.yaml");
-    std::fs::write(&cfg_path, config()).unwrap();
+    std::fs::write(&cfg_path, yaml).unwrap();
     let cfg = wasmdp::config::load(&cfg_path).unwrap();
     let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
     let sock = dir.join("ctl.sock");
@@ -222,6 +227,43 @@ fn initial_map_entries_come_from_a_file_and_a_changed_file_swaps_them_at_a_reloa
     let r = ok(&sock, json!({"cmd": "reload"}));
     assert!(r["error"].as_str().unwrap().contains("nope.txt"), "{r}");
     running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_pinned_map_is_written_at_stop_and_found_again_at_the_next_start() {
+    let d = dir("map-pins");
+    let pin = d.join("flows.pin");
+    let yaml = config().replace("params: {ports: '1,2'}", "params: {ports: '1,2'}, map_pins: {flows: flows.pin}");
+    // No pin file yet: the map starts empty, learns its flows, and is written at stop.
+    let (running, opts, sock) = start_with(&d, &yaml);
+    std::thread::sleep(Duration::from_millis(100));
+    let learnt = flows(&sock);
+    assert_eq!(learnt.len(), 8, "{learnt:?}");
+    running.finish(&opts).unwrap();
+    let text = std::fs::read_to_string(&pin).unwrap();
+    assert!(text.starts_with("# wasmdp map \"flows\": hash, key_size 4, value_size 4"), "{text}");
+    assert_eq!(std::fs::metadata(&pin).unwrap().permissions().mode() & 0o777, 0o600);
+    let saved: std::collections::BTreeMap<String, String> = text
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| l.split_once(" -> ").map(|(k, v)| (k.to_string(), v.to_string())).unwrap())
+        .collect();
+    assert_eq!(saved, learnt, "every entry, as it was");
+    // The operator adds an entry to the file; the next start finds both.
+    std::fs::write(&pin, format!("{text}deadbeef -> 02000000\n")).unwrap();
+    let (running, opts, sock) = start_with(&d, &yaml);
+    let mut want = learnt.clone();
+    want.insert("deadbeef".into(), "02000000".into());
+    assert_eq!(flows(&sock), want, "the pinned entries, before any packet could add one");
+    running.finish(&opts).unwrap();
+    assert!(std::fs::read_to_string(&pin).unwrap().contains("deadbeef -> 02000000"), "written back");
+    // A pin file the map cannot take refuses the start, naming it.
+    std::fs::write(&pin, "nothex -> 02000000\n").unwrap();
+    std::fs::write(d.join("config.yaml"), &yaml).unwrap();
+    let cfg = wasmdp::config::load(&d.join("config.yaml")).unwrap();
+    let e = format!("{:#}", dataplane::build(&cfg, &Overrides::default()).err().unwrap());
+    assert!(e.contains("flows.pin, line 1") && e.contains("\"nothex\""), "{e}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 

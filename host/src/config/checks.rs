@@ -127,20 +127,24 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
                 "{at}.policy.shared_maps: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"
             ));
         }
-        if pol.map_entries.len() > MAX_SHARED_MAPS {
-            return Err(format!(
-                "{at}.policy.map_entries: {} maps; the limit is {MAX_SHARED_MAPS}",
-                pol.map_entries.len()
-            ));
+        for (key, maps) in [("map_entries", &pol.map_entries), ("map_pins", &pol.map_pins)] {
+            if maps.len() > MAX_SHARED_MAPS {
+                return Err(format!("{at}.policy.{key}: {} maps; the limit is {MAX_SHARED_MAPS}", maps.len()));
+            }
+            if let Some(n) = maps.keys().find(|n| !crate::plugin::maps::name_ok(n)) {
+                return Err(format!(
+                    "{at}.policy.{key}: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"
+                ));
+            }
+            if let Some(n) = maps.keys().find(|n| pol.shared_maps.contains(n)) {
+                return Err(format!(
+                    "{at}.policy.{key}: map {n:?} is also in shared_maps; initial entries and pins are for a port's own maps (a shared map is filled by its policies)"
+                ));
+            }
         }
-        if let Some(n) = pol.map_entries.keys().find(|n| !crate::plugin::maps::name_ok(n)) {
+        if let Some(n) = pol.map_pins.keys().find(|n| pol.map_entries.contains_key(*n)) {
             return Err(format!(
-                "{at}.policy.map_entries: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"
-            ));
-        }
-        if let Some(n) = pol.map_entries.keys().find(|n| pol.shared_maps.contains(n)) {
-            return Err(format!(
-                "{at}.policy.map_entries: map {n:?} is also in shared_maps; initial entries are for a port's own maps (a shared map is filled by its policies)"
+                "{at}.policy.map_pins: map {n:?} is also in map_entries; a map starts from its entries file or from its pin file, not both"
             ));
         }
     }

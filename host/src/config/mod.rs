@@ -337,7 +337,7 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
             rebase(&mut pol.plugin);
         }
         if let Some(pol) = p.policy.as_mut() {
-            pol.map_entries.values_mut().for_each(rebase);
+            pol.map_entries.values_mut().chain(pol.map_pins.values_mut()).for_each(rebase);
         }
         if let Some(pc) = &mut p.pcap {
             pc.rx.iter_mut().chain(pc.tx.iter_mut()).for_each(rebase);

@@ -42,6 +42,11 @@ pub struct PolicyCfg {
     /// changes is made anew from the file at the reload that sees it, atomically for the port.
     #[serde(default)]
     pub map_entries: BTreeMap<String, PathBuf>,
+    /// Maps kept in a file across restarts of the process, as a pinned BPF map outlives its loader:
+    /// the file's entries (when it exists) are the map's initial entries at start, and the map's
+    /// entries are written back to it at a clean stop (same format as `map_entries`).
+    #[serde(default)]
+    pub map_pins: BTreeMap<String, PathBuf>,
 }
 
 fn default_max_failures() -> Bounded<1, 10_000> {

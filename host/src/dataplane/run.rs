@@ -129,6 +129,11 @@ impl Running {
         if let Some(m) = self.metrics.take() {
             m.join().map_err(|_| anyhow::anyhow!("the metrics thread panicked"))?;
         }
+        // Pinned maps to their files, now that no instance writes to them (the control thread,
+        // the last to run a policy, is joined).
+        for why in self.view.maps.iter().flat_map(|m| m.save_pins()) {
+            tracing::error!("{why}: the map's entries are not saved");
+        }
         let mut cache = self.pool.cache();
         in_flight += self.unpolled.iter_mut().map(|q| q.drain(&mut cache)).sum::<u64>();
         in_flight += self.injects.iter().map(|q| q.drain(&mut cache)).sum::<u64>();

@@ -132,6 +132,7 @@ fn time_calls(rt: &Arc<Runtime>, bytes: &[u8], n: i32, iters: u32, reps: usize) 
         tick_ms: Bounded(0),
         shared_maps: Vec::new(),
         map_entries: Default::default(),
+        map_pins: Default::default(),
     };
     let plugin = Plugin::load(rt, &cfg)?;
     let counters = Arc::new(PluginCounters::default());

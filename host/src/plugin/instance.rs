@@ -118,8 +118,9 @@ impl Plugin {
     pub fn load(runtime: &Arc<Runtime>, cfg: &PolicyCfg) -> Result<Arc<Plugin>, LoadError> {
         let path = cfg.plugin.clone();
         let params = Arc::new(cfg.params.iter().map(|(k, v)| (k.clone(), v.0.clone())).collect());
-        let initial =
-            Arc::new(crate::plugin::maps::initial::read_all(&cfg.map_entries).map_err(LoadError::MapEntries)?);
+        let initial = Arc::new(
+            crate::plugin::maps::initial::read_all(&cfg.map_entries, &cfg.map_pins).map_err(LoadError::MapEntries)?,
+        );
         let made = |path, digest, code, layouts| {
             let runtime = runtime.clone();
             Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime, code, params, layouts, initial }))

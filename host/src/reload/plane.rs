@@ -252,11 +252,12 @@ impl Plane {
                         changed.push(format!("plugin {} rebuilt", p.plugin.display()));
                     }
                 }
-                for (map, path) in &p.map_entries {
-                    let max = crate::plugin::maps::initial::MAX_FILE;
-                    let bytes = crate::input::read_bounded(path, max)
-                        .map_err(|e| anyhow!("port `{}`: map_entries {map:?}: {}: {e}", port.name, path.display()))?;
-                    if l.plugin.initial.get(map).is_none_or(|e| e.digest != plugin::digest(&bytes)) {
+                let files = p.map_entries.iter().map(|f| (f, false)).chain(p.map_pins.iter().map(|f| (f, true)));
+                for ((map, path), pin) in files {
+                    let key = if pin { "map_pins" } else { "map_entries" };
+                    let digest = crate::plugin::maps::initial::digest_of(path, pin)
+                        .map_err(|e| anyhow!("port `{}`: {key} {map:?}: {}: {e}", port.name, path.display()))?;
+                    if l.plugin.initial.get(map).is_none_or(|e| e.digest != digest) {
                         changed.push(format!("map {map:?} entries from {} changed", path.display()));
                     }
                 }

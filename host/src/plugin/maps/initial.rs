@@ -26,15 +26,66 @@ pub const MAX_FILE: u64 = 16 << 20;
 /// A policy's initial entries files, read, by map name.
 pub type Initials = BTreeMap<String, Arc<InitialEntries>>;
 
-/// Reads every file of `policy: map_entries:`, or says which is wrong.
-pub fn read_all(files: &BTreeMap<String, PathBuf>) -> Result<Initials, String> {
+/// Reads every file of `policy: map_entries:` and `map_pins:` (a pin file not there yet is an
+/// empty one), or says which is wrong.
+pub fn read_all(entries: &BTreeMap<String, PathBuf>, pins: &BTreeMap<String, PathBuf>) -> Result<Initials, String> {
+    let files = entries.iter().map(|f| (f, false)).chain(pins.iter().map(|f| (f, true)));
     files
-        .iter()
-        .map(|(map, path)| {
-            let e = InitialEntries::read(path).map_err(|e| format!("map_entries {map:?}: {}: {e}", path.display()))?;
+        .map(|((map, path), pin)| {
+            let key = if pin { "map_pins" } else { "map_entries" };
+            let mut e = bytes_of_file(path, pin)
+                .and_then(|b| InitialEntries::parse(path, &b))
+                .map_err(|e| format!("{key} {map:?}: {}: {e}", path.display()))?;
+            e.pin = pin;
             Ok((map.clone(), Arc::new(e)))
         })
         .collect()
+}
+
+/// The content of an entries file (`pin`: a pin file not there yet reads as empty).
+fn bytes_of_file(path: &Path, pin: bool) -> Result<Vec<u8>, String> {
+    match crate::input::read_bounded(path, MAX_FILE) {
+        Err(e) if pin && e.is_not_found() => Ok(Vec::new()),
+        r => r.map_err(|e| e.to_string()),
+    }
+}
+
+/// The digest of an entries file's content, as [`InitialEntries::digest`] (a reload compares it).
+pub fn digest_of(path: &Path, pin: bool) -> Result<[u8; 32], String> {
+    bytes_of_file(path, pin).map(|b| crate::plugin::digest(&b))
+}
+
+/// Writes the entries `rows` of map `spec` to its pin file `path`, as a file of initial entries
+/// (hex `KEY -> VALUE` lines): to a new file beside it, then renamed over it, so a stop cut short
+/// leaves the old file or the new one, never half of one. The file is the operator's (mode 0600).
+pub fn save(path: &Path, spec: &MapSpec, rows: &super::Entries) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let hex = |b: &[u8]| b.iter().map(|x| format!("{x:02x}")).collect::<String>();
+    let mut text = format!(
+        "# wasmdp map {:?}: {}, key_size {}, value_size {}, capacity {}; {} entries, written at stop\n",
+        spec.name,
+        spec.kind.name(),
+        spec.key_size,
+        spec.value_size,
+        spec.capacity,
+        rows.len()
+    );
+    for (k, v) in rows {
+        text.push_str(&format!("{} -> {}\n", hex(k), hex(v)));
+    }
+    let name = path.file_name().ok_or(format!("{}: not a file name", path.display()))?;
+    let tmp = path.with_file_name(format!(".{}.{}.tmp", name.to_string_lossy(), std::process::id()));
+    let write = || -> std::io::Result<()> {
+        let mut f = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()?;
+        std::fs::rename(&tmp, path)
+    };
+    write().map_err(|e| {
+        let _ = std::fs::remove_file(&tmp);
+        format!("map {:?}: pin file {}: {e}", spec.name, path.display())
+    })
 }
 
 /// One entry as written: its line number, key and value text.
@@ -52,6 +103,8 @@ pub struct InitialEntries {
     pub path: PathBuf,
     /// SHA-256 of its bytes: the table is kept across reloads only while it is the same.
     pub digest: [u8; 32],
+    /// A pin file (`map_pins:`): the map's entries are written back to it at stop.
+    pub pin: bool,
     lines: Vec<Line>,
 }
 
@@ -80,7 +133,7 @@ impl InitialEntries {
                 line.split_once("->").ok_or(format!("line {}: {line:?} is not `KEY -> VALUE`", i + 1))?;
             lines.push(Line { number: i + 1, key: key.trim().to_string(), value: value.trim().to_string() });
         }
-        Ok(InitialEntries { path: path.to_path_buf(), digest, lines })
+        Ok(InitialEntries { path: path.to_path_buf(), digest, pin: false, lines })
     }
 
     /// How many entries the file gives.

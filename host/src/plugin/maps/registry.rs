@@ -35,6 +35,9 @@ struct Entry {
     /// The digest of the initial entries file the tables were filled from (`policy: map_entries:`):
     /// a declaration with another file (or none) gets new tables.
     initial: Option<[u8; 32]>,
+    /// The pin file the entries are written to at stop (`policy: map_pins:`), as the latest
+    /// declaration named it.
+    pin: Option<std::path::PathBuf>,
 }
 
 /// A map's initial entries and the layout to read them with, for [`Registry::declare_filled`].
@@ -172,6 +175,14 @@ impl Registry {
     ) -> Result<Arc<Table>, String> {
         let bytes = spec.affordable(*budget)?;
         let digest = initial.map(|(e, _)| e.digest);
+        let pin = initial.and_then(|(e, _)| e.pin.then(|| e.path.clone()));
+        if pin.is_some() && spec.kind.per_instance() {
+            return Err(format!(
+                "map {:?} is a {} map, one table per instance: it cannot be pinned as one (map_pins)",
+                spec.name,
+                spec.kind.name()
+            ));
+        }
         let fresh = |spec: &MapSpec| -> Result<Arc<Table>, String> {
             let t = Arc::new(Table::new(spec));
             initial.map_or(Ok(()), |(e, layout)| e.fill(&t, layout))?;
@@ -185,6 +196,9 @@ impl Registry {
             Tables::Linked(_) => None,
         });
         if let Some(Some(t)) = found {
+            if let Some(e) = inner.entries.get_mut(&spec.name) {
+                e.pin = pin;
+            }
             *budget -= bytes;
             return Ok(t);
         }
@@ -218,7 +232,7 @@ impl Registry {
             } else {
                 Tables::Shared(t.clone())
             };
-            let entry = Entry { spec: spec.clone(), tables, layout: None, initial: digest };
+            let entry = Entry { spec: spec.clone(), tables, layout: None, initial: digest, pin };
             if let Some(old) = inner.entries.insert(spec.name.clone(), entry) {
                 inner.retired.extend(old.tables.held());
             }
@@ -233,11 +247,30 @@ impl Registry {
     pub fn link(&self, spec: &MapSpec, table: &Arc<Table>, owner: &Arc<super::SharedMaps>) {
         let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
         inner.shared.get_or_insert_with(|| owner.clone());
-        let linked =
-            Entry { spec: spec.clone(), tables: Tables::Linked(Arc::downgrade(table)), layout: None, initial: None };
+        let linked = Entry {
+            spec: spec.clone(),
+            tables: Tables::Linked(Arc::downgrade(table)),
+            layout: None,
+            initial: None,
+            pin: None,
+        };
         if let Some(old) = inner.entries.insert(spec.name.clone(), linked) {
             inner.retired.extend(old.tables.held());
         }
+    }
+
+    /// Writes every pinned map's entries to its pin file (at stop); what could not be written.
+    pub fn save_pins(&self) -> Vec<String> {
+        let pinned: Vec<(MapSpec, Arc<Table>, std::path::PathBuf)> = {
+            let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            let pinned = inner.entries.values().filter_map(|e| match (&e.pin, &e.tables) {
+                (Some(path), Tables::Shared(t)) => Some((e.spec.clone(), t.clone(), path.clone())),
+                _ => None,
+            });
+            pinned.collect()
+        };
+        let saved = pinned.iter().map(|(spec, t, path)| super::initial::save(path, spec, &t.entries()));
+        saved.filter_map(Result::err).collect()
     }
 
     /// Sets the typed layout of map `name` (the module that just declared it gave `layout`).
@@ -418,6 +451,12 @@ mod tests {
         let bad = file("0300 -> 0300000000000000\n");
         assert!(r.declare_filled(&s, 0, &mut unlimited(), Some((&bad, None))).unwrap_err().contains("m.txt, line 1"));
         assert!(Arc::ptr_eq(&kept, &r.declare_filled(&s, 0, &mut unlimited(), Some((&two, None))).unwrap()));
+        // A pin: one table, written back whole; a per-instance map has one per queue and is refused.
+        let mut pin = file("");
+        pin.pin = true;
+        let per = spec("p", MapKind::PerInstanceHash, 8);
+        let e = r.declare_filled(&per, 0, &mut unlimited(), Some((&pin, None))).unwrap_err();
+        assert!(e.contains("percpu_hash") && e.contains("cannot be pinned"), "{e}");
     }
 
     #[test]

@@ -883,8 +883,7 @@ impl Table {
         }
     }
 
-    /// Every entry, key and value bytes (tests).
-    #[cfg(test)]
+    /// Every entry, key and value bytes (tests, and pin files at stop).
     pub fn entries(&self) -> Vec<(Vec<u8>, Vec<u8>)> {
         let mut out = Vec::new();
         self.visit(0, |k, v| {
