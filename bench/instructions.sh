@@ -76,6 +76,17 @@ for n in "" _native; do
 done
 config vxlan_decap vxlan_decap "$v0" "$v1" ", tunnel: vxlan"
 config vxlan_encap vxlan_encap "$v0" "$v1"
+# The stateful firewall (issue 30): p0 the inside (64 flows, each packet an update of the flow map
+# both ports share), p1 the outside sending replies to one of them (each packet a lookup).
+fw() { echo "policy: {plugin: $plugins/firewall.wasm, params: {side: $1, flows: 1024}, shared_maps: [fw_flows], on_failure: fail_closed, limits: {deadline_us: 1000000}}"; }
+cat >"$tmp/firewall.yaml" <<YAML
+lcores: [$(($(nproc) - 1))]
+burst: 32
+engine: io
+ports:
+  - {name: p0, driver: null, frame: {size: 64, src_ip: 10.0.0.5, dst_ip: 198.51.100.7, src_port: 40000, dst_port: 443, flows: 64}, $(fw inside)}
+  - {name: p1, driver: null, frame: {size: 64, src_ip: 198.51.100.7, dst_ip: 10.0.0.5, src_port: 443, dst_port: 40000}, $(fw outside)}
+YAML
 if [[ -n "$user" ]]; then
   # The params as a YAML flow mapping of quoted strings, as `wasmdp bench --params` makes them.
   pyaml=$(python3 - "$params" <<'PY'
@@ -125,7 +136,7 @@ else
   rows+=(macswap: plugin:macswap plugin_1_0:macswap wasm_macswap:macswap wasm_macswap_native:macswap \
   wasm_macswap:wasm_macswap_native acl_native:io acl:acl_native acl_pass_native:io acl_pass:acl_pass_native dnat_native:io dnat:dnat_native dscp_remark_native:io \
   dscp_remark:dscp_remark_native l4_lb_native:io l4_lb:l4_lb_native \
-  ratelimit_native:io ratelimit:ratelimit_native vxlan_decap: vxlan_decap_wasm:vxlan_decap \
+  ratelimit_native:io ratelimit:ratelimit_native firewall:io vxlan_decap: vxlan_decap_wasm:vxlan_decap \
   vxlan_decap_wasm_native:vxlan_decap vxlan_decap_wasm:vxlan_decap_wasm_native vxlan_encap: \
   vxlan_encap_wasm:vxlan_encap vxlan_encap_wasm_native:vxlan_encap vxlan_encap_wasm:vxlan_encap_wasm_native)
 fi

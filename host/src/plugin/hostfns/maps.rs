@@ -302,15 +302,15 @@ fn lookup_batch(mut c: C<'_>, id: i32, kp: i32, n: i32, vp: i32, fp: i32) -> i32
 /// key `i` is read after entry `i - 1` was written).
 fn lookup_batch_in(t: &Table, data: &mut [u8], keys: Range<usize>, values: Range<usize>, found: Range<usize>) -> i32 {
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
+    let (n, at) = (found.len(), [keys.start, values.start, found.start]);
     if t.one_word() {
-        let (n, (keys, values, found)) = (found.len(), (keys.start, values.start, found.start));
         return with_const!(ks, K in [4, 8] => with_const!(vs, V in [4, 8] =>
-            t.lookup_words(n, &mut MemoryBatch::<K, V> { data, keys, values, found, ks, vs }))) as i32;
+            MemoryBatch::<K, V>::new(data, at, ks, vs, n, true).map_or(0, |mut io| t.lookup_words(&mut io))))
+            as i32;
     }
     if t.fixed_shape().is_some() {
-        let (n, (keys, values, found)) = (found.len(), (keys.start, values.start, found.start));
-        let mut io = MemoryBatch::<0, 0> { data, keys, values, found, ks, vs };
-        return on_fixed!(t, lookup_fixed(n, &mut io)).unwrap_or(0) as i32;
+        let Some(mut io) = MemoryBatch::<0, 0>::new(data, at, ks, vs, n, true) else { return 0 };
+        return on_fixed!(t, lookup_fixed(&mut io)).unwrap_or(0) as i32;
     }
     let mut hits = 0;
     let mut key = [0u8; map::MAX_KEY as usize];
@@ -344,11 +344,12 @@ fn update_batch(mut c: C<'_>, id: i32, kp: i32, vp: i32, n: i32) -> i32 {
     };
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
     let n = keys.len() / ks;
-    let io = MemoryBatch::<0, 0> { data, keys: keys.start, values: values.start, found: 0, ks, vs };
-    if let Some(written) = on_fixed!(t, update_fixed(n, &io)) {
-        return written as i32;
+    if t.fixed_shape().is_some() {
+        let Some(io) = MemoryBatch::<0, 0>::new(data, [keys.start, values.start, 0], ks, vs, n, false) else {
+            return 0;
+        };
+        return on_fixed!(t, update_fixed(&io)).unwrap_or(0) as i32;
     }
-    let data = io.data;
     for i in 0..n {
         if t.update(&data[keys.start + i * ks..][..ks], &data[values.start + i * vs..][..vs]).is_err() {
             return i as i32;
@@ -367,9 +368,9 @@ pub(crate) fn lookup_batch_slices(t: &Table, keys: &[u8], n: i32, values: &mut [
     }
     if t.one_word() {
         return with_const!(ks, K in [4, 8] => with_const!(vs, V in [4, 8] =>
-            t.lookup_words(n, &mut SliceBatch::<K, V> { keys, values, found, ks, vs }))) as i32;
+            t.lookup_words(&mut SliceBatch::<K, V> { keys, values, found, ks, vs }))) as i32;
     }
-    if let Some(hits) = on_fixed!(t, lookup_fixed(n, &mut SliceBatch::<0, 0> { keys, values, found, ks, vs })) {
+    if let Some(hits) = on_fixed!(t, lookup_fixed(&mut SliceBatch::<0, 0> { keys, values, found, ks, vs })) {
         return hits as i32;
     }
     let mut hits = 0;
@@ -381,11 +382,12 @@ pub(crate) fn lookup_batch_slices(t: &Table, keys: &[u8], n: i32, values: &mut [
     hits
 }
 
-/// A batch in the plugin's memory: keys of `ks` bytes end to end from `keys`, values of `vs` from
-/// `values`, found bytes from `found` (all checked to be in `data`; they may overlap). `K` and `V`,
-/// when not 0, are `ks` and `vs` known at compile time (4 or 8, the examples' sizes: each key one
-/// load and each value one store, not a dispatch on the length with its bounds, 15 instructions a
-/// key).
+/// A batch in the plugin's memory: `n` keys of `ks` bytes end to end from `keys`, values of `vs`
+/// from `values`, found bytes from `found` (they may overlap). `K` and `V`, when not 0, are `ks` and
+/// `vs` known at compile time (4 or 8, the examples' sizes: each key one load and each value one
+/// store, not a dispatch on the length). [`MemoryBatch::new`] checks once that every entry lies in
+/// `data`, so that reading key `i` and writing entry `i` need no bounds check of their own (they
+/// were most of a one-word lookup's cost after the hash and the probe).
 struct MemoryBatch<'a, const K: usize, const V: usize> {
     data: &'a mut [u8],
     keys: usize,
@@ -393,6 +395,7 @@ struct MemoryBatch<'a, const K: usize, const V: usize> {
     found: usize,
     ks: usize,
     vs: usize,
+    n: usize,
 }
 
 /// `n` if it is not 0, else `dynamic`.
@@ -408,29 +411,84 @@ const fn known(n: usize, dynamic: usize) -> usize {
 /// The `KW` little-endian words of the key `bytes`.
 #[inline(always)]
 fn key_words<const KW: usize>(bytes: &[u8]) -> [u64; KW] {
+    let n = bytes.len();
+    if KW == 2 && (9..=16).contains(&n) {
+        // Two loads, the second ending at the key's end and shifted down past the bytes the first
+        // had: no dispatch on the length (a 13-byte 5-tuple's case).
+        let at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("eight bytes"));
+        let mut out = [0; KW];
+        (out[0], out[1]) = (at(0), at(n - 8) >> (8 * (16 - n)));
+        return out;
+    }
     std::array::from_fn(|j| bytes.get(8 * j..).map_or(0, |rest| word_of(&rest[..rest.len().min(8)])))
+}
+
+impl<'a, const K: usize, const V: usize> MemoryBatch<'a, K, V> {
+    /// The batch of `n` entries at `keys`, `values` and `found` (None: an update batch, no found
+    /// bytes) in `data`; None when one of them does not lie in `data`, or `K`/`V` are not the sizes.
+    fn new(data: &'a mut [u8], at: [usize; 3], ks: usize, vs: usize, n: usize, found: bool) -> Option<Self> {
+        let fits = |start: usize, size: usize| {
+            n.checked_mul(size).and_then(|b| b.checked_add(start)).is_some_and(|end| end <= data.len())
+        };
+        let ok = (K == 0 || K == ks)
+            && (V == 0 || V == vs)
+            && fits(at[0], ks)
+            && fits(at[1], vs)
+            && (!found || fits(at[2], 1));
+        ok.then_some(MemoryBatch { data, keys: at[0], values: at[1], found: if found { at[2] } else { 0 }, ks, vs, n })
+    }
+
+    /// Bytes `at..at + len` of the memory, one of the entries [`new`](Self::new) checked.
+    #[inline(always)]
+    fn bytes(&self, at: usize, len: usize) -> &[u8] {
+        debug_assert!(at + len <= self.data.len());
+        // SAFETY: callers pass entry `i < n` of a range `new` checked to lie in `data` for `n`.
+        unsafe { self.data.get_unchecked(at..at + len) }
+    }
+
+    /// [`bytes`](Self::bytes), to write.
+    #[inline(always)]
+    fn bytes_mut(&mut self, at: usize, len: usize) -> &mut [u8] {
+        debug_assert!(at + len <= self.data.len());
+        // SAFETY: as `bytes`.
+        unsafe { self.data.get_unchecked_mut(at..at + len) }
+    }
 }
 
 impl<const K: usize, const V: usize> WordBatch for MemoryBatch<'_, K, V> {
     #[inline(always)]
+    fn len(&self) -> usize {
+        self.n
+    }
+
+    #[inline(always)]
     fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
         let ks = known(K, self.ks);
-        key_words(&self.data[self.keys + i * ks..][..ks])
+        if i >= self.n {
+            return [0; KW];
+        }
+        key_words(self.bytes(self.keys + i * ks, ks))
     }
 
     #[inline(always)]
     fn value(&self, i: usize) -> u64 {
         let vs = known(V, self.vs);
-        word_of(&self.data[self.values + i * vs..][..vs])
+        if i >= self.n {
+            return 0;
+        }
+        word_of(self.bytes(self.values + i * vs, vs))
     }
 
     #[inline(always)]
     fn put(&mut self, i: usize, value: Option<u64>) {
         let vs = known(V, self.vs);
-        if let Some(v) = value {
-            put_word(v, &mut self.data[self.values + i * vs..][..vs]);
+        if i >= self.n {
+            return;
         }
-        self.data[self.found + i] = u8::from(value.is_some());
+        if let Some(v) = value {
+            put_word(v, self.bytes_mut(self.values + i * vs, vs));
+        }
+        self.bytes_mut(self.found + i, 1)[0] = u8::from(value.is_some());
     }
 }
 
@@ -444,6 +502,10 @@ struct SliceBatch<'a, const K: usize, const V: usize> {
 }
 
 impl<const K: usize, const V: usize> WordBatch for SliceBatch<'_, K, V> {
+    fn len(&self) -> usize {
+        self.found.len()
+    }
+
     #[inline(always)]
     fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
         let ks = known(K, self.ks);
@@ -472,9 +534,14 @@ struct SliceUpdates<'a> {
     values: &'a [u8],
     ks: usize,
     vs: usize,
+    n: usize,
 }
 
 impl WordBatch for SliceUpdates<'_> {
+    fn len(&self) -> usize {
+        self.n
+    }
+
     #[inline(always)]
     fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
         key_words(&self.keys[i * self.ks..][..self.ks])
@@ -496,7 +563,7 @@ pub(crate) fn update_batch_slices(t: &Table, keys: &[u8], values: &[u8], n: i32)
     if keys.len() != n * ks || values.len() != n * vs {
         return err::BAD_MEMORY;
     }
-    if let Some(written) = on_fixed!(t, update_fixed(n, &SliceUpdates { keys, values, ks, vs })) {
+    if let Some(written) = on_fixed!(t, update_fixed(&SliceUpdates { keys, values, ks, vs, n })) {
         return written as i32;
     }
     for (i, (k, v)) in keys.chunks_exact(ks).zip(values.chunks_exact(vs)).enumerate() {
@@ -620,5 +687,84 @@ mod tests {
                 assert_eq!(&got[..vs], &value_of(1, vs)[..], "{spec:?}: written afresh");
             }
         }
+    }
+
+    #[test]
+    fn batch_keys_of_every_length_are_the_keys_single_calls_see() {
+        // Distinct bytes in every position (a key of one repeated byte hides a word read from the
+        // wrong place): written one way, read the other.
+        for ks in 1..=16usize {
+            let spec = MapSpec {
+                name: "t".into(),
+                kind: MapKind::Hash,
+                key_size: ks as u32,
+                value_size: 8,
+                capacity: 64,
+                ttl_ms: 0,
+            };
+            let (single, batched) = (Table::new(&spec), Table::new(&spec));
+            let keys: Vec<u8> = (0..8 * ks).map(|i| (i * 37 + 11) as u8).collect();
+            let values: Vec<u8> = (0..64u8).collect();
+            for (k, v) in keys.chunks_exact(ks).zip(values.chunks_exact(8)) {
+                single.update(k, v).unwrap();
+            }
+            assert_eq!(update_batch_slices(&batched, &keys, &values, 8), 8);
+            for t in [&single, &batched] {
+                let (mut got, mut found) = (vec![0; 64], [0; 8]);
+                assert_eq!(lookup_batch_slices(t, &keys, 8, &mut got, &mut found), 8, "{ks}-byte keys");
+                assert_eq!(got, values, "{ks}-byte keys");
+                let mut data = [keys.clone(), vec![0; 72]].concat();
+                let (k, v) = (0..8 * ks, 8 * ks..8 * ks + 64);
+                assert_eq!(lookup_batch_in(t, &mut data, k, v.clone(), v.end..v.end + 8), 8, "{ks}-byte keys");
+                assert_eq!(&data[v], &values[..], "{ks}-byte keys");
+                for (k, v) in keys.chunks_exact(ks).zip(values.chunks_exact(8)) {
+                    let mut out = [0; 8];
+                    assert!(t.lookup(k, &mut out), "{ks}-byte keys");
+                    assert_eq!(&out, v);
+                }
+            }
+        }
+    }
+
+    /// Not a check: batches of 32 lookups (all hits) in a map of 1000 random keys, for callgrind's
+    /// count per key (BENCHMARKS.md: `bench/map-cost.sh`, which runs it under valgrind with
+    /// `--toggle-collect='*lookup_batch_in*'`). The shape comes from `WASMDP_MAP_COST`:
+    /// `KIND:KEY_SIZE:VALUE_SIZE:TTL_MS` (default `hash:8:8:0`).
+    #[test]
+    #[ignore]
+    fn batch_lookup_cost() {
+        let shape = std::env::var("WASMDP_MAP_COST").unwrap_or_else(|_| "hash:8:8:0".into());
+        let f: Vec<&str> = shape.split(':').collect();
+        let kind = match f[0] {
+            "lru_hash" => MapKind::LruHash,
+            _ => MapKind::Hash,
+        };
+        let (ks, vs, ttl_ms) = (f[1].parse::<usize>().unwrap(), f[2].parse::<usize>().unwrap(), f[3].parse().unwrap());
+        let spec =
+            MapSpec { name: "t".into(), kind, key_size: ks as u32, value_size: vs as u32, capacity: 1024, ttl_ms };
+        let t = Table::fixed_key(&spec);
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let keys: Vec<Vec<u8>> = (0..1000).map(|_| (0..ks).map(|_| next() as u8).collect()).collect();
+        for k in &keys {
+            t.update(k, &vec![7; vs]).unwrap();
+        }
+        // One memory: 32 keys, their values, their found bytes.
+        let mut data = vec![0u8; 32 * (ks + vs + 1)];
+        let (kr, vr) = (0..32 * ks, 32 * ks..32 * (ks + vs));
+        let fr = vr.end..vr.end + 32;
+        let mut hits = 0;
+        for round in 0..20_000 {
+            for j in 0..32 {
+                data[j * ks..][..ks].copy_from_slice(&keys[(round * 32 + j * 7) % 1000]);
+            }
+            hits += lookup_batch_in(&t, std::hint::black_box(&mut data), kr.clone(), vr.clone(), fr.clone());
+        }
+        assert_eq!(hits, 20_000 * 32);
     }
 }

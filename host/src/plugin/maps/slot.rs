@@ -47,14 +47,26 @@ pub(super) fn is_full(h: u64) -> bool {
 /// The header once no write is under way.
 #[inline(always)]
 pub(super) fn settled(header: &AtomicU64) -> u64 {
+    let h = header.load(Acquire);
+    if h & WRITING == 0 {
+        return h;
+    }
+    settled_after_wait(header)
+}
+
+/// [`settled`] when a write is under way: waits, out of line (a call inside a lookup's loop, even
+/// one never taken, made the compiler keep the loop's values on the stack).
+#[cold]
+#[inline(never)]
+fn settled_after_wait(header: &AtomicU64) -> u64 {
     let mut round = 0u32;
     loop {
+        round += 1;
+        back_off(round);
         let h = header.load(Acquire);
         if h & WRITING == 0 {
             return h;
         }
-        round += 1;
-        back_off(round);
     }
 }
 

@@ -222,10 +222,10 @@ fn probe<S: AsRef<[AtomicU64]>, T>(
 /// its hasher: copied out of the [`Table`] for a batch, so that the compiler keeps them in
 /// registers (through `&Table`, whose atomics any store might change for all it knows, they were
 /// loaded again for every key).
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 struct WordSlots<'a> {
     slots: &'a [[AtomicU64; 3]],
-    hasher: &'a SeedableRandomState,
+    hasher: SeedableRandomState,
     moves: &'a Moves,
 }
 
@@ -233,10 +233,10 @@ impl WordSlots<'_> {
     /// The value of `key`, read with it in one seqlock pass; None: absent (checked against the
     /// deletions: [`Table::miss`]).
     #[inline(always)]
-    fn lookup(self, key: u64) -> Result<Option<u64>, ()> {
+    fn lookup(&self, key: u64) -> Result<Option<u64>, ()> {
         let read = |s: &&[AtomicU64; 3]| (s[1].load(Relaxed) == key).then(|| s[2].load(Relaxed));
         let moves = self.moves.read();
-        match probe(self.slots.len(), hash_words(self.hasher, &[key]), |i| self.slots.get(i), read) {
+        match probe(self.slots.len(), hash_words(&self.hasher, &[key]), |i| self.slots.get(i), read) {
             Some((_, _, value)) => Ok(Some(value)),
             None if self.moves.miss_holds(moves) => Ok(None),
             None => Err(()),
@@ -248,6 +248,8 @@ impl WordSlots<'_> {
 /// its keys (and values) and writes what it found; key `i` is read after entry `i - 1` was written
 /// (the plugin's ranges may overlap).
 pub(crate) trait WordBatch {
+    /// Entries in the batch.
+    fn len(&self) -> usize;
     /// Key `i` as `KW` little-endian words (zero-padded).
     fn key<const KW: usize>(&self, i: usize) -> [u64; KW];
     /// Value `i` of an update batch as a word.
@@ -266,6 +268,12 @@ impl Table {
         #[cfg(feature = "loom")]
         let hasher = SeedableRandomState::with_seed(1, foldhash::SharedSeed::global_fixed());
         Table::keyed(spec, hasher)
+    }
+
+    /// A table keyed with a fixed key, so that a measurement repeats to the instruction (tests).
+    #[cfg(test)]
+    pub(crate) fn fixed_key(spec: &MapSpec) -> Table {
+        Table::keyed(spec, SeedableRandomState::with_seed(1, foldhash::SharedSeed::global_fixed()))
     }
 
     fn keyed(spec: &MapSpec, hasher: SeedableRandomState) -> Table {
@@ -494,19 +502,33 @@ impl Table {
         self.layout.key_words == 1 && self.layout.value_words == 1 && !self.stamped()
     }
 
-    /// Looks the keys `0..n` of `io` up in turn, in a map where [`one_word`](Table::one_word)
+    /// Looks the keys of `io` up in turn, in a map where [`one_word`](Table::one_word)
     /// holds; returns the hits. One loop for the batch: the hasher, mask and slots are loaded
     /// once (through `lookup` per key, a call with its size dispatch for each).
-    #[inline]
-    pub(crate) fn lookup_words(&self, n: usize, io: &mut impl WordBatch) -> usize {
+    /// Not inlined, with the race's retry out of line: the loop gets the registers to itself (in
+    /// its caller's frame it kept the hasher, slots and counters on the stack).
+    #[inline(never)]
+    pub(crate) fn lookup_words(&self, io: &mut impl WordBatch) -> usize {
         debug_assert!(self.one_word());
         let slots = self.word_slots();
-        let mut hits = 0;
-        for i in 0..n {
-            let [key] = io.key::<1>(i);
-            let value = slots.lookup(key).unwrap_or_else(|()| self.lookup_word(key));
-            hits += usize::from(value.is_some());
-            io.put(i, value);
+        let (mut hits, mut i, n) = (0, 0, io.len());
+        while i < n {
+            // A run of keys with no call in it (so its values stay in registers), up to a lookup
+            // that raced a deletion, which the outer loop finishes.
+            while i < n {
+                let [key] = io.key::<1>(i);
+                let Ok(value) = slots.lookup(key) else { break };
+                hits += usize::from(value.is_some());
+                io.put(i, value);
+                i += 1;
+            }
+            if i < n {
+                let [key] = io.key::<1>(i);
+                let value = self.lookup_word_raced(key);
+                hits += usize::from(value.is_some());
+                io.put(i, value);
+                i += 1;
+            }
         }
         hits
     }
@@ -523,12 +545,19 @@ impl Table {
         }
     }
 
+    /// [`lookup_word`](Table::lookup_word) after a lookup raced a deletion (rare: out of line).
+    #[cold]
+    #[inline(never)]
+    fn lookup_word_raced(&self, key: u64) -> Option<u64> {
+        self.lookup_word(key)
+    }
+
     /// The slots of a hash map of one-word keys and values (three words each).
     #[inline(always)]
     fn word_slots(&self) -> WordSlots<'_> {
         WordSlots {
             slots: &self.words.as_chunks::<3>().0[..self.layout.slots],
-            hasher: &self.hasher,
+            hasher: self.hasher.clone(),
             moves: &self.moves,
         }
     }

@@ -64,11 +64,32 @@ impl Table {
     ) -> Option<(usize, u64, u64)> {
         let found = match slots.find(key) {
             Ok(found) => found,
-            Err(()) => self.miss_checked(|| slots.find(key).ok().flatten()),
+            Err(()) => self.find_raced(slots, key),
         };
-        found.filter(|&(i, ..)| {
-            !TTL || now.saturating_sub(slots.slots[i][2 + KW + usize::from(LRU)].load(Relaxed)) <= ttl_ms
-        })
+        found.filter(|&(i, ..)| Self::fresh::<KW, S, LRU, TTL>(&slots.slots[i], now, ttl_ms))
+    }
+
+    /// Whether the entry of `slot` has not expired at `now` (`ttl_ms`; expiry's stamp at word
+    /// `2 + KW + LRU`).
+    #[inline(always)]
+    fn fresh<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
+        slot: &[AtomicU64; S],
+        now: u64,
+        ttl_ms: u64,
+    ) -> bool {
+        !TTL || now.saturating_sub(slot[2 + KW + usize::from(LRU)].load(Relaxed)) <= ttl_ms
+    }
+
+    /// [`Slots::find`] after a miss raced a deletion (rare): out of line, so that the batch loop's
+    /// values stay in registers (the mutex this may take is a call the loop would save them for).
+    #[cold]
+    #[inline(never)]
+    fn find_raced<const KW: usize, const S: usize>(
+        &self,
+        slots: Slots<'_, KW, S>,
+        key: [u64; KW],
+    ) -> Option<(usize, u64, u64)> {
+        self.miss_checked(|| slots.find(key).ok().flatten())
     }
 
     /// Marks slot `i` used at use clock `clock` (LRU) and millisecond `now` (expiry), as
@@ -88,31 +109,45 @@ impl Table {
         }
     }
 
-    /// Looks the keys `0..n` of `io` up in turn, in a map of the fixed shape `(KW, LRU, TTL)` with
+    /// Looks the keys of `io` up in turn, in a map of the fixed shape `(KW, LRU, TTL)` with
     /// `S` words a slot; returns the hits. A hit marks its entry used, as
     /// [`lookup`](Table::lookup) does (with the use clock as the batch began).
     #[inline]
     pub(crate) fn lookup_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
         &self,
-        n: usize,
         io: &mut impl WordBatch,
     ) -> usize {
         let slots = self.fixed::<KW, S>();
         let now = if TTL { self.now_ms() } else { 0 };
         let (clock, ttl_ms) = (self.clock.load(Relaxed), self.spec.ttl_ms);
-        let mut hits = 0;
-        for i in 0..n {
-            let found = self.find_fixed::<KW, S, LRU, TTL>(slots, io.key::<KW>(i), now, ttl_ms);
+        let (mut hits, mut i, n) = (0, 0, io.len());
+        let mut answer = |io: &mut _, i, found: Option<(usize, u64, u64)>| {
+            let found = found.filter(|&(at, ..)| Self::fresh::<KW, S, LRU, TTL>(&slots.slots[at], now, ttl_ms));
             if let Some((at, ..)) = found {
                 Self::touch_fixed::<KW, S, LRU, TTL>(&slots.slots[at], clock, now);
             }
             hits += usize::from(found.is_some());
-            io.put(i, found.map(|(.., v)| v));
+            WordBatch::put(io, i, found.map(|(.., v)| v));
+        };
+        while i < n {
+            // A run of keys with no call in it, up to a lookup that raced a deletion, finished out
+            // of line (so the loop's values stay in registers and a found entry is never
+            // merged with the slow path's through the stack).
+            while i < n {
+                let Ok(found) = slots.find(io.key::<KW>(i)) else { break };
+                answer(&mut *io, i, found);
+                i += 1;
+            }
+            if i < n {
+                let found = self.find_raced(slots, io.key::<KW>(i));
+                answer(&mut *io, i, found);
+                i += 1;
+            }
         }
         hits
     }
 
-    /// Sets the keys `0..n` of `io` to its values in turn, in a map of the fixed shape; returns how
+    /// Sets the keys of `io` to its values in turn, in a map of the fixed shape; returns how
     /// many were written before the first refused ([`MapError::Full`]). A key present is rewritten
     /// in place (marked used); an absent or expired one takes the general insert.
     ///
@@ -120,13 +155,12 @@ impl Table {
     #[inline]
     pub(crate) fn update_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
         &self,
-        n: usize,
         io: &impl WordBatch,
     ) -> usize {
         let slots = self.fixed::<KW, S>();
         let now = if TTL { self.now_ms() } else { 0 };
         let ttl_ms = self.spec.ttl_ms;
-        for i in 0..n {
+        for i in 0..io.len() {
             let (key, value) = (io.key::<KW>(i), io.value(i));
             let rewritten = self.find_fixed::<KW, S, LRU, TTL>(slots, key, now, ttl_ms).is_some_and(|(at, h, _)| {
                 let slot = &slots.slots[at];
@@ -149,6 +183,6 @@ impl Table {
                 }
             }
         }
-        n
+        io.len()
     }
 }
