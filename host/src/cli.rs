@@ -53,7 +53,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "LIST", value_parser = parse_core_list)]
     pub lcores: Option<CoreList>,
     /// Burst size for every stream, overriding `burst:` (1..=512).
-    #[arg(long, value_name = "N", value_parser = parse_burst)]
+    #[arg(long, value_name = "N", value_parser = crate::config::parse_burst)]
     pub burst: Option<usize>,
     /// Engine for every port, overriding `engine:` and each port's engine.
     #[arg(long, value_name = "NAME")]
@@ -94,20 +94,6 @@ pub fn parse_seconds(s: &str) -> Result<f64, String> {
         return Err(format!("{s}: allowed 0 to {MAX_SECONDS} seconds"));
     }
     Ok(v)
-}
-
-/// A burst size, 1..=512.
-pub fn parse_burst(s: &str) -> Result<usize, String> {
-    in_range(s, 1, crate::mbuf::MAX_BURST)
-}
-
-/// A whole number in `min..=max`.
-pub fn in_range(s: &str, min: usize, max: usize) -> Result<usize, String> {
-    let v: u64 = s.trim().parse().map_err(|_| format!("`{s}` is not a whole number"))?;
-    if v < min as u64 || v > max as u64 {
-        return Err(format!("{s}: allowed {min}..={max}"));
-    }
-    Ok(v as usize)
 }
 
 /// Parses `1`, `0,1`, `0-3`, `0-1,4`: core numbers up to [`crate::config::MAX_LCORE`], each once.
@@ -161,9 +147,9 @@ mod tests {
         for bad in ["-1", "nan", "inf", "1e300", "x"] {
             assert!(parse_seconds(bad).is_err(), "{bad}");
         }
-        assert!(parse_burst("0").unwrap_err().contains("1..=512"));
-        assert!(parse_burst("513").is_err());
-        assert_eq!(parse_burst("512"), Ok(512));
+        assert!(crate::config::parse_burst("0").unwrap_err().contains("1..=512"));
+        assert!(crate::config::parse_burst("513").is_err());
+        assert_eq!(crate::config::parse_burst("512"), Ok(512));
     }
 
     #[test]

@@ -118,7 +118,7 @@ fn every_corpus_file_through_every_engine_is_accounted_for() {
             let eng = engines::lookup(engine).unwrap();
             let out = &ports[1];
             let (offloads, tx, tx_mac, peer_mac, template) =
-                (wasmdp::offload::Caps::of(out.driver), out.tx, out.mac, out.peer_mac, out.template.clone());
+                (out.driver.caps(), out.tx, out.mac, out.peer_mac, out.template.clone());
             let txq = ports[1].txqs[0].take().unwrap();
             let rxq = ports[0].rxqs[0].take().unwrap();
             let info = StreamInfo { rx_port: 0, rx_queue: 0, tx_port: 1, tx_queue: 0, engine: eng.name, lcore: None };

@@ -17,7 +17,7 @@ use std::path::PathBuf;
 #[derive(Debug, Args, Clone)]
 pub struct MemcpyArgs {
     /// Copies per cell and implementation (in batches of 100).
-    #[arg(long, default_value_t = 20_000, value_parser = |s: &str| crate::cli::in_range(s, 1, 100_000_000))]
+    #[arg(long, default_value_t = 20_000, value_parser = |s: &str| crate::config::in_range(s, 1, 100_000_000))]
     pub iters: usize,
     /// Kernel variant of wasmdp's memcpy (default: the widest this CPU supports).
     #[arg(long)]

@@ -55,7 +55,7 @@ pub struct MatrixArgs {
     #[arg(long, default_value_t = 0.25, value_parser = bench_seconds)]
     pub seconds: f64,
     /// Repetitions per cell (median, min and max are reported), after one warm-up run (1..=1000).
-    #[arg(long, default_value_t = 3, value_parser = |s: &str| crate::cli::in_range(s, 1, 1000))]
+    #[arg(long, default_value_t = 3, value_parser = |s: &str| crate::config::in_range(s, 1, 1000))]
     pub reps: usize,
     /// Engines to measure, comma-separated; also the per-packet example plugins acl, dnat,
     /// dscp_remark, l4_lb and ratelimit (measured on the `wasm` path against `io`).
@@ -74,13 +74,13 @@ pub struct MatrixArgs {
     pub simd: Vec<String>,
     /// Frame sizes in bytes, comma-separated (each 60..=9000).
     #[arg(long, value_delimiter = ',', default_value = "64,128,256,512,1024,1518",
-        value_parser = |s: &str| crate::cli::in_range(s, 60, 9000))]
+        value_parser = |s: &str| crate::config::in_range(s, 60, 9000))]
     pub sizes: Vec<usize>,
     /// Burst sizes, comma-separated (each 1..=512).
-    #[arg(long, value_delimiter = ',', default_value = "8,32,64,128", value_parser = crate::cli::parse_burst)]
+    #[arg(long, value_delimiter = ',', default_value = "8,32,64,128", value_parser = crate::config::parse_burst)]
     pub bursts: Vec<usize>,
     /// Core for the worker (default: the last core).
-    #[arg(long, value_parser = |s: &str| crate::cli::in_range(s, 0, crate::config::MAX_LCORE))]
+    #[arg(long, value_parser = |s: &str| crate::config::in_range(s, 0, crate::config::MAX_LCORE))]
     pub lcore: Option<usize>,
     /// Where the example plugins are (built by scripts/build-plugins.sh).
     #[arg(long, default_value = "plugins/target/wasm32-unknown-unknown/release")]

@@ -85,7 +85,7 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
             p.frame.size.0, cfg.pool.data_room.0
         ));
     }
-    let tags = tag_bytes(p);
+    let tags = crate::offload::tag_bytes(p.tx_offloads.0);
     if tags > cfg.pool.headroom.get() {
         return Err(format!(
             "{at}.tx_offloads: inserting tags needs {tags} bytes of pool.headroom, which is {}",
@@ -155,17 +155,6 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
         ));
     }
     Ok(())
-}
-
-/// Bytes of VLAN tags the port's TX offloads insert.
-pub(super) fn tag_bytes(p: &PortCfg) -> usize {
-    if p.tx_offloads.0 & flags::TX_QINQ != 0 {
-        8
-    } else if p.tx_offloads.0 & flags::TX_VLAN != 0 {
-        4
-    } else {
-        0
-    }
 }
 
 fn check_streams(cfg: &Config) -> Result<(), String> {

@@ -21,7 +21,7 @@ pub use policy::{FailurePolicy, LimitsCfg, ParamValue, PolicyCfg};
 pub use sizes::{available_memory, footprint, Footprint, MAX_AF_PACKET_RING, MAX_RETRY_BUDGET_US};
 pub use topology::{pairs, Pair};
 pub use tunnel::{engine_kind, section as tunnel_section, TunnelCfg, TunnelOthers};
-pub use values::{Bounded, DriverName, EngineName, MacAddr, OffloadList};
+pub use values::{in_range, parse_burst, Bounded, DriverName, EngineName, MacAddr, OffloadList};
 pub use yaml::{MAX_CONFIG_BYTES, MAX_DEPTH};
 
 use crate::simd::SimdChoice;

@@ -166,7 +166,7 @@ pub(super) fn check_streams(cfg: &Config, pairs: &[Pair]) -> Result<(), String> 
             continue;
         }
         encap_ready(t).map_err(|missing| format!("{at}.{}: engine `{engine}` needs {missing}", kind.name()))?;
-        let need = t.outer_len() + super::checks::tag_bytes(port);
+        let need = t.outer_len() + crate::offload::tag_bytes(port.tx_offloads.0);
         if need > cfg.pool.headroom.get() {
             return Err(format!(
                 "pool.headroom: {} bytes, but `{engine}` onto `{}` prepends {need} bytes of outer headers and tags; raise pool.headroom to at least {need}",

@@ -123,3 +123,17 @@ impl<'de> Deserialize<'de> for DriverName {
         }
     }
 }
+
+/// A burst size on the command line, 1..=512 (`burst:` in the file is a [`Bounded`]).
+pub fn parse_burst(s: &str) -> Result<usize, String> {
+    in_range(s, 1, crate::mbuf::MAX_BURST)
+}
+
+/// A whole number in `min..=max` on the command line (in the file: a [`Bounded`]).
+pub fn in_range(s: &str, min: usize, max: usize) -> Result<usize, String> {
+    let v: u64 = s.trim().parse().map_err(|_| format!("`{s}` is not a whole number"))?;
+    if v < min as u64 || v > max as u64 {
+        return Err(format!("{s}: allowed {min}..={max}"));
+    }
+    Ok(v as usize)
+}

@@ -205,7 +205,7 @@ fn make_stream(
             needs_rx: set.needs_rx,
             burst_size: set.burst_size,
             retry: Retry { count: cfg.tx_retry.count.0 as u32, delay: Duration::from_micros(cfg.tx_retry.delay_us.0) },
-            offloads: crate::offload::Caps::of(txp.driver),
+            offloads: txp.driver.caps(),
             tx: set.tx,
             tx_mac: txp.mac,
             peer_mac: txp.peer_mac,

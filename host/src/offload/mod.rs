@@ -103,6 +103,17 @@ pub enum OffloadError {
     NoMacsec,
 }
 
+/// Bytes of VLAN tags the TX offload flags `tx_offloads` insert (QinQ: two tags).
+pub fn tag_bytes(tx_offloads: u64) -> usize {
+    if tx_offloads & flags::TX_QINQ != 0 {
+        8
+    } else if tx_offloads & flags::TX_VLAN != 0 {
+        4
+    } else {
+        0
+    }
+}
+
 /// What a TX port does with offload requests.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct Caps {
@@ -111,13 +122,6 @@ pub struct Caps {
     /// The port can transmit MACsec (`TX_MACSEC`); a packet asking it of a port that cannot is
     /// dropped as `offload`.
     pub macsec: bool,
-}
-
-impl Caps {
-    /// The capabilities of a driver.
-    pub fn of(d: &crate::ports::DriverDesc) -> Caps {
-        Caps { software: d.software_offloads, macsec: d.macsec }
-    }
 }
 
 /// Carries out the packet's TX offload flags in software: checksums first (on the headers as they

@@ -142,6 +142,13 @@ pub struct DriverDesc {
     pub open: fn(&PortSetup<'_>, &mut Shared) -> anyhow::Result<Queues>,
 }
 
+impl DriverDesc {
+    /// What a port of this driver does with offload requests.
+    pub fn caps(&self) -> crate::offload::Caps {
+        crate::offload::Caps { software: self.software_offloads, macsec: self.macsec }
+    }
+}
+
 /// Every driver. Adding one: a new file and a line here.
 pub const DRIVERS: &[&DriverDesc] = &[&null::DRIVER, &ring::DRIVER, &pcap::DRIVER, &af_packet::DRIVER, &af_xdp::DRIVER];
 

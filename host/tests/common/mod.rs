@@ -56,7 +56,7 @@ impl Wire {
                 needs_rx: true,
                 burst_size: 64,
                 retry: Retry { count: 0, delay: Duration::ZERO },
-                offloads: wasmdp::offload::Caps::of(a.driver),
+                offloads: a.driver.caps(),
                 tx: a.tx,
                 tx_mac: a.mac,
                 peer_mac: a.peer_mac,
