@@ -112,9 +112,11 @@
 //!
 //! # Testing a policy natively
 //!
-//! On any target other than `wasm32`, [`sys`] calls the module `mock` (present on those targets only),
-//! a per-thread fake host, instead of the imports (the crate then links `std`): a policy's `init` and
-//! `on_burst` can be unit-tested with `cargo test` as in the example above. A host may instead
+//! On any target other than `wasm32`, [`sys`] calls the host installed on the thread instead of the
+//! imports (the crate then links `std`). The module `mock` (present on those targets only) is a
+//! per-thread fake host, installed by `mock::reset()`, a test's first step: a policy's `init` and
+//! `on_burst` can then be unit-tested with `cargo test` as in the example above. With no host
+//! installed, every import fails (`NO_BURST`) rather than answering from a fake. A host may instead
 //! answer the imports itself and run the policy natively (`native`, also on those targets only:
 //! what `wasmdp` does for its example policies, `plugin: native:NAME`); [`export_policy!`] then
 //! exports nothing, so that several policies can be linked into one program.

@@ -1,6 +1,9 @@
 //! Native builds of a policy, as Envoy's NullVM runs proxy-wasm filters: on every target but
 //! `wasm32`, the [`sys`](crate::sys) wrappers call the [`Host`] installed on this thread for the
-//! duration of a call (see [`Instance`]), or the `mock` fake host when none is. The same policy
+//! duration of a call (see [`Instance`]), or the `mock` fake host where a test installed it
+//! (`mock::reset`). With neither, every import fails with `NO_BURST` (no burst: the SDK's
+//! [`Error::NoBurst`](crate::Error::NoBurst)), so a native build called outside an instance fails
+//! loudly rather than reading and writing a fake host's state. The same policy
 //! source then runs inside the host process, unsandboxed, with every import answered by the real
 //! host: `wasmdp bench` measures a plugin against this build of itself (the wasm tax).
 //!
@@ -33,11 +36,52 @@ macro_rules! host_imports {
                     // call it wraps; the host's methods do not re-enter the policy, so this is the
                     // only use of the borrow while it runs.
                     Some(mut h) => unsafe { h.as_mut().$name($($arg),*) },
-                    None => crate::mock::$name($($arg),*),
+                    None => NoHost::no_host(),
                 }
             }
         )*
+
+        /// The `mock` fake host as a [`Host`]: what `mock::reset` installs on its thread.
+        struct MockImports;
+
+        impl Host for MockImports {
+            $( fn $name(&mut self, $($arg: $ty),*) -> $ret { crate::mock::$name($($arg),*) } )*
+        }
     };
+}
+
+/// What an import answers when no host is installed on the thread: `NO_BURST`, or nothing.
+trait NoHost {
+    fn no_host() -> Self;
+}
+
+impl NoHost for i32 {
+    fn no_host() -> i32 {
+        wasmdp_abi::err::NO_BURST
+    }
+}
+
+impl NoHost for i64 {
+    fn no_host() -> i64 {
+        i64::from(wasmdp_abi::err::NO_BURST)
+    }
+}
+
+impl NoHost for () {
+    fn no_host() {}
+}
+
+/// Makes the `mock` fake host answer this thread's imports from now on, when no instance's host
+/// does (`mock::reset` calls it: a test's first step).
+pub(crate) fn install_mock() {
+    // A zero-sized host: leaking it allocates nothing.
+    let mock: &'static mut MockImports = std::boxed::Box::leak(std::boxed::Box::new(MockImports));
+    let ptr: NonNull<dyn Host> = NonNull::from(mock as &mut dyn Host);
+    CURRENT.with(|c| {
+        if c.get().is_none() {
+            c.set(Some(ptr));
+        }
+    });
 }
 
 host_imports! {
@@ -201,5 +245,27 @@ impl<P: Policy + Send> NativePolicy for Instance<P> {
 
     fn area(&mut self) -> &mut [u8] {
         self.area_mut()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{mock, sys, Error};
+
+    #[test]
+    fn with_no_host_installed_every_import_fails_rather_than_answering_from_a_fake() {
+        // A thread of its own: nothing installed (no instance, no `mock::reset`).
+        std::thread::spawn(|| {
+            assert_eq!(sys::burst_len(), Err(Error::NoBurst));
+            assert_eq!(sys::counter_register("c"), Err(Error::NoBurst));
+            let mut out = [0u8; 8];
+            assert_eq!(sys::param_get("k", &mut out), Err(Error::NoBurst));
+            // The fake host's state is not touched: a test that installs it afterwards starts clean.
+            mock::reset();
+            mock::set_param("k", "v");
+            assert_eq!(sys::param_get("k", &mut out), Ok(1));
+        })
+        .join()
+        .unwrap();
     }
 }

@@ -167,9 +167,11 @@ pub fn with<R>(f: impl FnOnce(&mut MockHost) -> R) -> R {
     HOST.with(|h| f(&mut h.borrow_mut()))
 }
 
-/// Resets this thread's fake host (no burst, no params, no counters, no logs).
+/// Resets this thread's fake host (no burst, no params, no counters, no logs) and makes it answer
+/// the thread's imports (natively, with no fake host installed, every import fails: `NO_BURST`).
 pub fn reset() {
     with(|h| *h = MockHost::default());
+    crate::native::install_mock();
 }
 
 /// Sets a `params:` entry.
