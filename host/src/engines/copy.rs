@@ -9,6 +9,7 @@ use crate::simd::{self, Kernel};
 /// The engine entry.
 pub const ENGINE: EngineDesc = EngineDesc {
     name: "copy",
+    abi: Some(wasmdp_abi::engine::COPY),
     help: "copy each packet into a new buffer (SIMD memcpy), free the original",
     needs_rx: true,
     keeps_packets: false,

@@ -8,6 +8,7 @@ use crate::{offload, wire};
 /// The engine entry.
 pub const ENGINE: EngineDesc = EngineDesc {
     name: "5tswap",
+    abi: Some(wasmdp_abi::engine::FIVETSWAP),
     help: "swap MACs, IP addresses and L4 ports (reflector)",
     needs_rx: true,
     keeps_packets: true,

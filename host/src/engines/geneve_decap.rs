@@ -12,6 +12,7 @@ use crate::wire::tunnel::Kind;
 /// The engine entry.
 pub const ENGINE: EngineDesc = EngineDesc {
     name: "geneve_decap",
+    abi: Some(wasmdp_abi::engine::GENEVE_DECAP),
     help: "decapsulate the RX port's geneve tunnel; others per tunnel_others",
     needs_rx: true,
     keeps_packets: false,

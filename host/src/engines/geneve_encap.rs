@@ -11,6 +11,7 @@ use crate::wire::tunnel::Kind;
 /// The engine entry.
 pub const ENGINE: EngineDesc = EngineDesc {
     name: "geneve_encap",
+    abi: Some(wasmdp_abi::engine::GENEVE_ENCAP),
     help: "encapsulate in the TX port's geneve tunnel",
     needs_rx: true,
     keeps_packets: false,

@@ -11,6 +11,7 @@ use crate::{offload, wire};
 /// The engine entry.
 pub const ENGINE: EngineDesc = EngineDesc {
     name: "icmpecho",
+    abi: None,
     help: "answer ARP, ICMP and ICMPv6 echo, neighbour solicitation for the port's icmpecho addresses",
     needs_rx: true,
     keeps_packets: false,

@@ -8,6 +8,7 @@ use crate::offload;
 /// The engine entry.
 pub const ENGINE: EngineDesc = EngineDesc {
     name: "mac",
+    abi: Some(wasmdp_abi::engine::MAC),
     help: "set source MAC to the TX port's, destination to its peer_mac",
     needs_rx: true,
     keeps_packets: true,

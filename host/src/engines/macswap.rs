@@ -9,6 +9,7 @@ use crate::simd::Kernel;
 /// The engine entry.
 pub const ENGINE: EngineDesc = EngineDesc {
     name: "macswap",
+    abi: Some(wasmdp_abi::engine::MACSWAP),
     help: "swap source and destination MAC (SIMD kernel)",
     needs_rx: true,
     keeps_packets: true,

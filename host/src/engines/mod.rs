@@ -94,6 +94,8 @@ pub type EngineFn = fn(&mut FwdCtx<'_>, &mut Burst);
 pub struct EngineDesc {
     /// Name in the config (`engine:`).
     pub name: &'static str,
+    /// The id a plugin names it by (`wasmdp_abi::engine`), if plugins may run it.
+    pub abi: Option<u32>,
     /// One line for `--help` and the README.
     pub help: &'static str,
     /// Whether the stream receives before calling the engine (false for generators).
@@ -121,20 +123,30 @@ pub const ENGINES: &[&EngineDesc] = &[
     &geneve_decap::ENGINE,
 ];
 
-/// The engines a plugin may name, by ABI id (`wasmdp_abi::engine`): their names are
-/// `wasmdp_abi::engine::NAMES` (a test checks).
-pub const ABI_ENGINES: [&EngineDesc; wasmdp_abi::engine::COUNT as usize] = [
-    &io::ENGINE,
-    &mac::ENGINE,
-    &macswap::ENGINE,
-    &fivetswap::ENGINE,
-    &copy::ENGINE,
-    &rxonly::ENGINE,
-    &vxlan_encap::ENGINE,
-    &vxlan_decap::ENGINE,
-    &geneve_encap::ENGINE,
-    &geneve_decap::ENGINE,
-];
+/// The engines a plugin may name, by ABI id: [`ENGINES`] ordered by [`EngineDesc::abi`], made at
+/// compile time (the build fails if an id has no engine or two; a test checks the names against
+/// `wasmdp_abi::engine::NAMES`).
+pub const ABI_ENGINES: [&EngineDesc; wasmdp_abi::engine::COUNT as usize] = by_abi_id_table();
+
+const fn by_abi_id_table() -> [&'static EngineDesc; wasmdp_abi::engine::COUNT as usize] {
+    const N: usize = wasmdp_abi::engine::COUNT as usize;
+    let (mut out, mut set) = ([ENGINES[0]; N], [false; N]);
+    let mut i = 0;
+    while i < ENGINES.len() {
+        if let Some(id) = ENGINES[i].abi {
+            assert!((id as usize) < N && !set[id as usize], "an engine ABI id out of range or given twice");
+            out[id as usize] = ENGINES[i];
+            set[id as usize] = true;
+        }
+        i += 1;
+    }
+    let mut id = 0;
+    while id < N {
+        assert!(set[id], "an engine ABI id that no engine has");
+        id += 1;
+    }
+    out
+}
 
 /// The engine a plugin names by ABI id, if the id exists.
 #[inline(always)]

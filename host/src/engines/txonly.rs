@@ -6,6 +6,7 @@ use crate::mbuf::Burst;
 /// The engine entry.
 pub const ENGINE: EngineDesc = EngineDesc {
     name: "txonly",
+    abi: None,
     help: "generate the TX port's template frames, no RX",
     needs_rx: false,
     keeps_packets: false,

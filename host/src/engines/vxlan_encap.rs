@@ -11,6 +11,7 @@ use crate::wire::tunnel::Kind;
 /// The engine entry.
 pub const ENGINE: EngineDesc = EngineDesc {
     name: "vxlan_encap",
+    abi: Some(wasmdp_abi::engine::VXLAN_ENCAP),
     help: "encapsulate in the TX port's vxlan tunnel",
     needs_rx: true,
     keeps_packets: false,
