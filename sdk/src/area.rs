@@ -308,8 +308,8 @@ impl<'a> Area<'a> {
 /// The packets' [`Window`]s, in order ([`Burst::windows`](crate::Burst::windows)).
 ///
 /// Raw pointers rather than two shrinking slices: every bound is checked once, when the iterator is
-/// made, and the loop per packet is an index compare (the slices cost a dozen instructions per
-/// packet in wasmtime's code, in bounds checks and spilled lengths).
+/// made, and the loop per packet is an index compare (the slices cost bounds checks and spilled
+/// lengths per packet in wasmtime's code).
 #[derive(Debug)]
 pub struct Windows<'a> {
     /// Descriptor 0; descriptors `0..end` are in the area.

@@ -54,8 +54,8 @@ impl Cidr {
 }
 
 /// An IPv4 prefix as one word and its mask, in the machine's byte order ([`Cidr::v4`]): a check is
-/// an XOR and an AND (built for each check, the mask cost dnat a dozen WebAssembly instructions a
-/// packet).
+/// an XOR and an AND (built for each check, the mask was a measurable part of dnat's work per
+/// packet in WebAssembly).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Prefix4 {
     net: u32,

@@ -2,9 +2,9 @@
 //! (`send_to`, the `SEND` verdict), drained by the streams that do.
 //!
 //! It carries batches, not packets: what one burst sent to the port, up to [`BATCH`] packets, is
-//! one push and one pop. crossbeam's `ArrayQueue` costs about 40 instructions a push and as many a
-//! pop, whatever the element (callgrind: 43 and 36), which a queue of packets paid for every
-//! packet a load balancer sends. Batches keep a sender's packets in their order, and the senders'
+//! one push and one pop. crossbeam's `ArrayQueue` costs the same per push and per pop whatever the
+//! element (callgrind: BENCHMARKS.md), which a queue of packets paid for every packet a load
+//! balancer sends. Batches keep a sender's packets in their order, and the senders'
 //! batches arrive in the order they were pushed.
 
 use crate::mbuf::{Pkt, PoolCache};

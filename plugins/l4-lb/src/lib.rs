@@ -34,8 +34,8 @@ pub struct L4Lb {
 }
 
 /// A burst's keys, pinned ports and new flows, kept between bursts: arrays for the largest burst
-/// (512 packets, 8.5 KiB) made fresh every burst were zeroed every burst, about 20 instructions per
-/// packet of `memset`. Each burst reads only what it wrote: entries `..n` and `..fresh`.
+/// (512 packets, 8.5 KiB) made fresh every burst were zeroed every burst, a `memset` that cost more
+/// per packet than the lookups. Each burst reads only what it wrote: entries `..n` and `..fresh`.
 struct Scratch {
     keys: [[u8; 4]; MAX],
     pinned: [[u8; 4]; MAX],
@@ -85,8 +85,8 @@ impl Policy for L4Lb {
         let mut fresh = 0;
         let ports = &self.ports[..self.n_ports];
         let listed = |p: u16| if p < 64 { self.listed >> p & 1 == 1 } else { ports.contains(&p) };
-        // One pass decides and sets each verdict (a second loop over the windows measured 6
-        // instructions a packet in WebAssembly); the new flows are pinned after it.
+        // One pass decides and sets each verdict (a second loop over the windows costs per packet
+        // in WebAssembly); the new flows are pinned after it.
         for ((mut w, key), (pin, &found)) in burst.windows()?.zip(&keys[..n]).zip(pinned[..n].iter().zip(&found[..n])) {
             let mut port = u16::from_le_bytes([pin[0], pin[1]]);
             if found == 0 || !listed(port) {
@@ -104,7 +104,7 @@ impl Policy for L4Lb {
 
 /// The port of a new (or no longer placeable) flow `key`, added to the first `fresh` new flows
 /// unless there: the port and the new count. Out of line: the common packet, a pinned flow, then
-/// keeps its loop's values in registers (about 20 instructions a packet fewer in WebAssembly).
+/// keeps its loop's values in registers in WebAssembly.
 #[cold]
 #[inline(never)]
 fn pin_new(

@@ -22,8 +22,8 @@
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Map, MapKind, Params, Policy, Refusal};
 
 /// Packets decided together: their sources' buckets read with one batch call and written with one.
-/// 64 takes the usual burst in one round; arrays for the largest burst (512) cost more to zero, every
-/// burst, than the rest of the policy (17 KiB: measured 400 of 725 instructions per packet).
+/// 64 takes the usual burst in one round; arrays for the largest burst (512: 17 KiB) cost more to
+/// zero, every burst, than the rest of the policy.
 const CHUNK: usize = 64;
 
 /// A packet's slot when it has no IPv4 source: past every bucket of a chunk.
@@ -139,8 +139,7 @@ fn sources(
     }
     let (mut u, mut n) = (0, 0);
     // `run`: packets of `last_j` since its count was last brought up to date. Counted in a
-    // register and added when the source changes, not stored per packet (4.7 instructions a
-    // packet in WebAssembly).
+    // register and added when the source changes, not stored per packet.
     let (mut last_src, mut last_j, mut run) = (0u32, usize::MAX, 0u8);
     while n < CHUNK {
         let Some(w) = windows.next() else { break };
@@ -234,7 +233,7 @@ fn bucket(credit: u64, last: u64) -> Bucket {
 
 /// The IPv4 source address field of an untagged frame with the IPv4 EtherType. The rest of the
 /// header is not checked: a malformed header must not be a way past the limit (the next router
-/// drops it anyway), and checking it cost 33 instructions a packet in WebAssembly, 26 natively.
+/// drops it anyway), and checking it would cost more than the rest of the parse.
 fn source(frame: &[u8]) -> Option<[u8; 4]> {
     let f = frame.first_chunk::<30>()?;
     (f[12..14] == [0x08, 0x00]).then(|| [f[26], f[27], f[28], f[29]])

@@ -29,8 +29,8 @@ impl Policy for WasmMacswap {
 wasmdp_sdk::export_policy!(WasmMacswap);
 
 /// Swaps the MACs of every packet of at least 14 bytes. Compiled with `simd128`, as `swap16` is,
-/// so that `swap16` is in line in the loop: called, it cost 33 instructions per packet (wasmtime's
-/// prologue and epoch check for the call, the mask built again).
+/// so that `swap16` is in line in the loop: called, it cost wasmtime's prologue and epoch check per
+/// packet, and the mask built again.
 #[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
 fn swap_all(burst: &mut Burst) -> Result<(), Error> {
     let swap = Swap16::new();
@@ -48,8 +48,8 @@ fn swap_all(burst: &mut Burst) -> Result<(), Error> {
 ///
 /// The lane map is read once per burst through a volatile load. As a constant, LLVM turns the
 /// swizzle into an `i8x16.shuffle` of the head with an undefined second vector, which wasmtime
-/// compiles to two byte shuffles and an OR, the undefined vector kept alive across the loop: 3
-/// instructions per packet more. The 128-bit integer version below measured 2.6 dearer still.
+/// compiles to two byte shuffles and an OR, the undefined vector kept alive across the loop. The
+/// 128-bit integer version below measured dearer still.
 #[cfg(target_arch = "wasm32")]
 struct Swap16(core::arch::wasm32::v128);
 

@@ -136,7 +136,7 @@ fn mul_wide(a: u64, b: u64) -> (u64, u64) {
 }
 
 /// The same product on WebAssembly, where a `u128` multiply is a call of compiler-rt's `__multi3`
-/// (a fifth of a flow-hashing plugin's instructions): four 32x32->64 multiplies, inline.
+/// (a large part of a flow-hashing plugin's work): four 32x32->64 multiplies, inline.
 #[cfg(target_arch = "wasm32")]
 #[inline(always)]
 fn mul_wide(a: u64, b: u64) -> (u64, u64) {

@@ -74,8 +74,8 @@ impl Headers {
     /// `(header, rest)`, split at the header's length (options included), in `frame`, the bytes that
     /// were parsed (typically [`Window::bytes_mut`](crate::Window::bytes_mut) after a parse of
     /// [`Window::bytes`](crate::Window::bytes)). The header is not checked again: the parse did
-    /// that, and `Ipv4::new` on the same bytes cost dnat 12 instructions a packet (508.5 -> 496.2
-    /// under callgrind). The view holds the header only (its `payload` is empty; the payload is `rest`).
+    /// that, and `Ipv4::new` on the same bytes was a measurable part of dnat's cost per packet
+    /// (BENCHMARKS.md). The view holds the header only (its `payload` is empty; the payload is `rest`).
     /// `None` without an IPv4 header, or when `frame` is shorter than the header. On bytes other
     /// than the ones parsed the view reads what is there, as any view's getters do: zeros past its
     /// end, never a panic.

@@ -130,8 +130,8 @@ impl<T: AsRef<[u8]> + AsMut<[u8]>> Udp<T> {
     }
 
     /// Sets the source port and updates the checksum. (On big-endian values, unlike the IPv4
-    /// setters: the byte-order-free version, in line, took dnat's loop from 496.3 to 507.7
-    /// instructions a packet even with no port to rewrite, by the code it added to the loop.)
+    /// setters: the byte-order-free version, in line, made dnat's loop dearer even with no port to
+    /// rewrite, by the code it added to the loop.)
     pub fn set_src_port_incremental(&mut self, port: u16) {
         let old = self.src_port();
         self.patch(|c| cksum::update16(c, old, port));

@@ -34,8 +34,8 @@ fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], wi
 
 /// Copies the first `min(dst.len(), src.len())` bytes of `src` into `dst` and returns how many.
 /// `W` is 0 or the window's size, and one side is a window: when both hold `W` bytes that is all
-/// there is, tested once and copied in fixed moves, without the `min` (3 instructions a packet in
-/// the fill and 3 in the copy-back).
+/// there is, tested once and copied in fixed moves, without the `min` (measured in the fill and the
+/// copy-back alike: BENCHMARKS.md).
 #[inline(always)]
 fn copy_prefix<const W: usize>(simd: Simd, dst: &mut [u8], src: &[u8]) -> usize {
     if let (Some(d), Some(s)) = (dst.first_chunk_mut::<W>().filter(|_| W != 0), src.first_chunk::<W>()) {

@@ -65,8 +65,7 @@ pub(crate) struct Stamp {
 /// Writes the header, and the descriptor and window of each packet up to `max_pkts`, with every
 /// out field reset. False when the area is no longer inside the memory.
 // Not inlined (nor `apply`): their per-packet loops then compile the same whatever the runner
-// around them; inlined, they measured up to 5 instructions per packet dearer after unrelated
-// changes to the runner (callgrind, 16-byte windows).
+// around them; inlined, their cost moved with unrelated changes to the runner (callgrind).
 #[inline(never)]
 pub(crate) fn fill(a: &Area, mem: &mut [u8], stale: &mut usize, burst: &Burst, s: &Stamp, simd: Simd) -> bool {
     let Some(region) = a.region(mem) else { return false };
@@ -79,7 +78,7 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], stale: &mut usize, burst: &Burst, s
     }
     let (descs, wins) = rest.split_at_mut(a.max_pkts * DESC);
     // One loop per kind of area, so that a loop does not test per packet what the area asked for
-    // (the test cost 7 instructions a packet in the loop with windows).
+    // (a test per packet, measurable in the loop with windows).
     match (a.window, a.flow_hash) {
         (0, false) => fill_descriptors::<false>(pkts, descs),
         (0, true) => fill_descriptors::<true>(pkts, descs),
@@ -111,8 +110,8 @@ fn fill_descriptors<const HASH: bool>(pkts: &[Pkt], descs: &mut [u8]) {
 
 /// Descriptors and windows of `window` bytes, as zipped chunks: the slots' bounds are checked
 /// once, not per packet. Out of line, each instance: inlined into `fill` beside the others, the
-/// loop's registers were allocated for the whole function (4 to 5 instructions a packet of moves and
-/// reloads, found after an unrelated change).
+/// loop's registers were allocated for the whole function (moves and reloads per packet, found
+/// after an unrelated change).
 #[inline(never)]
 fn fill_windows<const HASH: bool, const W: usize>(
     pkts: &[Pkt],
@@ -127,8 +126,8 @@ fn fill_windows<const HASH: bool, const W: usize>(
     // them, but it should not be shown them at all (the heads path clears them likewise). A pass
     // over the descriptors just written bounds the longest and the shortest (OR and AND of their
     // lengths); a second, for bursts with a packet shorter than what may be stale, zeroes: packets
-    // of one size never take it. (Any of it in the filling loop cost that loop up to 20 instructions
-    // a packet in spilled registers.)
+    // of one size never take it. (Any of it in the filling loop made that loop spill registers
+    // per packet.)
     for (p, (d, w)) in pkts.iter().zip(descs.chunks_exact_mut(DESC).zip(wins.chunks_exact_mut(window))) {
         // The packet's bytes first: its length is then read once, before the stores into the
         // area (which the compiler cannot tell apart from the packet's metadata).
@@ -511,8 +510,8 @@ fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32> {
 }
 
 /// A window's bytes, in `W` bytes of fixed moves when there are `W` (a whole window of a size
-/// `fill` and `copy_back` instantiate, which is most packets': 11 instructions a packet fewer for 16-byte windows,
-/// the fill's and the copy-back's together, than [`copy_small`]'s tests of the length).
+/// `fill` and `copy_back` instantiate, which is most packets': cheaper than [`copy_small`]'s tests
+/// of the length; BENCHMARKS.md has the figures).
 #[inline(always)]
 fn copy_window<const W: usize>(simd: Simd, dst: &mut [u8], src: &[u8]) {
     if W != 0 && dst.len() == W {
@@ -534,8 +533,8 @@ fn zero_stale(descs: &[u8], wins: &mut [u8], window: usize, to: usize) {
 }
 
 /// A window's bytes: most are a few dozen, where fixed-size moves that may overlap (for 17..=32
-/// bytes: 0..16 and n-16..n) beat a call into memcpy and the SIMD copy's dispatch (measured: 15
-/// instructions per packet fewer for the VXLAN encapsulation plugin's 50..64-byte windows).
+/// bytes: 0..16 and n-16..n) beat a call into memcpy and the SIMD copy's dispatch (measured with
+/// the VXLAN encapsulation plugin's 50..64-byte windows: BENCHMARKS.md).
 #[inline(always)]
 fn copy_small(simd: Simd, dst: &mut [u8], src: &[u8]) {
     let n = dst.len();

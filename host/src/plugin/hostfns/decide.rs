@@ -46,8 +46,7 @@ pub(crate) fn run_whole(st: &mut HostState, e: u32) -> i32 {
 /// The `run_engine` import. Its common call (the whole of a burst nothing moved or left during the
 /// call, with an engine that keeps packets in place: every 1.0 plugin's `run_engine(e, 0, len)` and
 /// the host's [`run_whole`]) runs the engine on the burst directly, without the index bookkeeping
-/// of [`run_engine_on`] (about 50 instructions per burst), in a function small enough to need no
-/// stack frame.
+/// of [`run_engine_on`], in a function small enough to need no stack frame.
 #[inline(always)]
 pub(crate) fn run_engine(st: &mut HostState, e: i32, start: i32, n: i32) -> i32 {
     let Some(&engine) = usize::try_from(e).ok().and_then(|i| st.engines.get(i)) else { return err::BAD_ENGINE };

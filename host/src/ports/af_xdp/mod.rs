@@ -18,9 +18,9 @@
 //! - **A copy into pool buffers, not the UMEM as the pool.** Packets cross ports (io, redirects, a
 //!   plugin's `send_to`), and a UMEM belongs to one socket: a UMEM-backed buffer forwarded to
 //!   another port must be copied there anyway, and buffers could not be freed to the shared pool.
-//!   In copy mode the kernel copies every frame already; our copy of a 64 B frame is about 11
-//!   instructions (callgrind, of 237 per forwarded packet in user space) against the kernel's
-//!   microsecond per frame. Zero copy on a NIC would make the UMEM the
+//!   In copy mode the kernel copies every frame already; our copy of a 64 B frame is a small part of
+//!   the user-space work per forwarded packet and nothing beside the kernel's microsecond per frame
+//!   (callgrind: BENCHMARKS.md). Zero copy on a NIC would make the UMEM the
 //!   pool of the ports that share it: planned, not built (no NIC here can do zero copy).
 
 #[cfg(target_os = "linux")]
