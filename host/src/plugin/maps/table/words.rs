@@ -1,0 +1,152 @@
+//! Keys and values as little-endian words, and the path of hash maps whose keys and values are
+//! one word each (up to 8 bytes: flow hashes, addresses, counters), batches included.
+
+use super::*;
+
+/// Little-endian words of `bytes`, zero-padded.
+pub(super) fn words_of(bytes: &[u8], out: &mut [u64]) {
+    for (w, chunk) in out.iter_mut().zip(bytes.chunks(8)) {
+        *w = word_of(chunk);
+    }
+}
+
+/// Up to 8 bytes as a little-endian word, zero-padded, without a loop or a memcpy call (a
+/// `copy_from_slice` of a length not known at compile time is one): a whole word is one load; 4-7
+/// bytes two overlapping 4-byte loads (the bytes both hold land on the same bits); 1-3 bytes the
+/// first, middle and last byte (which cover them, overlapping likewise).
+#[inline(always)]
+pub(crate) fn word_of(chunk: &[u8]) -> u64 {
+    let n = chunk.len();
+    if let Ok(b) = <[u8; 8]>::try_from(chunk) {
+        return u64::from_le_bytes(b);
+    }
+    let u32_at = |at: usize| u64::from(u32::from_le_bytes(chunk[at..at + 4].try_into().expect("four bytes")));
+    match n {
+        4..=7 => u32_at(0) | u32_at(n - 4) << (8 * (n - 4)),
+        1..=3 => {
+            u64::from(chunk[0]) | u64::from(chunk[n / 2]) << (8 * (n / 2)) | u64::from(chunk[n - 1]) << (8 * (n - 1))
+        }
+        _ => 0,
+    }
+}
+
+/// The first `out.len()` (at most 8) bytes of `w`, little-endian, into `out`; as [`word_of`] the
+/// common lengths without a memcpy call.
+#[inline(always)]
+pub(crate) fn put_word(w: u64, out: &mut [u8]) {
+    match out.len() {
+        8 => out.copy_from_slice(&w.to_le_bytes()),
+        4 => out.copy_from_slice(&(w as u32).to_le_bytes()),
+        2 => out.copy_from_slice(&(w as u16).to_le_bytes()),
+        1 => out[0] = w as u8,
+        _ => out.iter_mut().enumerate().for_each(|(i, b)| *b = (w >> (8 * i)) as u8),
+    }
+}
+
+/// A hash map of one-word keys and values, as slots of three words (header, key, value), with
+/// its hasher: copied out of the [`Table`] for a batch, so that the compiler keeps them in
+/// registers (through `&Table`, whose atomics any store might change for all it knows, they were
+/// loaded again for every key).
+#[derive(Clone)]
+pub(super) struct WordSlots<'a> {
+    slots: &'a [[AtomicU64; 3]],
+    hasher: SeedableRandomState,
+    moves: &'a Moves,
+}
+
+impl WordSlots<'_> {
+    /// The value of `key`, read with it in one seqlock pass; None: absent (checked against the
+    /// deletions: [`Table::miss`]).
+    #[inline(always)]
+    fn lookup(&self, key: u64) -> Result<Option<u64>, ()> {
+        let read = |s: &&[AtomicU64; 3]| (s[1].load(Relaxed) == key).then(|| s[2].load(Relaxed));
+        let moves = self.moves.read();
+        match probe(self.slots.len(), hash_words(&self.hasher, &[key]), |i| self.slots.get(i), read) {
+            Some((_, _, value)) => Ok(Some(value)),
+            None if self.moves.miss_holds(moves) => Ok(None),
+            None => Err(()),
+        }
+    }
+}
+
+/// Where a batch ([`Table::lookup_words`], [`Table::lookup_fixed`], [`Table::update_fixed`]) reads
+/// its keys (and values) and writes what it found; key `i` is read after entry `i - 1` was written
+/// (the plugin's ranges may overlap).
+pub(crate) trait WordBatch {
+    /// Entries in the batch.
+    fn len(&self) -> usize;
+    /// Key `i` as `KW` little-endian words (zero-padded).
+    fn key<const KW: usize>(&self, i: usize) -> [u64; KW];
+    /// Value `i` of an update batch as a word.
+    fn value(&self, i: usize) -> u64;
+    /// Entry `i`'s value, None when absent (the value bytes are then left as they are).
+    fn put(&mut self, i: usize, value: Option<u64>);
+}
+
+impl Table {
+    /// Whether this is a hash map whose keys and values are one word each (up to 8 bytes: the
+    /// examples' flow tables and buckets), which [`lookup_words`](Table::lookup_words) serves.
+    pub fn one_word(&self) -> bool {
+        self.layout.key_words == 1 && self.layout.value_words == 1 && !self.stamped()
+    }
+
+    /// Looks the keys of `io` up in turn, in a map where [`one_word`](Table::one_word)
+    /// holds; returns the hits. One loop for the batch: the hasher, mask and slots are loaded
+    /// once (through `lookup` per key, a call with its size dispatch for each).
+    /// Not inlined, with the race's retry out of line: the loop gets the registers to itself (in
+    /// its caller's frame it kept the hasher, slots and counters on the stack).
+    #[inline(never)]
+    pub(crate) fn lookup_words(&self, io: &mut impl WordBatch) -> usize {
+        debug_assert!(self.one_word());
+        let slots = self.word_slots();
+        let (mut hits, mut i, n) = (0, 0, io.len());
+        while i < n {
+            // A run of keys with no call in it (so its values stay in registers), up to a lookup
+            // that raced a deletion, which the outer loop finishes.
+            while i < n {
+                let [key] = io.key::<1>(i);
+                let Ok(value) = slots.lookup(key) else { break };
+                hits += usize::from(value.is_some());
+                io.put(i, value);
+                i += 1;
+            }
+            if i < n {
+                let [key] = io.key::<1>(i);
+                let value = self.lookup_word_raced(key);
+                hits += usize::from(value.is_some());
+                io.put(i, value);
+                i += 1;
+            }
+        }
+        hits
+    }
+
+    /// [`lookup`](Table::lookup) in a hash map whose keys and values are one word each. Slots are
+    /// three words at a fixed stride, and the key and the value are read in one seqlock pass, where
+    /// the general path finds the slot, then copies the value and checks again.
+    #[inline(always)]
+    pub(in crate::plugin::maps) fn lookup_word(&self, key: u64) -> Option<u64> {
+        let slots = self.word_slots();
+        match slots.lookup(key) {
+            Ok(value) => value,
+            Err(()) => self.miss_checked(|| slots.lookup(key).ok().flatten()),
+        }
+    }
+
+    /// [`lookup_word`](Table::lookup_word) after a lookup raced a deletion (rare: out of line).
+    #[cold]
+    #[inline(never)]
+    pub(super) fn lookup_word_raced(&self, key: u64) -> Option<u64> {
+        self.lookup_word(key)
+    }
+
+    /// The slots of a hash map of one-word keys and values (three words each).
+    #[inline(always)]
+    pub(super) fn word_slots(&self) -> WordSlots<'_> {
+        WordSlots {
+            slots: &self.words.as_chunks::<3>().0[..self.layout.slots],
+            hasher: self.hasher.clone(),
+            moves: &self.moves,
+        }
+    }
+}
