@@ -1,0 +1,353 @@
+//! Reading the area back after a call: the header's and the descriptors' decisions checked in full,
+//! then carried out on the burst (length changes, changed windows, verdicts, engines, offloads).
+
+use super::copy::{copy_small, copy_window};
+use super::{get, Area};
+use crate::mbuf::Pkt;
+use crate::offload::{self, TxOffloads};
+use crate::plugin::state::HostState;
+use crate::simd::Simd;
+use wasmdp_abi::area::{desc, hdr, verdict, DESC, HEADER};
+use wasmdp_abi::err;
+
+/// The header's decisions, checked.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Header {
+    /// Engine for the `PASS` packets.
+    pub engine: Option<u32>,
+    /// Whether the descriptors are to be read.
+    pub changed: bool,
+    /// Offloads for every transmitted packet.
+    pub offloads: Option<TxOffloads>,
+}
+
+/// One packet's decisions, checked.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Decision {
+    verdict: u8,
+    arg: u16,
+    head: i16,
+    tail: i16,
+    dirty: u16,
+}
+
+/// After a call that returned 0: reads and checks everything, then carries it out on the burst
+/// (through the call's view, so drops and sends happen with the 1.0 requests). `Err` is the code the
+/// call fails with; the burst is then as the plugin's imports left it.
+///
+/// The descriptors are read from the plugin's memory where they are needed rather than copied out:
+/// the plugin is not running, so they cannot change between the check and the use. A burst whose
+/// descriptors are untouched (`CHANGED` 0) costs nothing per packet.
+#[inline(never)]
+pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), i32> {
+    let region = a.region(mem).ok_or(err::BAD_MEMORY)?;
+    let header = read_header(region)?;
+    let len = st.view.len;
+    if a.heads {
+        // Direct heads wrote the packets in place: nothing to copy back.
+        if header.changed && !a.direct {
+            super::heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
+        }
+        if let Some(e) = header.engine.filter(|_| len > 0) {
+            let rc = crate::plugin::hostfns::run_whole(st, e);
+            if rc < 0 {
+                return Err(rc);
+            }
+        }
+        offload_all(header.offloads, st);
+        return Ok(());
+    }
+    let n = if header.changed { len.min(a.max_pkts) } else { 0 };
+    let descs = region.get(HEADER..HEADER + n * DESC).ok_or(err::BAD_MEMORY)?;
+    let seen = check_all(descs, a.window, st)?;
+    let wins = region.get(HEADER + a.max_pkts * DESC..).ok_or(err::BAD_MEMORY)?;
+    if seen.only_passes() && st.view.untouched() {
+        // Every packet stays and runs the header's engine: the windows back, then one engine run.
+        if seen.dirty {
+            copy_back(descs, wins, a.window, st)?;
+        }
+        if let Some(e) = header.engine.filter(|_| len > 0) {
+            let rc = crate::plugin::hostfns::run_whole(st, e);
+            if rc < 0 {
+                return Err(rc);
+            }
+        }
+    } else {
+        let header_engine = header.engine.map_or(u8::MAX, |e| e as u8);
+        // An engine code per packet, in an array sized for bursts of up to 64 when the burst fits:
+        // set whole each time, one of the largest burst (512) was a `rep stosb`, cheap in
+        // instructions but not in time.
+        if len <= 64 {
+            carry_and_run::<64>(descs, wins, a, header_engine, st)?;
+        } else {
+            carry_and_run::<{ crate::mbuf::MAX_BURST }>(descs, wins, a, header_engine, st)?;
+        }
+    }
+    offload_all(header.offloads, st);
+    Ok(())
+}
+
+/// The header's offloads requested for every packet still in the burst.
+pub(super) fn offload_all(offloads: Option<TxOffloads>, st: &mut HostState) {
+    if let Some(tx) = offloads {
+        st.with_call(|burst, _, _, view| {
+            for i in (0..view.len).filter(|&i| !view.gone(i)) {
+                offload::request(&mut burst[view.position(i)], &tx);
+            }
+        });
+    }
+}
+
+/// [`carry_out`] then [`run_engines`] with an engine array of `N` (at least the burst's length).
+#[inline(always)]
+pub(super) fn carry_and_run<const N: usize>(
+    descs: &[u8],
+    wins: &[u8],
+    a: &Area,
+    header_engine: u8,
+    st: &mut HostState,
+) -> Result<(), i32> {
+    let len = st.view.len;
+    let mut engines = [u8::MAX; N];
+    let engines = engines.get_mut(..len).ok_or(err::NO_BURST)?;
+    carry_out(descs, wins, a, header_engine, engines, st)?;
+    run_engines(engines, st)
+}
+
+/// What the checked descriptors ask for, in sum.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct Seen {
+    /// A verdict other than `PASS`.
+    verdicts: bool,
+    /// A length change.
+    lengths: bool,
+    /// A window to copy back.
+    dirty: bool,
+}
+
+impl Seen {
+    fn only_passes(&self) -> bool {
+        !self.verdicts && !self.lengths
+    }
+}
+
+/// Checks every descriptor (all before any is carried out) and sums up what they ask for. A burst
+/// of plain passes (out bytes before `DIRTY` all 0: no verdict, argument or length change; the
+/// dirty count within the window) needs nothing decoded: one word and one count a packet. At the
+/// first other descriptor, every descriptor is decoded and checked instead.
+pub(super) fn check_all(descs: &[u8], window: usize, st: &HostState) -> Result<Seen, i32> {
+    let mut dirty = 0u16;
+    for d in descs.chunks_exact(DESC) {
+        let out = u64::from_le_bytes(get(d, desc::VERDICT));
+        let k = u16::from_le_bytes(get(d, desc::DIRTY));
+        if out != 0 || usize::from(k) > window {
+            return check_each(descs, window, st);
+        }
+        dirty |= k;
+    }
+    Ok(Seen { verdicts: false, lengths: false, dirty: dirty != 0 })
+}
+
+/// [`check_all`] for a burst with other decisions: every descriptor decoded and checked. The sums
+/// are plain ORs of the raw fields.
+pub(super) fn check_each(descs: &[u8], window: usize, st: &HostState) -> Result<Seen, i32> {
+    let (mut verdicts, mut lengths, mut dirty) = (0u8, 0u32, 0u16);
+    for d in descs.chunks_exact(DESC) {
+        let d = decode(d);
+        if d.verdict != verdict::PASS || usize::from(d.dirty) > window {
+            check(&d, window, st)?;
+        }
+        verdicts |= d.verdict;
+        lengths |= (d.head as u16 as u32) << 16 | u32::from(d.tail as u16);
+        dirty |= d.dirty;
+    }
+    Ok(Seen { verdicts: verdicts != 0, lengths: lengths != 0, dirty: dirty != 0 })
+}
+
+/// The changed window bytes into the packets, when no packet moved or left during the call (plugin
+/// index `i` is burst position `i`) and none changes length.
+pub(super) fn copy_back(descs: &[u8], wins: &[u8], window: usize, st: &mut HostState) -> Result<(), i32> {
+    if window == 0 {
+        return Ok(()); // `check` allows no dirty bytes then
+    }
+    with_const!(window, W in [16, 32, 64] => copy_back_windows::<W>(descs, wins, window, st))
+}
+
+pub(super) fn copy_back_windows<const W: usize>(
+    descs: &[u8],
+    wins: &[u8],
+    window: usize,
+    st: &mut HostState,
+) -> Result<(), i32> {
+    let simd = st.simd;
+    st.with_call(|burst, _, _, _| {
+        for (p, (d, w)) in burst.iter_mut().zip(descs.chunks_exact(DESC).zip(wins.chunks_exact(window))) {
+            let k = usize::from(decode(d).dirty).min(p.len());
+            copy_window::<W>(simd, &mut p.data_mut()[..k], &w[..k]);
+        }
+    })
+    .ok_or(err::NO_BURST)
+}
+
+pub(super) fn read_header(region: &[u8]) -> Result<Header, i32> {
+    let engine = i32::from_le_bytes(get(region, hdr::ENGINE));
+    let engine = match engine {
+        -1 => None,
+        e => Some(u32::try_from(e).ok().filter(|&e| crate::engines::by_abi_id(e).is_some()).ok_or(err::BAD_ENGINE)?),
+    };
+    let changed = u32::from_le_bytes(get(region, hdr::CHANGED)) != 0;
+    let f = u64::from_le_bytes(get(region, hdr::OFFLOADS));
+    if f & !wasmdp_abi::flags::ALLOWED != 0 {
+        return Err(err::BAD_FLAGS);
+    }
+    let offloads = (f != 0).then(|| TxOffloads {
+        flags: f,
+        vlan_tci: u16::from_le_bytes(get(region, hdr::VLAN_TCI)),
+        vlan_tci_outer: u16::from_le_bytes(get(region, hdr::VLAN_OUTER)),
+    });
+    Ok(Header { engine, changed, offloads })
+}
+
+/// A descriptor's out fields as written (unchecked: [`check`] checks them).
+#[inline(always)]
+pub(super) fn decode(d: &[u8]) -> Decision {
+    let d: [u8; DESC] = get(d, 0);
+    Decision {
+        verdict: d[desc::VERDICT],
+        arg: u16::from_le_bytes([d[desc::ARG], d[desc::ARG + 1]]),
+        head: i16::from_le_bytes([d[desc::HEAD], d[desc::HEAD + 1]]),
+        tail: i16::from_le_bytes([d[desc::TAIL], d[desc::TAIL + 1]]),
+        dirty: u16::from_le_bytes([d[desc::DIRTY], d[desc::DIRTY + 1]]),
+    }
+}
+
+/// A decision the host can carry out, or the code the call fails with.
+#[inline(always)]
+pub(super) fn check(d: &Decision, window: usize, st: &HostState) -> Result<(), i32> {
+    match d.verdict {
+        verdict::PASS | verdict::DROP => {}
+        verdict::SEND if st.env.injects.get(usize::from(d.arg)).is_some_and(Option::is_some) => {}
+        verdict::SEND => return Err(err::BAD_PORT),
+        verdict::ENGINE if crate::engines::by_abi_id(u32::from(d.arg)).is_some() => {}
+        verdict::ENGINE => return Err(err::BAD_ENGINE),
+        _ => return Err(err::BAD_RANGE),
+    }
+    if usize::from(d.dirty) > window {
+        return Err(err::BAD_RANGE);
+    }
+    Ok(())
+}
+
+/// Per packet with a descriptor: the length changes (front, then tail; one that does not fit drops
+/// the packet as `headroom`), the changed window bytes, drops and sends as requests (carried out
+/// after the call with the 1.0 ones), and the engine it is to run (`u8::MAX`: none) into `engines`;
+/// packets past the descriptors get the header's engine.
+pub(super) fn carry_out(
+    descs: &[u8],
+    wins: &[u8],
+    a: &Area,
+    header_engine: u8,
+    engines: &mut [u8],
+    st: &mut HostState,
+) -> Result<(), i32> {
+    let (simd, window) = (st.simd, a.window);
+    // With direct access the plugin wrote every byte a length change adds, in place: none is
+    // zeroed (with windows, those the window does not write are).
+    let written = if a.direct { usize::MAX } else { 0 };
+    st.with_call(|burst, _, _, view| {
+        let n = descs.len() / DESC;
+        engines[n..].fill(header_engine);
+        let descs = descs.chunks_exact(DESC).map(decode);
+        if view.untouched() {
+            // Index i is position i and names its packet (what this loop requests moves nothing):
+            // the slots are walked together, their bounds checked once.
+            if window == 0 {
+                for (i, (p, d)) in burst.iter_mut().zip(descs).enumerate() {
+                    engines[i] = carry_one(p, &d, (&[], written), header_engine, simd, view, i);
+                }
+            } else {
+                let slots = burst.iter_mut().zip(descs.zip(wins.chunks_exact(window)));
+                for (i, (p, (d, w))) in slots.enumerate() {
+                    engines[i] = carry_one(p, &d, (w, w.len()), header_engine, simd, view, i);
+                }
+            }
+            return;
+        }
+        for (i, d) in descs.enumerate() {
+            if view.gone(i) {
+                continue;
+            }
+            let w = wins.get(i * window..(i + 1) * window).unwrap_or_default();
+            let written = written.max(w.len());
+            engines[i] = carry_one(&mut burst[view.position(i)], &d, (w, written), header_engine, simd, view, i);
+        }
+    })
+    .ok_or(err::NO_BURST)
+}
+
+/// One packet's decision carried out on `p`, whose window is `w` (and `written` the bytes of it the
+/// plugin wrote: `w`'s length, or all of them with direct access); the engine it is to run.
+#[inline(always)]
+pub(super) fn carry_one(
+    p: &mut Pkt,
+    d: &Decision,
+    (w, written): (&[u8], usize),
+    header_engine: u8,
+    simd: Simd,
+    view: &mut crate::plugin::state::View,
+    i: usize,
+) -> u8 {
+    let refused = (d.head != 0 || d.tail != 0)
+        && if written == usize::MAX {
+            p.reframe(d.head.into(), d.tail.into()).is_err()
+        } else {
+            crate::plugin::hostfns::adjust_then_write(p, (d.head, d.tail, d.dirty), written).is_err()
+        };
+    if refused {
+        view.request_room_drop(i);
+        return u8::MAX;
+    }
+    if d.dirty != 0 {
+        // `dirty` is at most the window (checked).
+        let k = usize::from(d.dirty).min(p.len()).min(w.len());
+        copy_small(simd, &mut p.data_mut()[..k], &w[..k]);
+    }
+    match d.verdict {
+        verdict::DROP => {
+            view.request(i, None);
+            u8::MAX
+        }
+        verdict::SEND => {
+            view.request(i, Some(d.arg));
+            u8::MAX
+        }
+        verdict::ENGINE => d.arg as u8, // checked: an engine id
+        _ => header_engine,
+    }
+}
+
+/// Each engine on its runs of consecutive packets.
+pub(super) fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32> {
+    let mut i = 0;
+    while i < engines.len() {
+        let e = engines[i];
+        let start = i;
+        while i < engines.len() && engines[i] == e {
+            i += 1;
+        }
+        if e == u8::MAX {
+            continue;
+        }
+        let rc = crate::plugin::hostfns::run_engine(st, i32::from(e), start as i32, (i - start) as i32);
+        if rc < 0 {
+            return Err(rc);
+        }
+    }
+    Ok(())
+}
+
+/// [`check_all`]'s word covers the out fields before `DIRTY` and nothing else.
+const _: () = assert!(desc::VERDICT + 8 == desc::DIRTY && desc::VERDICT < desc::ARG && desc::TAIL < desc::DIRTY);
+
+/// Engine ids fit the `u8` codes of `apply`, with `u8::MAX` left for "none".
+const _: () = assert!(wasmdp_abi::engine::COUNT < u8::MAX as u32);
