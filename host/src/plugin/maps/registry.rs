@@ -217,27 +217,26 @@ impl Registry {
             }
         }
         let inner = &mut *inner;
-        let keep = inner.entries.get(&spec.name).is_some_and(|e| same(e) && !matches!(e.tables, Tables::Linked(_)));
-        let table = if keep {
-            let Some(Entry { tables: Tables::PerInstance(by_instance), .. }) = inner.entries.get_mut(&spec.name) else {
-                return Err(format!("map {:?}: its tables changed kind (a bug)", spec.name));
-            };
-            let t = fresh(spec)?;
-            by_instance.insert(instance, t.clone());
-            t
-        } else {
-            let t = fresh(spec)?;
-            let tables = if spec.kind.per_instance() {
-                Tables::PerInstance(BTreeMap::from([(instance, t.clone())]))
-            } else {
-                Tables::Shared(t.clone())
-            };
-            let entry = Entry { spec: spec.clone(), tables, layout: None, initial: digest, pin };
-            if let Some(old) = inner.entries.insert(spec.name.clone(), entry) {
-                inner.retired.extend(old.tables.held());
+        // A per-instance map declared alike gets this instance's table beside the others';
+        // anything else gets a new entry (the old one's tables kept, counted, while still held).
+        let keep = inner.entries.get(&spec.name).is_some_and(same);
+        let table = fresh(spec)?;
+        match inner.entries.get_mut(&spec.name) {
+            Some(Entry { tables: Tables::PerInstance(by_instance), .. }) if keep => {
+                by_instance.insert(instance, table.clone());
             }
-            t
-        };
+            _ => {
+                let tables = if spec.kind.per_instance() {
+                    Tables::PerInstance(BTreeMap::from([(instance, table.clone())]))
+                } else {
+                    Tables::Shared(table.clone())
+                };
+                let entry = Entry { spec: spec.clone(), tables, layout: None, initial: digest, pin };
+                if let Some(old) = inner.entries.insert(spec.name.clone(), entry) {
+                    inner.retired.extend(old.tables.held());
+                }
+            }
+        }
         *budget -= bytes;
         Ok(table)
     }
