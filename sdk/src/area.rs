@@ -165,7 +165,7 @@ pub(crate) unsafe fn register(ptr: *mut u8, len: usize, spec: AreaSpec) -> Resul
 }
 
 /// Whether a `Burst` holds the area now (the mock host must not touch it then).
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), any(test, feature = "mock")))]
 pub(crate) fn in_use() -> bool {
     let held = registry::hold(true);
     registry::hold(held);

@@ -109,12 +109,14 @@
 //! * `panic-handler` (default): on `wasm32`, a `#[panic_handler]` that logs "panic at FILE:LINE" at
 //!   level error and traps (`unreachable`). Turn it off (`default-features = false`) to provide your
 //!   own, or when building with `std`.
+//! * `mock`: the fake host `mock` on native targets, for unit tests (a dev-dependency feature; see
+//!   below). A native build linked into a program leaves it off and carries no fake host.
 //!
 //! # Testing a policy natively
 //!
 //! On any target other than `wasm32`, [`sys`] calls the host installed on the thread instead of the
-//! imports (the crate then links `std`). The module `mock` (present on those targets only) is a
-//! per-thread fake host, installed by `mock::reset()`, a test's first step: a policy's `init` and
+//! imports (the crate then links `std`). The module `mock` (on those targets, with the feature
+//! `mock`: enable it in your crate's `[dev-dependencies]`) is a per-thread fake host, installed by `mock::reset()`, a test's first step: a policy's `init` and
 //! `on_burst` can then be unit-tested with `cargo test` as in the example above. With no host
 //! installed, every import fails (`NO_BURST`) rather than answering from a fake. A host may instead
 //! answer the imports itself and run the policy natively (`native`, also on those targets only:
@@ -127,6 +129,8 @@
 extern crate std;
 
 pub mod area;
+#[cfg(not(target_arch = "wasm32"))]
+mod backend;
 mod burst;
 mod context;
 mod counter;
@@ -135,7 +139,7 @@ mod error;
 mod heads;
 pub mod log;
 mod map;
-#[cfg(not(target_arch = "wasm32"))]
+#[cfg(all(not(target_arch = "wasm32"), any(test, feature = "mock")))]
 pub mod mock;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;

@@ -7,8 +7,9 @@
 //! plugin may call them directly.
 //!
 //! On `wasm32` they call the imports. On any other target they call the host a native build runs
-//! under ([`crate::native`]), or else `crate::mock`, a per-thread fake host, so that the same policy
-//! code runs in `cargo test` (both native targets only).
+//! under ([`crate::native`], through `crate::backend`), or else `crate::mock`, a per-thread fake
+//! host (feature `mock`), so that the same policy code runs in `cargo test` (both native targets
+//! only).
 //!
 //! Guest pointers are passed as the `i32` bit pattern of the (32-bit) address: the host reads them as
 //! unsigned.
@@ -16,7 +17,7 @@
 use crate::Error;
 
 #[cfg(not(target_arch = "wasm32"))]
-use crate::native as host;
+use crate::backend as host;
 
 mod v1_1;
 pub use v1_1::*;

@@ -1,6 +1,6 @@
 //! The imports ABI 1.1 added: the burst area, length changes, the context, maps and gauges. Same
 //! shape as the 1.0 wrappers: slices instead of pointer/length pairs, checked numbers, codes turned
-//! into [`Error`]s; the native host or the mock on native targets.
+//! into [`Error`]s; the native host or the mock on native targets (through `crate::backend`).
 
 use super::len_arg;
 #[cfg(target_arch = "wasm32")]
@@ -8,7 +8,7 @@ use super::ptr;
 use crate::Error;
 
 #[cfg(not(target_arch = "wasm32"))]
-use crate::native as host;
+use crate::backend as host;
 
 #[cfg(target_arch = "wasm32")]
 #[link(wasm_import_module = "wasmdp")]
