@@ -97,23 +97,22 @@ impl Mapping {
     }
 }
 
-/// Maps the stream's region into the memory `mem` of the store `c` (at registration, in init):
+/// Maps the region of the stream's pool (`slot`) into the memory `mem` of the store `c` (at
+/// registration, in init):
 /// the memory grows by the region (through the store's limits: it counts in `memory_kib`), and
 /// the new pages become the alias, inaccessible until [`Mapping::open`]. The error code for the
 /// plugin on failure.
 pub(crate) fn map(
-    mut c: impl wasmtime::AsContextMut<Data = super::state::HostState>,
+    slot: &DirectSlot,
+    mut c: impl wasmtime::AsContextMut,
     mem: wasmtime::Memory,
 ) -> Result<Mapping, i32> {
     use wasmdp_abi::err;
-    let pool = {
-        let st = c.as_context().data();
-        match st.env.direct.get_or_make() {
-            Ok(p) => p.clone(),
-            Err(e) => {
-                tracing::warn!("making a stream's packet pool for direct access: {e}");
-                return Err(err::BAD_MEMORY);
-            }
+    let pool = match slot.get_or_make() {
+        Ok(p) => p.clone(),
+        Err(e) => {
+            tracing::warn!("making a stream's packet pool for direct access: {e}");
+            return Err(err::BAD_MEMORY);
         }
     };
     let page = 1usize << mem.ty(&c).page_size_log2();

@@ -222,7 +222,7 @@ pub(crate) struct HostState {
     /// The stream it serves (context, `send_to` targets, maps).
     pub env: Arc<super::StreamEnv>,
     /// The burst area, once registered (1.1).
-    pub area: Option<super::area::Area>,
+    pub area: Option<super::area::record::Area>,
     /// How far into its window any slot of the area may hold bytes of an earlier packet: what a
     /// shorter packet's fill zeroes after its own bytes.
     pub area_stale: usize,

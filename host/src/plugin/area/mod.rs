@@ -9,7 +9,8 @@
 //! a length change that does not fit the buffer drops that packet, counted as `headroom`.
 //!
 //! Before the call: `fill` (windows), `heads` (windows alone), `direct` (descriptors of packets the
-//! plugin reaches in place); after it: `apply`; the window copies both use: `copy`.
+//! plugin reaches in place); after it: `apply`; the window copies both use: `copy`; the registered
+//! area, a plain record the state holds: `record`.
 
 use crate::mbuf::flags;
 use wasmdp_abi::area::rx;
@@ -19,45 +20,14 @@ mod copy;
 mod direct;
 mod fill;
 mod heads;
+pub(crate) mod record;
 
 pub(crate) use apply::apply;
 use copy::copy_small;
 pub(crate) use direct::fill as fill_direct;
 use fill::{descriptor, fill_header};
 pub(crate) use fill::{fill, Stamp};
-
-/// A registered area: `max_pkts` descriptors and windows of `window` bytes at `ptr`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Area {
-    pub ptr: usize,
-    pub max_pkts: usize,
-    pub window: usize,
-    /// Whether each descriptor gets the host's flow hash (`area::FLOW_HASH`).
-    pub flow_hash: bool,
-    /// Windows without descriptors (`area::HEADS`).
-    pub heads: bool,
-    /// Descriptors pointing at the packets in the stream's region (`area::DIRECT`).
-    pub direct: bool,
-}
-
-impl Area {
-    /// One past its last byte (None on overflow).
-    pub fn end(&self) -> Option<usize> {
-        let shape = wasmdp_abi::area::Shape {
-            window: self.window,
-            flow_hash: self.flow_hash,
-            heads: self.heads,
-            direct: self.direct,
-        };
-        self.ptr.checked_add(shape.size(self.max_pkts))
-    }
-
-    /// Its bytes in the plugin's memory, when they are all there.
-    #[inline(always)]
-    fn region<'m>(&self, mem: &'m mut [u8]) -> Option<&'m mut [u8]> {
-        mem.get_mut(self.ptr..self.end()?)
-    }
-}
+pub(crate) use record::Area;
 
 /// Writes `v` at `at` in `b` (nothing past its end).
 #[inline(always)]

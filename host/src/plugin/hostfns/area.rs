@@ -18,7 +18,8 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
         // Direct access: the stream's packet region after the memory's end (the area, checked
         // above, lies before it).
         let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
-        match crate::plugin::direct::map(&mut c, mem) {
+        let slot = std::sync::Arc::clone(&c.data().env.direct);
+        match crate::plugin::direct::map(&slot, &mut c, mem) {
             Ok(m) => {
                 c.data_mut().direct = Some(m);
                 0
