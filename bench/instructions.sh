@@ -28,7 +28,7 @@ secs=${1:-1}
 filter=${2:-}
 cd "$(dirname "$0")/.."
 command -v valgrind >/dev/null || { echo "valgrind is needed: apt-get install valgrind" >&2; exit 1; }
-cargo build --release -q -p wasmdp
+cargo build --release -q -p wasmdp --features native-examples
 scripts/build-plugins.sh >/dev/null 2>&1
 wasmdp="$PWD/${CARGO_TARGET_DIR:-target}"/release/wasmdp
 plugins="$PWD/plugins/target/wasm32-unknown-unknown/release"

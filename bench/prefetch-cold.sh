@@ -14,7 +14,7 @@ secs=${1:-2}
 rounds=${2:-7}
 inflight=${3:-8192}
 cd "$(dirname "$0")/.."
-cargo build --release -q -p wasmdp
+cargo build --release -q -p wasmdp --features native-examples
 wasmdp="${CARGO_TARGET_DIR:-target}"/release/wasmdp
 lcore=$(($(nproc) - 1))
 tmp=$(mktemp -d)

@@ -54,7 +54,7 @@ if [ ${#need[@]} -gt 0 ]; then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
 fi
 if [ -z "${WASMDP:-}" ]; then
-  cargo build --release -q -p wasmdp
+  cargo build --release -q -p wasmdp --features native-examples
   WASMDP="${CARGO_TARGET_DIR:-target}"/release/wasmdp
 fi
 fwd=$(($(nproc) - 1))   # forwarding core; testpmd's main lcore is 0

@@ -14,7 +14,7 @@ secs=${1:-4}
 rounds=${2:-3}
 mode=${3:-native}
 cd "$(dirname "$0")/.."
-cargo build --release -q -p wasmdp
+cargo build --release -q -p wasmdp --features native-examples
 wasmdp="${CARGO_TARGET_DIR:-target}"/release/wasmdp
 fwd=$(($(nproc) - 1))
 a=wdpx$$a

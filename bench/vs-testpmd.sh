@@ -22,7 +22,7 @@ if ! command -v dpdk-testpmd >/dev/null; then
   echo "installing Debian's dpdk-dev package (dpdk-testpmd, dpdk-test)..." >&2
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq dpdk-dev >/dev/null
 fi
-cargo build --release -q -p wasmdp
+cargo build --release -q -p wasmdp --features native-examples
 wasmdp="${CARGO_TARGET_DIR:-target}"/release/wasmdp
 ncores=$(nproc)
 fwd=$((ncores - 1))   # forwarding core; testpmd's main lcore is 0

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coverage-guided fuzzing on stable Rust: builds the targets of fuzz/ with LLVM's sanitizer
-# coverage (the flags cargo-fuzz passes, without its nightly-only sanitizer) and libFuzzer, then runs
-# each for SECONDS (default 20) on its corpus. New interesting inputs go to fuzz/target/corpus/
+# coverage on wasmdp's crates (the flags cargo-fuzz passes, without its nightly-only sanitizer) and
+# libFuzzer, then runs each for SECONDS (default 20) on its corpus. New interesting inputs go to fuzz/target/corpus/
 # (not committed); a crash stops the run and is saved under fuzz/artifacts/<target>/: add it to
 # fuzz/corpus/<target>/ once fixed, so that the corpus replay test keeps it.
 #
@@ -21,12 +21,20 @@ flags=(
   -Cllvm-args=-sanitizer-coverage-trace-compares
   --cfg fuzzing
 )
-export RUSTFLAGS="${flags[*]}"
-export CARGO_TARGET_DIR="$root/fuzz/target"
-# An explicit --target keeps the flags off build scripts and proc macros (they run on the host).
-host="$(rustc -vV | sed -n 's/^host: //p')"
-cargo build --manifest-path "$root/fuzz/Cargo.toml" --release --bins -q --target "$host"
-bin="$CARGO_TARGET_DIR/$host/release"
+# Only wasmdp's crates get the flags (scripts/fuzz-rustc.sh); the rest is the release build of the
+# root workspace, shared with it: the same target directory, profile (fuzz/Cargo.toml) and
+# dependency versions (the root's Cargo.lock, copied; cargo adds libFuzzer's).
+export WASMDP_FUZZ_RUSTFLAGS="${flags[*]}"
+export RUSTC_WRAPPER="$root/scripts/fuzz-rustc.sh"
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
+profile() { sed -n '/^\[profile.release\]$/,/^$/p' "$1"; }
+if [ "$(profile "$root/Cargo.toml")" != "$(profile "$root/fuzz/Cargo.toml")" ]; then
+  echo "fuzz/Cargo.toml: [profile.release] must equal Cargo.toml's (else every dependency is built twice)" >&2
+  exit 1
+fi
+cp "$root/Cargo.lock" "$root/fuzz/Cargo.lock"
+cargo build --manifest-path "$root/fuzz/Cargo.toml" --release --bins -q
+bin="$CARGO_TARGET_DIR/release"
 
 for t in "${targets[@]}"; do
   work="$root/fuzz/target/corpus/$t"

@@ -3,34 +3,39 @@
 # benchmark to check that it completes and writes valid JSON (figures are not judged here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step prints the minutes and seconds since the start, so a slow step shows in the CI log.
+step() { printf '== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
+# The examples' native builds (`plugin: native:NAME`): their tests, and the bench's baselines.
+features=wasmdp/native-examples
 ./scripts/setup.sh
-echo "== build the WebAssembly plugins"
+step "build the WebAssembly plugins"
 ./scripts/build-plugins.sh
 
-echo "== cargo fmt --check"
+step "cargo fmt --check"
 cargo fmt --all -- --check
-echo "== cargo clippy --all-targets"
-cargo clippy --workspace --all-targets -q -- -D warnings
-echo "== cargo doc (warnings are errors: broken links fail)"
-RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps -q
-echo "== cargo test"
-cargo test --workspace
-echo "== loom: the map tables' protocol model-checked (interleavings with up to 2 preemptions)"
+step "cargo clippy --all-targets"
+cargo clippy --workspace --all-targets --features "$features" -q -- -D warnings
+step "cargo doc (warnings are errors: broken links fail)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features "$features" -q
+step "cargo test"
+cargo test --workspace --features "$features"
+step "loom: the map tables' protocol model-checked (interleavings with up to 2 preemptions)"
 LOOM_MAX_PREEMPTIONS=2 cargo test -p wasmdp --features loom --lib -q loom_tests
-echo "== plugins: tests (native, against the SDK's mock host) and lints"
+step "plugins: tests (native, against the SDK's mock host) and lints"
 cargo test --manifest-path plugins/Cargo.toml --target-dir plugins/target -q
 cargo clippy --manifest-path plugins/Cargo.toml --target-dir plugins/target --target wasm32-unknown-unknown -q -- -D warnings
 cargo fmt --manifest-path plugins/Cargo.toml --all -- --check
-echo "== fuzzing: every target for a bounded time (coverage-guided, stable Rust)"
+# Before the release build: the fuzz build builds its dependencies (scripts/fuzz.sh).
+step "fuzzing: every target for a bounded time (coverage-guided, stable Rust)"
 cargo fmt --manifest-path fuzz/Cargo.toml --all -- --check
 ./scripts/fuzz.sh "${WASMDP_FUZZ_SECONDS:-20}"
-echo "== wasmdp bench --quick"
-cargo build --release -q -p wasmdp
+step "wasmdp bench --quick"
+cargo build --release -q -p wasmdp --features "$features"
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --quick --reps 1 --json "$out/bench.json" --svg "$out/bench.svg"
 grep -q "<svg" "$out/bench.svg" && grep -q "plugin-sticky" "$out/bench.svg"
-echo "== wasmdp bench --plugin: a user's plugin against io and the native engine it names"
+step "wasmdp bench --plugin: a user's plugin against io and the native engine it names"
 plugins=plugins/target/wasm32-unknown-unknown/release
 RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --plugin "$plugins/wasm_macswap.wasm" --native macswap \
   --quick --reps 1 --json "$out/user.json" >/dev/null
@@ -47,7 +52,7 @@ assert set(acl) == {"wasm", "io"} and acl["wasm"]["ratio_to_io"] is not None, ac
 assert acl["wasm"]["mpps"] > 0, "an ACL dropping every frame is measured at the rate it decides"
 print("bench --plugin JSON ok")
 PY
-echo "== wasmdp bench memcpy (a short run: checks it completes)"
+step "wasmdp bench memcpy (a short run: checks it completes)"
 RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench memcpy --iters 200 --json "$out/memcpy.json" >/dev/null
 python3 - "$out/bench.json" <<'PY'
 import json, sys
@@ -71,6 +76,7 @@ for e in ("macswap", "vxlan_decap", "vxlan_encap", "dnat", "l4_lb", "ratelimit")
         assert (e, p) in paths, f"--quick lacks {e}/{p}"
 print(f"bench JSON ok: {len(cells)} cells")
 PY
-echo "== run the default config for 1 s"
+step "run the default config for 1 s"
 RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp run config.yaml --duration 1 --stats-period 0 --stats-json "$out/run.json" >/dev/null
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['leaked_buffers']==0 and j['mpps']>0, j; print('run JSON ok: %.1f Mpps' % j['mpps'])" "$out/run.json"
+step "all passed"

@@ -67,16 +67,19 @@ impl BenchPath {
     /// Whether the path exists for this engine: the WebAssembly path (and its native build) for
     /// the engines an example plugin does in WebAssembly and for the per-packet examples, plugins
     /// run the engines the ABI names, the io baseline is for the tunnel engines and the examples,
-    /// the prefetch switch for the tunnel engines.
+    /// the prefetch switch for the tunnel engines. The examples' native builds only where the binary
+    /// has them.
     pub fn applies_to(self, engine: &str) -> bool {
         let tunnel = config::engine_kind(engine).is_some();
         let example = example(engine).is_some();
         let has_plugin = matches!(engine, "macswap" | "vxlan_decap" | "vxlan_encap");
+        // The examples' native builds are in the binary with the feature `native-examples` only.
+        let twins = crate::plugin::native::available();
         match self {
-            BenchPath::Native => true,
+            BenchPath::Native => !example || twins,
             BenchPath::Plugin | BenchPath::PluginSticky => crate::engines::ABI_ENGINES.iter().any(|e| e.name == engine),
             BenchPath::Wasm => has_plugin || example,
-            BenchPath::NativeBuild => has_plugin,
+            BenchPath::NativeBuild => has_plugin && twins,
             BenchPath::Io => tunnel || example,
             BenchPath::NoPrefetch => tunnel,
         }
@@ -368,10 +371,15 @@ mod tests {
         };
         let y = super::yaml(&g, BenchPath::Wasm, std::path::Path::new("p"), 0);
         assert!(y.contains("engine: io") && y.contains("dnat.wasm") && y.contains("match: 198.18.0.0/24"), "{y}");
-        assert!(BenchPath::Native.applies_to("dnat") && BenchPath::Io.applies_to("dnat"));
+        assert!(BenchPath::Io.applies_to("dnat") && !BenchPath::NativeBuild.applies_to("dnat"));
         let y = super::yaml(&g, BenchPath::Native, std::path::Path::new("p"), 0);
         assert!(y.contains("engine: io") && y.contains("plugin: 'native:dnat'") && y.contains("match: 198"), "{y}");
-        assert!(!BenchPath::NativeBuild.applies_to("dnat") && BenchPath::NativeBuild.applies_to("macswap"));
+        // The native builds run where the binary has them (feature `native-examples`), and are
+        // left out otherwise: the examples are then measured against io alone.
+        let twins = cfg!(feature = "native-examples");
+        assert_eq!(BenchPath::Native.applies_to("dnat"), twins);
+        assert_eq!(BenchPath::NativeBuild.applies_to("macswap"), twins);
+        assert!(BenchPath::Native.applies_to("macswap"), "the native engine is always there");
         let g = super::Group { engine: "vxlan_encap", ..g };
         let y = super::yaml(&g, BenchPath::Wasm, std::path::Path::new("p"), 0);
         assert!(y.contains("local_ip: 192.0.2.1, remote_ip: 192.0.2.2") && y.contains("engine: io"), "{y}");

@@ -32,22 +32,38 @@ impl Twin {
     }
 }
 
+#[cfg_attr(not(feature = "native-examples"), allow(dead_code))]
 fn make<P: Policy + Send>() -> Box<dyn NativePolicy> {
     Box::<Instance<P>>::default()
 }
 
-/// Every native build, by the name of its WebAssembly build.
-pub const TWINS: [Twin; 9] = [
+/// Every native build, by the name of its WebAssembly build: none without the feature
+/// `native-examples`.
+pub const TWINS: &[Twin] = &[
+    #[cfg(feature = "native-examples")]
     Twin { name: "acl", make: make::<acl::Acl> },
+    #[cfg(feature = "native-examples")]
     Twin { name: "dnat", make: make::<dnat::Dnat> },
+    #[cfg(feature = "native-examples")]
     Twin { name: "dscp_remark", make: make::<dscp_remark::DscpRemark> },
+    #[cfg(feature = "native-examples")]
     Twin { name: "l4_lb", make: make::<l4_lb::L4Lb> },
+    #[cfg(feature = "native-examples")]
     Twin { name: "ratelimit", make: make::<ratelimit::RateLimit> },
+    #[cfg(feature = "native-examples")]
     Twin { name: "static_policy", make: make::<static_policy::StaticPolicy> },
+    #[cfg(feature = "native-examples")]
     Twin { name: "vxlan_decap", make: make::<vxlan_decap::VxlanDecap> },
+    #[cfg(feature = "native-examples")]
     Twin { name: "vxlan_encap", make: make::<vxlan_encap::VxlanEncap> },
+    #[cfg(feature = "native-examples")]
     Twin { name: "wasm_macswap", make: make::<wasm_macswap::WasmMacswap> },
 ];
+
+/// Whether this binary has the native builds (the feature `native-examples`).
+pub fn available() -> bool {
+    !TWINS.is_empty()
+}
 
 /// The native build `plugin:` names (`native:NAME`): `None` for a file, `Some(Err(name))` for an
 /// unknown name.
@@ -58,5 +74,8 @@ pub fn named(plugin: &Path) -> Option<Result<&'static Twin, String>> {
 
 /// The names, for errors.
 pub fn names() -> String {
+    if !available() {
+        return "none: this binary was built without the feature `native-examples`".to_string();
+    }
     TWINS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
 }
