@@ -21,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 printf '%-24s %10s\n' shape instr/key
 for s in "${shapes[@]}"; do
   WASMDP_MAP_COST=$s valgrind --tool=callgrind --callgrind-out-file="$tmp/out" --toggle-collect='*lookup_batch_in*' \
-    "$bin" --ignored --exact plugin::hostfns::maps::batch::tests::batch_lookup_cost -q >/dev/null 2>"$tmp/err" \
+    "$bin" --ignored --exact plugin::ops::maps::batch::tests::batch_lookup_cost -q >/dev/null 2>"$tmp/err" \
     || { cat "$tmp/err" >&2; exit 1; }
   ir=$(awk '/^(summary|totals):/ {print $2; exit}' "$tmp/out")
   printf '%-24s %10s\n' "$s" "$(python3 -c "print('%.1f' % ($ir / (20000 * 32)))")"

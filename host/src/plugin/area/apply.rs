@@ -49,7 +49,7 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
             super::heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
         }
         if let Some(e) = header.engine.filter(|_| len > 0) {
-            let rc = crate::plugin::hostfns::run_whole(st, e);
+            let rc = crate::plugin::ops::decide::run_whole(st, e);
             if rc < 0 {
                 return Err(rc);
             }
@@ -67,7 +67,7 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
             copy_back(descs, wins, a.window, st)?;
         }
         if let Some(e) = header.engine.filter(|_| len > 0) {
-            let rc = crate::plugin::hostfns::run_whole(st, e);
+            let rc = crate::plugin::ops::decide::run_whole(st, e);
             if rc < 0 {
                 return Err(rc);
             }
@@ -301,7 +301,7 @@ pub(super) fn carry_one(
         && if written == usize::MAX {
             p.reframe(d.head.into(), d.tail.into()).is_err()
         } else {
-            crate::plugin::hostfns::adjust_then_write(p, (d.head, d.tail, d.dirty), written).is_err()
+            crate::plugin::ops::packets::adjust_then_write(p, (d.head, d.tail, d.dirty), written).is_err()
         };
     if refused {
         view.request_room_drop(i);
@@ -338,7 +338,7 @@ pub(super) fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32>
         if e == u8::MAX {
             continue;
         }
-        let rc = crate::plugin::hostfns::run_engine(st, i32::from(e), start as i32, (i - start) as i32);
+        let rc = crate::plugin::ops::decide::run_engine(st, i32::from(e), start as i32, (i - start) as i32);
         if rc < 0 {
             return Err(rc);
         }

@@ -1,8 +1,8 @@
-//! The host functions of the ABI (1.0 and 1.1), one file per concern: packets, decisions, what the
-//! plugin knows (counters, gauges, params, log, context), maps, the burst area. Every index, offset,
-//! length and guest pointer is checked; a bad one returns an error code and touches nothing. Every
-//! one does work bounded by the burst (at most `MAX_BURST` packets of at most the pool's data room)
-//! or by a fixed small size: none can hold a call past its deadline by more than a few microseconds.
+//! The host functions of the ABI (1.0 and 1.1) as wasmtime sees them, one file per concern:
+//! packets, decisions, what the plugin knows (counters, gauges, params, log, context), maps, the
+//! burst area. This layer is the glue: it reads the arguments out of the plugin's memory (every
+//! guest pointer and length checked, the packet region excluded: [`Limit`]) and calls the
+//! semantics of `crate::plugin::ops`, which the native host calls too.
 
 pub(crate) mod area;
 pub(crate) mod decide;
@@ -16,10 +16,6 @@ use wasmtime::{Caller, Linker};
 
 type C<'a> = Caller<'a, HostState>;
 
-pub(crate) use decide::{run_engine, run_whole};
-pub use info::MAX_PARAM_KEY;
-pub(crate) use packets::adjust_then_write;
-
 /// Registers every host function.
 pub(crate) fn link(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
     let m = IMPORT_MODULE;
@@ -29,24 +25,6 @@ pub(crate) fn link(linker: &mut Linker<HostState>) -> anyhow::Result<()> {
     maps::link(linker, m)?;
     area::link(linker, m)?;
     Ok(())
-}
-
-/// A packet index the plugin may act on, checked: in the burst and neither dropped, sent nor freed
-/// by an engine in this call. Returns its position in the burst.
-pub(super) fn live(st: &mut HostState, i: i32) -> Result<usize, i32> {
-    st.burst().ok_or(err::NO_BURST)?;
-    let i = usize::try_from(i).ok().filter(|&i| i < st.view.len).ok_or(err::BAD_INDEX)?;
-    if st.view.gone(i) {
-        return Err(err::GONE);
-    }
-    Ok(st.view.position(i))
-}
-
-/// `off..off+len` inside `limit`, as a range.
-pub(super) fn span(off: i32, len: i32, limit: usize) -> Option<std::ops::Range<usize>> {
-    let (off, len) = (usize::try_from(off).ok()?, usize::try_from(len).ok()?);
-    let end = off.checked_add(len)?;
-    (end <= limit).then_some(off..end)
 }
 
 /// What of a guest memory host functions may read and write: its first `len` bytes but the

@@ -7,6 +7,7 @@
 
 mod instrument;
 mod limits;
+mod shim;
 
 pub(crate) use limits::StaticLimits;
 pub use limits::{MAX_FUNCTIONS, MAX_FUNCTION_BODY};

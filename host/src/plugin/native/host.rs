@@ -2,8 +2,8 @@
 //! called with the native build's own slices where a module's pointers would be resolved in its
 //! memory. The length arguments the slices stand for are checked against them.
 
-use crate::plugin::hostfns::{area, decide, info, maps, packets};
 use crate::plugin::logs::MAX_LOG_BYTES;
+use crate::plugin::ops::{area, decide, info, maps, packets};
 use crate::plugin::state::HostState;
 use wasmdp_abi::{err, map};
 

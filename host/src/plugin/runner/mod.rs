@@ -5,16 +5,18 @@
 //! be dropped, and under `reload` the new instance (whose init may take up to its budget) is made
 //! there too, while the worker keeps forwarding with the failure policy.
 
+mod outcome;
+
 use super::area::{self, Stamp};
 use super::counters::{bump, now_ns, PluginCounters};
 use super::instance::{trap_text, Live, Plugin};
 use super::logs::LogLimit;
-use super::state::{Bits, HostState, Sticky};
+use super::state::HostState;
 use crate::config::FailurePolicy;
 use crate::engines::{EngineFn, FwdCtx};
 use crate::mbuf::Burst;
-use crate::offload::{self, TxOffloads};
 use crate::simd::Simd;
+use outcome::{apply_requests, run_sticky};
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex};
@@ -384,7 +386,7 @@ impl Runner {
 #[inline]
 fn run_verdict(st: &mut HostState, engine: Option<u32>) -> Result<(), Failure> {
     let Some(id) = engine else { return Ok(()) };
-    let rc = super::hostfns::run_whole(st, id);
+    let rc = super::ops::decide::run_whole(st, id);
     if rc < 0 {
         return Err(Failure::Error(rc));
     }
@@ -400,70 +402,4 @@ fn where_(e: &wasmtime::Error) -> String {
 fn tick_period(p: &Plugin) -> Option<Duration> {
     let ms = p.cfg.tick_ms.0;
     (ms > 0).then(|| Duration::from_millis(ms))
-}
-
-/// A sticky burst: what `run_engine(engine, 0, n)` then `set_offloads(ALL, ...)` would do.
-fn run_sticky(ctx: &mut FwdCtx<'_>, burst: &mut Burst, s: Sticky, simd: Simd) {
-    if s.engine == wasmdp_abi::engine::RXONLY {
-        ctx.drops.engine += burst.len() as u64;
-        return ctx.cache.free_burst(burst);
-    }
-    if let Some(e) = crate::engines::by_abi_id(s.engine) {
-        (e.run.get(simd))(ctx, burst);
-    }
-    if s.flags != 0 {
-        let tx = TxOffloads { flags: s.flags, vlan_tci: s.vlan_tci, vlan_tci_outer: s.vlan_tci_outer };
-        burst.iter_mut().for_each(|p| offload::request(p, &tx));
-    }
-}
-
-/// Carries out the drops and sends of a successful call, in the burst's order: what stays keeps its
-/// order, and packets sent to a port arrive there in the order they had.
-fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
-    let view = &st.view;
-    if !view.dirty {
-        return;
-    }
-    // The index of each position (positions of consumed indexes do not exist); when no engine
-    // moved or freed a packet during the call, each position is its index.
-    let same = !view.shifted && view.consumed == Bits::default();
-    let index = (!same).then(|| {
-        let mut index = [0u16; crate::mbuf::MAX_BURST];
-        for i in (0..view.len).filter(|&i| !view.consumed.has(i)) {
-            index[view.position(i)] = i as u16;
-        }
-        index
-    });
-    let (kept, sends, injects) = (&mut st.scratch, &mut st.sends, &st.env.injects[..]);
-    for (p, pkt) in burst.drain_from(0).enumerate() {
-        let i = index.as_ref().map_or(p, |index| usize::from(index[p]));
-        if view.drops.has(i) {
-            if view.engine_drops.has(i) {
-                ctx.drops.engine += 1;
-            } else if view.room_drops.has(i) {
-                ctx.drops.headroom += 1;
-            } else {
-                ctx.drops.policy += 1;
-            }
-            ctx.cache.free(pkt);
-        } else if view.sent.has(i) && view.targets[i] != st.env.tx_port {
-            // From a stream with its own pool (direct packet access), a packet for another
-            // stream's thread leaves as a copy in a buffer of the lcore's pool.
-            match ctx.outside.as_deref_mut() {
-                None => sends.add(view.targets[i], pkt, injects, ctx.cache),
-                Some(out) => match out.adopt(pkt, ctx.cache) {
-                    Some(copy) => sends.add(view.targets[i], copy, injects, out),
-                    None => ctx.alloc_failed += 1,
-                },
-            }
-        } else {
-            // Passed, or sent to the stream's own TX port: transmitted here, in order, without a
-            // trip through the port's inject queue.
-            kept.push(pkt);
-        }
-    }
-    let sent = sends.flush(injects, ctx.outside.as_deref_mut().unwrap_or(ctx.cache));
-    ctx.redirected_out += sent.out;
-    ctx.drops.tx_full += sent.refused;
-    std::mem::swap(burst, kept);
 }

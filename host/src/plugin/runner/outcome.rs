@@ -1,0 +1,74 @@
+//! What a call decided, carried out on the burst: a sticky decision's engine and offloads, and the
+//! drops and sends the plugin requested, in the burst's order.
+
+use crate::engines::FwdCtx;
+use crate::mbuf::Burst;
+use crate::offload::{self, TxOffloads};
+use crate::plugin::state::{Bits, HostState, Sticky};
+use crate::simd::Simd;
+
+/// A sticky burst: what `run_engine(engine, 0, n)` then `set_offloads(ALL, ...)` would do.
+pub(super) fn run_sticky(ctx: &mut FwdCtx<'_>, burst: &mut Burst, s: Sticky, simd: Simd) {
+    if s.engine == wasmdp_abi::engine::RXONLY {
+        ctx.drops.engine += burst.len() as u64;
+        return ctx.cache.free_burst(burst);
+    }
+    if let Some(e) = crate::engines::by_abi_id(s.engine) {
+        (e.run.get(simd))(ctx, burst);
+    }
+    if s.flags != 0 {
+        let tx = TxOffloads { flags: s.flags, vlan_tci: s.vlan_tci, vlan_tci_outer: s.vlan_tci_outer };
+        burst.iter_mut().for_each(|p| offload::request(p, &tx));
+    }
+}
+
+/// Carries out the drops and sends of a successful call, in the burst's order: what stays keeps its
+/// order, and packets sent to a port arrive there in the order they had.
+pub(super) fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState) {
+    let view = &st.view;
+    if !view.dirty {
+        return;
+    }
+    // The index of each position (positions of consumed indexes do not exist); when no engine
+    // moved or freed a packet during the call, each position is its index.
+    let same = !view.shifted && view.consumed == Bits::default();
+    let index = (!same).then(|| {
+        let mut index = [0u16; crate::mbuf::MAX_BURST];
+        for i in (0..view.len).filter(|&i| !view.consumed.has(i)) {
+            index[view.position(i)] = i as u16;
+        }
+        index
+    });
+    let (kept, sends, injects) = (&mut st.scratch, &mut st.sends, &st.env.injects[..]);
+    for (p, pkt) in burst.drain_from(0).enumerate() {
+        let i = index.as_ref().map_or(p, |index| usize::from(index[p]));
+        if view.drops.has(i) {
+            if view.engine_drops.has(i) {
+                ctx.drops.engine += 1;
+            } else if view.room_drops.has(i) {
+                ctx.drops.headroom += 1;
+            } else {
+                ctx.drops.policy += 1;
+            }
+            ctx.cache.free(pkt);
+        } else if view.sent.has(i) && view.targets[i] != st.env.tx_port {
+            // From a stream with its own pool (direct packet access), a packet for another
+            // stream's thread leaves as a copy in a buffer of the lcore's pool.
+            match ctx.outside.as_deref_mut() {
+                None => sends.add(view.targets[i], pkt, injects, ctx.cache),
+                Some(out) => match out.adopt(pkt, ctx.cache) {
+                    Some(copy) => sends.add(view.targets[i], copy, injects, out),
+                    None => ctx.alloc_failed += 1,
+                },
+            }
+        } else {
+            // Passed, or sent to the stream's own TX port: transmitted here, in order, without a
+            // trip through the port's inject queue.
+            kept.push(pkt);
+        }
+    }
+    let sent = sends.flush(injects, ctx.outside.as_deref_mut().unwrap_or(ctx.cache));
+    ctx.redirected_out += sent.out;
+    ctx.drops.tx_full += sent.refused;
+    std::mem::swap(burst, kept);
+}
