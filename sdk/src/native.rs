@@ -25,7 +25,7 @@ pub struct Instance<P: Policy> {
     /// The burst area's bytes, from the first 64-byte aligned address of this buffer (so that the
     /// area is aligned as the export's static is).
     area: Vec<u8>,
-    registered: Option<area::Registered>,
+    registered: Option<area::registry::Registered>,
 }
 
 impl<P: Policy> Instance<P> {

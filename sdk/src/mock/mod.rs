@@ -1,5 +1,7 @@
-//! A fake host for native unit tests (every target but `wasm32`): the [`sys`](crate::sys) wrappers call
-//! this instead of the imports, so a policy's code runs unchanged under `cargo test`.
+//! A fake host for native unit tests (every target but `wasm32`, feature `mock`): the
+//! [`sys`](crate::sys) wrappers call this instead of the imports, so a policy's code runs unchanged
+//! under `cargo test`. One file per concern, as the host's: `packets`, `decide`, `info`, `maps`,
+//! `area`; here the state, the test's API and the [`Host`](crate::native::Host) impl.
 //!
 //! The state is per thread (tests run in parallel). It checks arguments as the ABI says the host does
 //! (indexes, ranges, dropped packets, flags, "outside a burst") and returns the same codes. Engines are
@@ -20,14 +22,25 @@ use std::cell::RefCell;
 use std::string::{String, ToString};
 use std::vec::Vec;
 
-use wasmdp_abi::{engine, err, flags, ALL_PACKETS, MAX_COUNTERS};
+use wasmdp_abi::err;
 
-mod v1_1;
-pub(crate) use v1_1::{
-    burst_area, context, gauge_register, gauge_set, map_add, map_declare, map_declare_ttl, map_delete, map_lookup,
-    map_lookup_batch, map_next_key, map_update, map_update_batch, pkt_adjust, pkt_room,
+mod area;
+mod decide;
+mod info;
+mod maps;
+mod packets;
+
+use area::{apply_area, burst_area, fill_area};
+pub use area::{set_area, MockArea};
+use decide::{clear_sticky, drop_pkt, macswap, run_engine, send_to, set_offloads, set_sticky};
+pub use info::MockContext;
+use info::{context, counter_add, counter_register, gauge_register, gauge_set, log, now_ns, param_get};
+pub use maps::MockMap;
+use maps::{
+    map_add, map_declare, map_declare_ttl, map_delete, map_lookup, map_lookup_batch, map_next_key, map_update,
+    map_update_batch,
 };
-pub use v1_1::{gauge, set_area, MockArea, MockContext, MockMap};
+use packets::{burst_len, pkt_adjust, pkt_copy, pkt_len, pkt_read, pkt_room, pkt_write};
 
 /// One packet of the fake burst, with what the plugin did to it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -129,13 +142,13 @@ pub struct MockHost {
     pub calls: Vec<Call>,
     /// The burst area registered (`burst_area`), filled by [`begin_burst`] and carried out by
     /// [`end_burst`].
-    pub area: Option<v1_1::MockArea>,
+    pub area: Option<MockArea>,
     /// Maps declared, by id.
-    pub maps: Vec<v1_1::MockMap>,
+    pub maps: Vec<MockMap>,
     /// Gauges and their values, by id.
     pub gauges: Vec<(String, i64)>,
     /// What `context` reports.
-    pub context: v1_1::MockContext,
+    pub context: MockContext,
 }
 
 impl Default for MockHost {
@@ -153,7 +166,7 @@ impl Default for MockHost {
             area: None,
             maps: Vec::new(),
             gauges: Vec::new(),
-            context: v1_1::MockContext::default(),
+            context: MockContext::default(),
         }
     }
 }
@@ -205,7 +218,7 @@ pub fn begin_burst(frames: &[&[u8]]) {
         h.packets = frames.iter().map(|f| MockPacket::new(f)).collect();
         h.in_burst = true;
         h.calls.clear();
-        v1_1::fill_area(h);
+        fill_area(h);
     });
 }
 
@@ -213,7 +226,7 @@ pub fn begin_burst(frames: &[&[u8]]) {
 /// decisions are carried out first, then the engine [`Burst::pass_with`](crate::Burst::pass_with)
 /// left for the end of the call, as the host does after `on_burst` returns `Ok`.
 pub fn end_burst() -> Vec<MockPacket> {
-    with(v1_1::apply_area);
+    with(apply_area);
     if let Some(e) = crate::verdict::take() {
         let n = with(|h| h.packets.len()) as i32;
         run_engine(e as i32, 0, n);
@@ -263,234 +276,19 @@ impl MockHost {
     }
 }
 
-fn byte_range(len: usize, off: i32, n: i32) -> Result<core::ops::Range<usize>, i32> {
-    let (Ok(off), Ok(n)) = (usize::try_from(off), usize::try_from(n)) else {
-        return Err(err::BAD_RANGE);
-    };
-    match off.checked_add(n) {
-        Some(end) if end <= len => Ok(off..end),
-        _ => Err(err::BAD_RANGE),
-    }
-}
-
 fn rc(r: Result<i32, i32>) -> i32 {
     r.unwrap_or_else(|e| e)
 }
 
-fn swap_macs(data: &mut [u8]) {
-    if data.len() >= 12 {
-        let (dst, rest) = data.split_at_mut(6);
-        dst.swap_with_slice(&mut rest[..6]);
-    }
+/// The value of gauge `name`.
+pub fn gauge(name: &str) -> Option<i64> {
+    with(|h| h.gauges.iter().find(|(n, _)| n == name).map(|&(_, v)| v))
 }
 
-/// An engine's emulated effect on one packet (`macswap` swaps, `rxonly` drops; the rest recorded).
-fn run_on(p: &mut MockPacket, eng: u32) {
-    p.engines.push(eng);
-    match eng {
-        engine::MACSWAP => swap_macs(&mut p.data),
-        engine::RXONLY => p.dropped = true,
-        _ => {}
-    }
+fn put(b: &mut [u8], at: usize, v: &[u8]) {
+    b[at..at + v.len()].copy_from_slice(v);
 }
 
-pub(crate) fn burst_len() -> i32 {
-    with(|h| rc(h.burst().map(|b| b.len() as i32)))
-}
-
-pub(crate) fn pkt_len(idx: i32) -> i32 {
-    with(|h| rc(h.pkt(idx).map(|p| p.data.len() as i32)))
-}
-
-pub(crate) fn pkt_read(idx: i32, off: i32, buf: &mut [u8], len: i32) -> i32 {
-    with(|h| {
-        rc((|| {
-            let p = h.pkt(idx)?;
-            let r = byte_range(p.data.len(), off, len)?;
-            buf.copy_from_slice(&p.data[r]);
-            Ok(len)
-        })())
-    })
-}
-
-pub(crate) fn pkt_write(idx: i32, off: i32, data: &[u8], len: i32) -> i32 {
-    with(|h| {
-        rc((|| {
-            let p = h.pkt(idx)?;
-            let r = byte_range(p.data.len(), off, len)?;
-            p.data[r].copy_from_slice(data);
-            Ok(len)
-        })())
-    })
-}
-
-pub(crate) fn pkt_copy(dst_idx: i32, dst_off: i32, src_idx: i32, src_off: i32, len: i32) -> i32 {
-    with(|h| {
-        rc((|| {
-            let src = h.pkt(src_idx)?;
-            let r = byte_range(src.data.len(), src_off, len)?;
-            let bytes = src.data[r].to_vec();
-            let dst = h.pkt(dst_idx)?;
-            let r = byte_range(dst.data.len(), dst_off, len)?;
-            dst.data[r].copy_from_slice(&bytes);
-            Ok(len)
-        })())
-    })
-}
-
-pub(crate) fn run_engine(eng: i32, start: i32, count: i32) -> i32 {
-    with(|h| {
-        rc((|| {
-            let r = h.range(start, count)?;
-            let eng = u32::try_from(eng).ok().filter(|&e| e < engine::COUNT).ok_or(err::BAD_ENGINE)?;
-            h.calls.push(Call::RunEngine { engine: eng, start: r.start as u32, count: count as u32 });
-            for p in &mut h.packets[r] {
-                if p.dropped || p.sent_to.is_some() {
-                    continue;
-                }
-                run_on(p, eng);
-            }
-            Ok(count)
-        })())
-    })
-}
-
-pub(crate) fn macswap(start: i32, count: i32) -> i32 {
-    with(|h| {
-        rc((|| {
-            let r = h.range(start, count)?;
-            h.calls.push(Call::Macswap { start: r.start as u32, count: count as u32 });
-            for p in h.packets[r].iter_mut().filter(|p| !p.dropped && p.sent_to.is_none()) {
-                swap_macs(&mut p.data);
-            }
-            Ok(count)
-        })())
-    })
-}
-
-pub(crate) fn set_offloads(idx: i32, fl: i64, tci: i32, outer: i32) -> i32 {
-    with(|h| {
-        rc((|| {
-            let fl = fl as u64;
-            if fl & !flags::ALLOWED != 0 {
-                return Err(err::BAD_FLAGS);
-            }
-            let apply = |p: &mut MockPacket| {
-                p.flags |= fl;
-                if fl & (flags::TX_VLAN | flags::TX_QINQ) != 0 {
-                    p.vlan_tci = tci as u16;
-                }
-                if fl & flags::TX_QINQ != 0 {
-                    p.vlan_tci_outer = outer as u16;
-                }
-            };
-            if idx == ALL_PACKETS {
-                h.burst()?.iter_mut().filter(|p| !p.dropped && p.sent_to.is_none()).for_each(apply);
-            } else {
-                apply(h.pkt(idx)?);
-            }
-            h.calls.push(Call::SetOffloads { idx, flags: fl });
-            Ok(0)
-        })())
-    })
-}
-
-pub(crate) fn drop_pkt(idx: i32) -> i32 {
-    with(|h| {
-        rc(h.pkt(idx).map(|p| {
-            p.dropped = true;
-            0
-        }))
-    })
-}
-
-pub(crate) fn send_to(idx: i32, port: i32) -> i32 {
-    with(|h| {
-        rc((|| {
-            let ports = h.ports;
-            let p = h.pkt(idx)?;
-            let port = u32::try_from(port).ok().filter(|&q| q < ports).ok_or(err::BAD_PORT)?;
-            p.sent_to = Some(port);
-            Ok(0)
-        })())
-    })
-}
-
-pub(crate) fn set_sticky(eng: i32, fl: i64, tci: i32, outer: i32, bursts: i32) -> i32 {
-    with(|h| {
-        let Some(eng) = u32::try_from(eng).ok().filter(|&e| e < engine::COUNT) else {
-            return err::BAD_ENGINE;
-        };
-        if fl as u64 & !flags::ALLOWED != 0 {
-            return err::BAD_FLAGS;
-        }
-        if bursts == 0 || bursts < -1 {
-            return err::BAD_RANGE;
-        }
-        h.sticky = Some(MockSticky {
-            engine: eng,
-            flags: fl as u64,
-            vlan_tci: tci as u16,
-            vlan_tci_outer: outer as u16,
-            bursts,
-        });
-        0
-    })
-}
-
-pub(crate) fn clear_sticky() -> i32 {
-    with(|h| {
-        h.sticky = None;
-        0
-    })
-}
-
-/// Registering a name again returns the same id. Past [`MAX_COUNTERS`] the mock returns `TOO_SMALL`
-/// (ABI v1 names no code for it). Unlike the host, the mock accepts registrations outside init.
-pub(crate) fn counter_register(name: &str, _len: i32) -> i32 {
-    if name.is_empty() || name.len() > 64 {
-        return err::BAD_RANGE;
-    }
-    with(|h| {
-        if let Some(i) = h.counters.iter().position(|(n, _)| n == name) {
-            return i as i32;
-        }
-        if h.counters.len() >= MAX_COUNTERS as usize {
-            return err::TOO_SMALL;
-        }
-        h.counters.push((name.to_string(), 0));
-        (h.counters.len() - 1) as i32
-    })
-}
-
-pub(crate) fn counter_add(id: i32, value: i64) -> i32 {
-    if value < 0 {
-        return err::BAD_RANGE;
-    }
-    with(|h| match usize::try_from(id).ok().and_then(|i| h.counters.get_mut(i)) {
-        Some((_, v)) => {
-            *v = v.wrapping_add(value);
-            0
-        }
-        None => err::NOT_FOUND,
-    })
-}
-
-pub(crate) fn param_get(key: &str, _key_len: i32, out: &mut [u8], _out_cap: i32) -> i32 {
-    with(|h| match h.params.iter().find(|(k, _)| k == key) {
-        None => err::NOT_FOUND,
-        Some((_, v)) if v.len() > out.len() => err::TOO_SMALL,
-        Some((_, v)) => {
-            out[..v.len()].copy_from_slice(v.as_bytes());
-            v.len() as i32
-        }
-    })
-}
-
-pub(crate) fn now_ns() -> i64 {
-    with(|h| h.now_ns)
-}
-
-pub(crate) fn log(level: i32, msg: &str, _len: i32) {
-    with(|h| h.logs.push((level as u32, msg.to_string())));
+fn get<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    b[at..at + N].try_into().expect("N bytes")
 }

@@ -1,0 +1,141 @@
+//! Names of the host functions (module [`IMPORT_MODULE`](crate::IMPORT_MODULE)) with their signatures. Packet indexes are
+//! positions in the current burst; every index, offset, length and guest pointer is checked and a
+//! bad one returns an [`err`](crate::err) code, never touching memory outside the burst or the plugin's memory.
+
+/// `() -> i32`: packets in the current burst.
+pub const BURST_LEN: &str = "burst_len";
+/// `(idx: i32) -> i32`: length of packet `idx`.
+pub const PKT_LEN: &str = "pkt_len";
+/// `(idx, off, ptr, len: i32) -> i32`: copies packet bytes `off..off+len` to guest memory at `ptr`
+/// (native SIMD memcpy); returns `len`.
+pub const PKT_READ: &str = "pkt_read";
+/// `(idx, off, ptr, len: i32) -> i32`: copies guest bytes into the packet; returns `len`.
+pub const PKT_WRITE: &str = "pkt_write";
+/// `(dst_idx, dst_off, src_idx, src_off, len: i32) -> i32`: copies between two packets of the
+/// burst (native SIMD memcpy); returns `len`.
+pub const PKT_COPY: &str = "pkt_copy";
+/// `(engine, start, count: i32) -> i32`: runs a native engine on packets `start..start+count`.
+pub const RUN_ENGINE: &str = "run_engine";
+/// `(start, count: i32) -> i32`: the native SIMD MAC swap on packets `start..start+count`.
+pub const MACSWAP: &str = "macswap";
+/// `(idx: i32, flags: i64, vlan_tci: i32, vlan_tci_outer: i32) -> i32`: sets TX offload flags and
+/// TCIs of one packet, or of all with [`ALL_PACKETS`](crate::ALL_PACKETS).
+pub const SET_OFFLOADS: &str = "set_offloads";
+/// `(idx: i32) -> i32`: drops the packet (counted as a `policy` drop) after the call returns.
+pub const DROP_PKT: &str = "drop_pkt";
+/// `(idx, port: i32) -> i32`: sends the packet out of `port` instead of the stream's TX port.
+pub const SEND_TO: &str = "send_to";
+/// `(engine: i32, flags: i64, vlan_tci, vlan_tci_outer, bursts: i32) -> i32`: for the next
+/// `bursts` bursts (-1: until `clear_sticky`), do not call `wasmdp_on_burst`; run `engine` with
+/// these offloads natively instead.
+pub const SET_STICKY: &str = "set_sticky";
+/// `() -> i32`: ends a sticky decision (from `wasmdp_tick`, typically).
+pub const CLEAR_STICKY: &str = "clear_sticky";
+/// `(name_ptr, name_len: i32) -> i32`: registers a plugin counter (init only); returns its id.
+pub const COUNTER_REGISTER: &str = "counter_register";
+/// `(id: i32, value: i64) -> i32`: adds to a counter; shown in the stats.
+pub const COUNTER_ADD: &str = "counter_add";
+/// `(key_ptr, key_len, out_ptr, out_cap: i32) -> i32`: copies the `params:` value of `key` (as
+/// text) to `out`; returns its length, `NOT_FOUND` or `TOO_SMALL`.
+pub const PARAM_GET: &str = "param_get";
+/// `() -> i64`: monotonic nanoseconds.
+pub const NOW_NS: &str = "now_ns";
+/// `(level, ptr, len: i32)`: logs a UTF-8 message through the host's tracing, tagged with the
+/// plugin and port.
+pub const LOG: &str = "log";
+
+// ---- 1.1 ----
+/// `(ptr, max_pkts, window: i32) -> i32` (init only): registers the [burst area](crate::area)
+/// at `ptr`: a header, `max_pkts` descriptors and `max_pkts` windows of `window` bytes, filled
+/// before each `wasmdp_on_burst` and read back after it. Returns 0.
+pub const BURST_AREA: &str = "burst_area";
+/// `(idx, head, tail: i32) -> i32`: changes the length of packet `idx` now: `head > 0` prepends
+/// that many bytes (from the headroom; their content is unspecified until written), `head < 0`
+/// strips from the front, `tail > 0` appends (from the tailroom), `tail < 0` trims. Returns the
+/// new length; on `NO_ROOM` nothing changed.
+pub const PKT_ADJUST: &str = "pkt_adjust";
+/// `(idx: i32) -> i64`: `headroom << 32 | tailroom` of packet `idx` (or a negative error code).
+pub const PKT_ROOM: &str = "pkt_room";
+/// `(ptr, cap: i32) -> i32`: copies the [context](crate::context) to `ptr`; returns its size
+/// (`TOO_SMALL` and nothing written when `cap` is smaller).
+pub const CONTEXT: &str = "context";
+/// `(name_ptr, name_len, kind, key_size, value_size, capacity: i32) -> i32` (init only): declares
+/// a map ([`map`](crate::map)); returns its id.
+pub const MAP_DECLARE: &str = "map_declare";
+/// `(name_ptr, name_len, kind, key_size, value_size, capacity: i32, ttl_ms: i64) -> i32` (init
+/// only): `map_declare` of a hash kind whose entries expire `ttl_ms` milliseconds after their
+/// last use (lookup, update, add); 0 is no expiry.
+pub const MAP_DECLARE_TTL: &str = "map_declare_ttl";
+/// `(id, key_ptr, value_ptr: i32) -> i32`: copies the value of the key to `value_ptr`; 0 or
+/// `NOT_FOUND`.
+pub const MAP_LOOKUP: &str = "map_lookup";
+/// `(id, key_ptr, value_ptr: i32) -> i32`: inserts or replaces; 0 or `FULL`.
+pub const MAP_UPDATE: &str = "map_update";
+/// `(id, key_ptr: i32) -> i32`: removes the key (an array entry is zeroed); 0 or `NOT_FOUND`.
+pub const MAP_DELETE: &str = "map_delete";
+/// `(id, key_ptr, word: i32, delta: i64) -> i32`: atomically adds `delta` to the `u64` at word
+/// `word` (bytes `8*word..8*word+8`) of the key's value, inserting a zeroed value first when the
+/// key is absent; 0 or `FULL`.
+pub const MAP_ADD: &str = "map_add";
+/// `(id, keys_ptr, n, values_ptr, found_ptr: i32) -> i32`: looks up `n` keys laid end to end;
+/// writes each value (where found) and a byte 1/0 per key at `found_ptr`; returns how many were
+/// found.
+pub const MAP_LOOKUP_BATCH: &str = "map_lookup_batch";
+/// `(id, keys_ptr, values_ptr, n: i32) -> i32`: inserts or replaces `n` entries; returns how many
+/// were written before the map was full (`n` when all).
+pub const MAP_UPDATE_BATCH: &str = "map_update_batch";
+/// `(map: i32, cursor_ptr: i32, key_ptr: i32) -> i32`: the next key of a walk over the map's
+/// entries. The cursor is a `u64` in the plugin's memory, 0 to start; each call reads at most
+/// `map::NEXT_KEY_SLOTS` slots and moves it on. 1: a key was written at `key_ptr`; 0: none in
+/// this window, call again; `NOT_FOUND`: the walk is over. Deleting the key just returned is
+/// safe; see docs/ABI.md for what a walk sees of concurrent changes.
+pub const MAP_NEXT_KEY: &str = "map_next_key";
+/// `(name_ptr, name_len: i32) -> i32` (init only): registers a gauge; returns its id.
+pub const GAUGE_REGISTER: &str = "gauge_register";
+/// `(id: i32, value: i64) -> i32`: sets a gauge (a level, shown in the stats; not summed over time).
+pub const GAUGE_SET: &str = "gauge_set";
+
+/// The imports ABI 1.1 added: a module that declares 1.0 may not import them.
+pub const ADDED_IN_1_1: [&str; 15] = [
+    BURST_AREA,
+    PKT_ADJUST,
+    PKT_ROOM,
+    CONTEXT,
+    MAP_DECLARE,
+    MAP_DECLARE_TTL,
+    MAP_LOOKUP,
+    MAP_UPDATE,
+    MAP_DELETE,
+    MAP_ADD,
+    MAP_LOOKUP_BATCH,
+    MAP_UPDATE_BATCH,
+    MAP_NEXT_KEY,
+    GAUGE_REGISTER,
+    GAUGE_SET,
+];
+
+/// The minor ABI version that introduced import `name` (0 or 1; None: not an import).
+pub fn since(name: &str) -> Option<u32> {
+    if ADDED_IN_1_1.contains(&name) {
+        return Some(1);
+    }
+    const V1_0: [&str; 16] = [
+        BURST_LEN,
+        PKT_LEN,
+        PKT_READ,
+        PKT_WRITE,
+        PKT_COPY,
+        RUN_ENGINE,
+        MACSWAP,
+        SET_OFFLOADS,
+        DROP_PKT,
+        SEND_TO,
+        SET_STICKY,
+        CLEAR_STICKY,
+        COUNTER_REGISTER,
+        COUNTER_ADD,
+        PARAM_GET,
+        NOW_NS,
+    ];
+    (V1_0.contains(&name) || name == LOG).then_some(0)
+}
