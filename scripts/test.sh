@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The whole test suite, set-up included: formatting, lints, every crate's tests, and a quick run of the
-# benchmark to check that it completes and writes valid JSON (figures are not judged here).
+# The whole test suite, set-up included: formatting, lints, every crate's tests, fuzzing for a bounded
+# time, and a quick run of the benchmark to check that it completes and writes valid JSON (figures
+# are not judged here).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # Each step prints the minutes and seconds since the start, so a slow step shows in the CI log.
@@ -25,21 +26,25 @@ step "plugins: tests (native, against the SDK's mock host) and lints"
 cargo test --manifest-path plugins/Cargo.toml --target-dir plugins/target -q
 cargo clippy --manifest-path plugins/Cargo.toml --target-dir plugins/target --target wasm32-unknown-unknown -q -- -D warnings
 cargo fmt --manifest-path plugins/Cargo.toml --all -- --check
-# Before the release build: the fuzz build builds its dependencies (scripts/fuzz.sh).
+# After `cargo test`: the fuzz build shares its dependencies (scripts/fuzz.sh).
 step "fuzzing: every target for a bounded time (coverage-guided, stable Rust)"
 cargo fmt --manifest-path fuzz/Cargo.toml --all -- --check
 ./scripts/fuzz.sh "${WASMDP_FUZZ_SECONDS:-20}"
 step "wasmdp bench --quick"
-cargo build --release -q -p wasmdp --features "$features"
+# The binary the tests ran (a debug build, already built by `cargo test`): these steps check that the
+# commands complete and write what they promise, not their figures, so a release build (minutes of
+# LTO) adds nothing here. The bench scripts of bench/ build and measure the release binary.
+cargo build -q -p wasmdp --features "$features"
+wasmdp="${CARGO_TARGET_DIR:-target}"/debug/wasmdp
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
-RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --quick --reps 1 --json "$out/bench.json" --svg "$out/bench.svg"
+RUST_LOG=warn "$wasmdp" bench --quick --reps 1 --json "$out/bench.json" --svg "$out/bench.svg"
 grep -q "<svg" "$out/bench.svg" && grep -q "plugin-sticky" "$out/bench.svg"
 step "wasmdp bench --plugin: a user's plugin against io and the native engine it names"
 plugins=plugins/target/wasm32-unknown-unknown/release
-RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --plugin "$plugins/wasm_macswap.wasm" --native macswap \
+RUST_LOG=warn "$wasmdp" bench --plugin "$plugins/wasm_macswap.wasm" --native macswap \
   --quick --reps 1 --json "$out/user.json" >/dev/null
-RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench --plugin "$plugins/acl.wasm" --params deny_udp_dst_port=9 \
+RUST_LOG=warn "$wasmdp" bench --plugin "$plugins/acl.wasm" --params deny_udp_dst_port=9 \
   --quick --reps 1 --json "$out/acl.json" >/dev/null
 python3 - "$out/user.json" "$out/acl.json" <<'PY'
 import json, sys
@@ -53,7 +58,7 @@ assert acl["wasm"]["mpps"] > 0, "an ACL dropping every frame is measured at the 
 print("bench --plugin JSON ok")
 PY
 step "wasmdp bench memcpy (a short run: checks it completes)"
-RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp bench memcpy --iters 200 --json "$out/memcpy.json" >/dev/null
+RUST_LOG=warn "$wasmdp" bench memcpy --iters 200 --json "$out/memcpy.json" >/dev/null
 python3 - "$out/bench.json" <<'PY'
 import json, sys
 cells = json.load(open(sys.argv[1]))["results"]
@@ -77,6 +82,6 @@ for e in ("macswap", "vxlan_decap", "vxlan_encap", "dnat", "l4_lb", "ratelimit")
 print(f"bench JSON ok: {len(cells)} cells")
 PY
 step "run the default config for 1 s"
-RUST_LOG=warn "${CARGO_TARGET_DIR:-target}"/release/wasmdp run config.yaml --duration 1 --stats-period 0 --stats-json "$out/run.json" >/dev/null
+RUST_LOG=warn "$wasmdp" run config.yaml --duration 1 --stats-period 0 --stats-json "$out/run.json" >/dev/null
 python3 -c "import json,sys; j=json.load(open(sys.argv[1])); assert j['leaked_buffers']==0 and j['mpps']>0, j; print('run JSON ok: %.1f Mpps' % j['mpps'])" "$out/run.json"
 step "all passed"
