@@ -7,7 +7,7 @@ set -euo pipefail
 rustc="$1"
 shift
 case " $* " in
-*" --crate-name wasmdp "* | *" --crate-name wasmdp_abi "* | *" --crate-name wasmdp_sdk "*)
+*" --crate-name wasmdp "* | *" --crate-name wasmdp_abi "* | *" --crate-name wasmdp_sdk "* | *" --crate-name wasmdp_wire "*)
   # shellcheck disable=SC2086 # the flags are words
   exec "$rustc" "$@" $WASMDP_FUZZ_RUSTFLAGS
   ;;

@@ -62,4 +62,6 @@ pub mod ports;
 pub mod reload;
 pub mod simd;
 pub mod stats;
-pub mod wire;
+
+/// Frame headers: the `wasmdp-wire` crate, shared with the ABI crate and plugins.
+pub use wasmdp_wire as wire;

@@ -273,6 +273,7 @@ pub struct FrameCfg {
     /// Send the frame encapsulated in this port's `vxlan:` or `geneve:` tunnel, as the far end
     /// would send it to us: from `remote_ip` to `local_ip`, MACs `peer_mac` to `mac`. `size` is then
     /// the inner frame's.
+    #[serde(deserialize_with = "tunnel::tunnel_kind")]
     pub tunnel: Option<crate::wire::tunnel::Kind>,
 }
 

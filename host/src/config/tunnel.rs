@@ -74,14 +74,14 @@ pub enum TunnelOthers {
     Pass,
 }
 
-impl<'de> Deserialize<'de> for Kind {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        Kind::ALL
-            .into_iter()
-            .find(|k| k.name() == s)
-            .ok_or_else(|| serde::de::Error::custom(format!("unknown tunnel `{s}`: allowed vxlan, geneve")))
-    }
+/// `frame.tunnel:` a tunnel's name (`vxlan`, `geneve`), or nothing.
+pub(super) fn tunnel_kind<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Kind>, D::Error> {
+    let Some(s) = Option::<String>::deserialize(d)? else { return Ok(None) };
+    Kind::ALL
+        .into_iter()
+        .find(|k| k.name() == s)
+        .map(Some)
+        .ok_or_else(|| serde::de::Error::custom(format!("unknown tunnel `{s}`: allowed vxlan, geneve")))
 }
 
 /// The port's section for `kind`.

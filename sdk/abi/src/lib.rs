@@ -164,9 +164,10 @@ pub mod verdict {
 pub const MAX_COUNTERS: u32 = 16;
 
 pub mod area;
-
 pub mod context;
-
+pub mod decision;
 pub mod map;
 
-pub mod hash;
+/// [`flow_hash`](hash::flow_hash): the wire crate's, so that the host and a plugin hashing a window
+/// agree.
+pub use wasmdp_wire::hash;

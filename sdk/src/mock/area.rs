@@ -7,10 +7,11 @@ use std::vec::Vec;
 
 use super::decide::run_on;
 use super::packets::adjust;
-use super::{get, put, with, MockHost};
+use super::{put, with, MockHost};
 use crate::AreaSpec;
 use wasmdp_abi::area::{self, desc, hdr, verdict, DESC, HEADER};
-use wasmdp_abi::{engine, err, flags};
+use wasmdp_abi::decision::{Decision, HeaderOut};
+use wasmdp_abi::{engine, err};
 
 /// A registered burst area.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -95,39 +96,23 @@ pub(super) fn fill_area(h: &mut MockHost) {
     }
 }
 
-/// One packet's decision read back.
-struct Decision {
-    verdict: u8,
-    arg: u16,
-    head: i16,
-    tail: i16,
-    dirty: usize,
-}
-
 pub(super) fn apply_area(h: &mut MockHost) {
     let Some(mut a) = h.area else { return };
     if !h.in_burst {
         return;
     }
     let r = region(&a);
-    let engine_id = i32::from_le_bytes(get(r, hdr::ENGINE));
-    let offloads = u64::from_le_bytes(get(r, hdr::OFFLOADS));
-    let changed = u32::from_le_bytes(get(r, hdr::CHANGED)) != 0;
+    let header = HeaderOut::decode(r);
+    let (engine_id, offloads, changed) = (header.engine, header.offloads, header.changed);
     let n = h.packets.len().min(a.max_pkts);
     let mut decided = Vec::new();
     if changed && !a.heads {
         for i in 0..n {
             let d = &r[HEADER + i * DESC..][..DESC];
-            decided.push(Decision {
-                verdict: d[desc::VERDICT],
-                arg: u16::from_le_bytes(get(d, desc::ARG)),
-                head: i16::from_le_bytes(get(d, desc::HEAD)),
-                tail: i16::from_le_bytes(get(d, desc::TAIL)),
-                dirty: usize::from(u16::from_le_bytes(get(d, desc::DIRTY))),
-            });
+            decided.push(Decision::decode(d));
         }
     }
-    a.refused = check(&decided, engine_id, offloads, h.ports, a.window);
+    a.refused = check(&header, &decided, h.ports, a.window);
     h.area = Some(a);
     if a.refused.is_some() {
         return;
@@ -151,7 +136,7 @@ pub(super) fn apply_area(h: &mut MockHost) {
             p.no_room = true;
             continue;
         }
-        let k = d.dirty.min(p.data.len());
+        let k = usize::from(d.dirty).min(p.data.len());
         p.data[..k].copy_from_slice(&r[wins + i * a.window..][..k]);
     }
     for (i, p) in h.packets.iter_mut().enumerate() {
@@ -167,27 +152,18 @@ pub(super) fn apply_area(h: &mut MockHost) {
         }
         if offloads != 0 && !p.dropped {
             p.flags |= offloads;
-            p.vlan_tci = u16::from_le_bytes(get(r, hdr::VLAN_TCI));
-            p.vlan_tci_outer = u16::from_le_bytes(get(r, hdr::VLAN_OUTER));
+            p.vlan_tci = header.vlan_tci;
+            p.vlan_tci_outer = header.vlan_outer;
         }
     }
 }
 
-/// What the host refuses in an area (the call then fails with that code and nothing is done).
-fn check(decided: &[Decision], engine_id: i32, offloads: u64, ports: u32, window: usize) -> Option<i32> {
-    if engine_id < -1 || engine_id >= engine::COUNT as i32 {
-        return Some(err::BAD_ENGINE);
-    }
-    if offloads & !flags::ALLOWED != 0 {
-        return Some(err::BAD_FLAGS);
-    }
-    decided.iter().find_map(|d| match d.verdict {
-        _ if d.dirty > window => Some(err::BAD_RANGE),
-        verdict::PASS | verdict::DROP => None,
-        verdict::SEND if u32::from(d.arg) < ports => None,
-        verdict::SEND => Some(err::BAD_PORT),
-        verdict::ENGINE if u32::from(d.arg) < engine::COUNT => None,
-        verdict::ENGINE => Some(err::BAD_ENGINE),
-        _ => Some(err::BAD_RANGE),
+/// What the host refuses in an area (the call then fails with the code): the ABI's rules
+/// (`wasmdp_abi::decision`, which the host checks by too), with this fake host's ports and the
+/// ABI's engine ids.
+fn check(header: &HeaderOut, decided: &[Decision], ports: u32, window: usize) -> Option<i32> {
+    let engine_ok = |e: u32| e < engine::COUNT;
+    header.check(engine_ok).err().or_else(|| {
+        decided.iter().find_map(|d| d.check(window, |p| u32::from(p) < ports, |e| engine_ok(e.into())).err())
     })
 }

@@ -288,7 +288,3 @@ pub fn gauge(name: &str) -> Option<i64> {
 fn put(b: &mut [u8], at: usize, v: &[u8]) {
     b[at..at + v.len()].copy_from_slice(v);
 }
-
-fn get<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
-    b[at..at + N].try_into().expect("N bytes")
-}

@@ -7,7 +7,8 @@ use crate::mbuf::Pkt;
 use crate::offload::{self, TxOffloads};
 use crate::plugin::state::HostState;
 use crate::simd::Simd;
-use wasmdp_abi::area::{desc, hdr, verdict, DESC, HEADER};
+use wasmdp_abi::area::{desc, verdict, DESC, HEADER};
+use wasmdp_abi::decision::{Decision, HeaderOut};
 use wasmdp_abi::err;
 
 /// The header's decisions, checked.
@@ -19,16 +20,6 @@ pub(crate) struct Header {
     pub changed: bool,
     /// Offloads for every transmitted packet.
     pub offloads: Option<TxOffloads>,
-}
-
-/// One packet's decisions, checked.
-#[derive(Debug, Clone, Copy, Default)]
-pub(super) struct Decision {
-    verdict: u8,
-    arg: u16,
-    head: i16,
-    tail: i16,
-    dirty: u16,
 }
 
 /// After a call that returned 0: reads and checks everything, then carries it out on the burst
@@ -153,7 +144,7 @@ pub(super) fn check_all(descs: &[u8], window: usize, st: &HostState) -> Result<S
 pub(super) fn check_each(descs: &[u8], window: usize, st: &HostState) -> Result<Seen, i32> {
     let (mut verdicts, mut lengths, mut dirty) = (0u8, 0u32, 0u16);
     for d in descs.chunks_exact(DESC) {
-        let d = decode(d);
+        let d = Decision::decode(d);
         if d.verdict != verdict::PASS || usize::from(d.dirty) > window {
             check(&d, window, st)?;
         }
@@ -182,7 +173,7 @@ pub(super) fn copy_back_windows<const W: usize>(
     let simd = st.simd;
     st.with_call(|burst, _, _, _| {
         for (p, (d, w)) in burst.iter_mut().zip(descs.chunks_exact(DESC).zip(wins.chunks_exact(window))) {
-            let k = usize::from(decode(d).dirty).min(p.len());
+            let k = usize::from(Decision::decode(d).dirty).min(p.len());
             copy_window::<W>(simd, &mut p.data_mut()[..k], &w[..k]);
         }
     })
@@ -190,52 +181,25 @@ pub(super) fn copy_back_windows<const W: usize>(
 }
 
 pub(super) fn read_header(region: &[u8]) -> Result<Header, i32> {
-    let engine = i32::from_le_bytes(get(region, hdr::ENGINE));
-    let engine = match engine {
-        -1 => None,
-        e => Some(u32::try_from(e).ok().filter(|&e| crate::engines::by_abi_id(e).is_some()).ok_or(err::BAD_ENGINE)?),
-    };
-    let changed = u32::from_le_bytes(get(region, hdr::CHANGED)) != 0;
-    let f = u64::from_le_bytes(get(region, hdr::OFFLOADS));
-    if f & !wasmdp_abi::flags::ALLOWED != 0 {
-        return Err(err::BAD_FLAGS);
-    }
-    let offloads = (f != 0).then(|| TxOffloads {
-        flags: f,
-        vlan_tci: u16::from_le_bytes(get(region, hdr::VLAN_TCI)),
-        vlan_tci_outer: u16::from_le_bytes(get(region, hdr::VLAN_OUTER)),
+    let h = HeaderOut::decode(region);
+    let engine = h.check(|e| crate::engines::by_abi_id(e).is_some())?;
+    let offloads = (h.offloads != 0).then_some(TxOffloads {
+        flags: h.offloads,
+        vlan_tci: h.vlan_tci,
+        vlan_tci_outer: h.vlan_outer,
     });
-    Ok(Header { engine, changed, offloads })
+    Ok(Header { engine, changed: h.changed, offloads })
 }
 
-/// A descriptor's out fields as written (unchecked: [`check`] checks them).
-#[inline(always)]
-pub(super) fn decode(d: &[u8]) -> Decision {
-    let d: [u8; DESC] = get(d, 0);
-    Decision {
-        verdict: d[desc::VERDICT],
-        arg: u16::from_le_bytes([d[desc::ARG], d[desc::ARG + 1]]),
-        head: i16::from_le_bytes([d[desc::HEAD], d[desc::HEAD + 1]]),
-        tail: i16::from_le_bytes([d[desc::TAIL], d[desc::TAIL + 1]]),
-        dirty: u16::from_le_bytes([d[desc::DIRTY], d[desc::DIRTY + 1]]),
-    }
-}
-
-/// A decision the host can carry out, or the code the call fails with.
+/// `d` checked by the ABI's rule (`Decision::check`) against this stream's ports and the engine
+/// table.
 #[inline(always)]
 pub(super) fn check(d: &Decision, window: usize, st: &HostState) -> Result<(), i32> {
-    match d.verdict {
-        verdict::PASS | verdict::DROP => {}
-        verdict::SEND if st.env.injects.get(usize::from(d.arg)).is_some_and(Option::is_some) => {}
-        verdict::SEND => return Err(err::BAD_PORT),
-        verdict::ENGINE if crate::engines::by_abi_id(u32::from(d.arg)).is_some() => {}
-        verdict::ENGINE => return Err(err::BAD_ENGINE),
-        _ => return Err(err::BAD_RANGE),
-    }
-    if usize::from(d.dirty) > window {
-        return Err(err::BAD_RANGE);
-    }
-    Ok(())
+    d.check(
+        window,
+        |port| st.env.injects.get(usize::from(port)).is_some_and(Option::is_some),
+        |engine| crate::engines::by_abi_id(u32::from(engine)).is_some(),
+    )
 }
 
 /// Per packet with a descriptor: the length changes (front, then tail; one that does not fit drops
@@ -257,7 +221,7 @@ pub(super) fn carry_out(
     st.with_call(|burst, _, _, view| {
         let n = descs.len() / DESC;
         engines[n..].fill(header_engine);
-        let descs = descs.chunks_exact(DESC).map(decode);
+        let descs = descs.chunks_exact(DESC).map(Decision::decode);
         if view.untouched() {
             // Index i is position i and names its packet (what this loop requests moves nothing):
             // the slots are walked together, their bounds checked once.

@@ -1,4 +1,6 @@
-//! Zero-copy header access on frame bytes: parse once, then work on known offsets.
+//! Zero-copy header access on frame bytes: parse once, then work on known offsets. The host's and
+//! the plugins' one implementation (`wasmdp-wire`, no_std; with the feature `alloc`, on by default,
+//! the parts that allocate).
 //!
 //! [`parse()`] walks Ethernet, up to two VLAN/QinQ tags and IPv4/IPv6 once and returns the header
 //! lengths as [`Headers`]; everything else works on the offsets that follow from them:
@@ -11,21 +13,32 @@
 //! allocates. Field offsets live in `field`; each header's length is checked once, then read
 //! through fixed-size arrays.
 
+#![cfg_attr(not(test), no_std)]
+// Without `alloc`, the helpers only the allocating parts use go unused.
+#![cfg_attr(not(feature = "alloc"), allow(dead_code, unused_imports))]
+
+#[cfg(any(test, feature = "alloc"))]
+extern crate alloc;
+
+#[cfg(feature = "alloc")]
 mod build;
 mod cksum;
 mod field;
+#[cfg(feature = "alloc")]
 mod gso;
-mod hash;
+pub mod hash;
 mod parse;
 mod reply;
 mod swap;
 mod tag;
-#[cfg(test)]
-pub(crate) mod testutil;
+#[cfg(any(test, feature = "testutil"))]
+pub mod testutil;
 pub mod tunnel;
 
+#[cfg(feature = "alloc")]
 pub use build::build_udp;
 pub use cksum::{fill_ipv4_cksum, fill_l4_cksum, finish_partial_l4, L4Checksum};
+#[cfg(feature = "alloc")]
 pub use gso::{complete_checksum, segment, segment_count, GsoError};
 pub use hash::flow_hash;
 pub use parse::parse;

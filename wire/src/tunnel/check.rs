@@ -5,10 +5,10 @@
 //! caller drops or passes it whole; nothing is decapsulated on a guess.
 
 use super::{Kind, GENEVE_C, GENEVE_ETHERNET, GENEVE_O, TUNNEL_HLEN, VXLAN_I};
-use crate::wire::cksum::{add_carry, fold, sum};
-use crate::wire::field::{be16, eth, ipv4, ipv6, proto, tag, udp};
-use crate::wire::{ethertype, ETH_HLEN};
-use std::net::IpAddr;
+use crate::cksum::{add_carry, fold, sum};
+use crate::field::{be16, eth, ipv4, ipv6, proto, tag, udp};
+use crate::{ethertype, ETH_HLEN};
+use core::net::IpAddr;
 
 /// What a frame must be for us to decapsulate it.
 #[derive(Debug, Clone, PartialEq, Eq)]

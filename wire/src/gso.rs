@@ -12,6 +12,7 @@
 use super::cksum::{add_carry, fold, sum};
 use super::field::{ipv4, ipv6, proto, put_be16, tcp, udp};
 use super::{fill_ipv4_cksum, fill_l4_cksum, Headers, L3};
+use alloc::vec::Vec;
 
 /// Why a frame cannot be segmented.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,7 +40,7 @@ pub fn segment(
     h: &Headers,
     mss: usize,
     max_frame: usize,
-    range: std::ops::Range<usize>,
+    range: core::ops::Range<usize>,
     scratch: &mut Vec<u8>,
     mut emit: impl FnMut(usize, &[u8]),
 ) -> Result<usize, GsoError> {

@@ -177,8 +177,8 @@ mod tests {
         fn arbitrary_bytes_never_panic_and_replies_come_from_us(
             frame in proptest::collection::vec(any::<u8>(), 0..160)
         ) {
-            let h = crate::wire::parse(&frame);
-            type Builder = fn(&mut [u8], &crate::wire::Headers) -> Option<usize>;
+            let h = crate::parse(&frame);
+            type Builder = fn(&mut [u8], &crate::Headers) -> Option<usize>;
             let builders: [Builder; 3] = [
                 |f, h| arp_reply(f, h, [1; 6], &[[0; 4]]),
                 |f, h| icmp4_echo_reply(f, h, [1; 6], &[[0; 4]]),

@@ -2,10 +2,12 @@
 //! each packet with its lengths, source port and checksums patched.
 
 use super::{Kind, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I};
-use crate::wire::cksum::{add_carry, fold, sum};
-use crate::wire::field::{eth, ipv4, ipv6, proto, put_be16, put_bytes, udp};
-use crate::wire::{ethertype, ETH_HLEN};
-use std::net::IpAddr;
+use crate::cksum::{add_carry, fold, sum};
+use crate::field::{eth, ipv4, ipv6, proto, put_be16, put_bytes, udp};
+use crate::{ethertype, ETH_HLEN};
+#[cfg(feature = "alloc")]
+use alloc::{format, string::String};
+use core::net::IpAddr;
 
 /// What the outer headers say.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +51,7 @@ pub struct Outer {
 impl Outer {
     /// Builds the headers; fails when the addresses are of different families or the VNI does not
     /// fit 24 bits.
+    #[cfg(feature = "alloc")]
     pub fn new(s: &OuterSpec) -> Result<Outer, String> {
         if s.vni >= 1 << 24 {
             return Err(format!("vni {} does not fit 24 bits (0..=16777215)", s.vni));

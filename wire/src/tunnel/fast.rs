@@ -8,10 +8,10 @@ use super::check::udp_sum_ok;
 use super::{
     check, Expect, Found, Kind, Reject, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I,
 };
-use crate::wire::cksum::{add_carry, fold};
-use crate::wire::field::{eth, ipv4, ipv6, proto, udp};
-use crate::wire::{ethertype, ETH_HLEN};
-use std::net::IpAddr;
+use crate::cksum::{add_carry, fold};
+use crate::field::{eth, ipv4, ipv6, proto, udp};
+use crate::{ethertype, ETH_HLEN};
+use core::net::IpAddr;
 
 /// Bytes compared at a time.
 const CHUNK: usize = 16;

@@ -92,7 +92,7 @@ pub fn fill_ipv4_cksum(frame: &mut [u8], h: &Headers) -> bool {
 /// fragment (IPv4 MF or offset, an IPv6 Fragment header: the segment is not in one frame), an IPv6
 /// Routing header with segments left (`h.l4_whole` false), and `h` not fitting `frame`.
 #[inline]
-fn l4_segment(frame: &[u8], h: &Headers) -> Option<(std::ops::Range<usize>, usize, u64)> {
+fn l4_segment(frame: &[u8], h: &Headers) -> Option<(core::ops::Range<usize>, usize, u64)> {
     let (csum_at, min_hlen) = match h.l4_proto {
         proto::TCP => (tcp::CHECKSUM, tcp::MIN_LEN),
         proto::UDP => (udp::CHECKSUM, udp::LEN),
@@ -133,7 +133,7 @@ fn l4_segment(frame: &[u8], h: &Headers) -> Option<(std::ops::Range<usize>, usiz
 }
 
 /// Writes the TCP or UDP checksum (with the IPv4/IPv6 pseudo-header) when the frame has a whole
-/// TCP or UDP segment ([`l4_segment`] says when); returns false (frame unchanged) otherwise. A
+/// TCP or UDP segment (`l4_segment` says when); returns false (frame unchanged) otherwise. A
 /// computed UDP checksum of 0 is sent as 0xFFFF.
 #[inline]
 pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {

@@ -1,6 +1,11 @@
 //! Test fixtures shared by the `wire` tests: frames built by etherparse, and checksum checks done by
 //! etherparse (independently of our own checksum code).
 
+// Outside this crate's own tests only `assert_checksums` is used (the other fixtures are its tests').
+#![cfg_attr(not(test), allow(dead_code))]
+
+use alloc::vec;
+use alloc::vec::Vec;
 use etherparse::{
     ip_number, IpHeaders, Ipv4Header, Ipv6Header, NetHeaders, PacketBuilder, PacketBuilderStep, PacketHeaders,
     TransportHeader, VlanId,
@@ -87,7 +92,7 @@ fn ip_step(vlans: usize, ip: IpHeaders) -> PacketBuilderStep<IpHeaders> {
 
 /// Checks with etherparse that the frame's IPv4 header checksum (if any) and TCP/UDP checksum are
 /// correct. Panics with a description otherwise.
-pub(crate) fn assert_checksums(frame: &[u8]) {
+pub fn assert_checksums(frame: &[u8]) {
     let p = PacketHeaders::from_ethernet_slice(frame).expect("etherparse rejects the frame");
     let payload = p.payload.slice();
     let transport = p.transport.expect("no transport header");

@@ -3,6 +3,8 @@
 use super::cksum::{fill_ipv4_cksum, fill_l4_cksum};
 use super::field::{eth, ipv4, l4, proto, put_be16, put_bytes, tag, udp};
 use super::{ethertype, FrameSpec, Headers, ETH_HLEN, L3};
+use alloc::vec;
+use alloc::vec::Vec;
 
 /// TTL of generated packets.
 const TTL: u8 = 64;

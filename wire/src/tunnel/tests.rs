@@ -2,10 +2,10 @@
 //! and against a second implementation of the same rules on etherparse's parse.
 
 use super::*;
-use crate::wire::testutil::{assert_checksums, frame, Ip, L4};
+use crate::testutil::{assert_checksums, frame, Ip, L4};
+use core::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use etherparse::{LinkSlice, NetSlice, PacketBuilder, SlicedPacket, TransportSlice, VlanSlice};
 use proptest::prelude::*;
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 const LOCAL4: [u8; 4] = [192, 0, 2, 1];
 const REMOTE4: [u8; 4] = [192, 0, 2, 2];
