@@ -108,7 +108,9 @@ PY
 fi
 declare -A ipp
 measure() {
-  RUST_LOG=warn valgrind --tool=callgrind --callgrind-out-file="$tmp/$1.out" --toggle-collect='wasmdp::lcore::run' \
+  # --fair-sched: valgrind runs one thread at a time, and without it the worker can starve the
+  # thread that stops the run after SECONDS (a run of 1 s once took 28).
+  RUST_LOG=warn valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$tmp/$1.out" --toggle-collect='wasmdp::lcore::run' \
     "$wasmdp" run "$tmp/$1.yaml" --duration "$secs" --stats-period 0 --stats-json "$tmp/$1.json" >/dev/null 2>"$tmp/$1.err" \
     || { cat "$tmp/$1.err" >&2; exit 1; }
   ipp[$1]=$(python3 - "$tmp/$1.out" "$tmp/$1.json" <<'PY'

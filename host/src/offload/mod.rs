@@ -135,6 +135,13 @@ pub fn apply_sw(p: &mut Pkt, caps: Caps) -> Result<(), OffloadError> {
     if f & (flags::TX_SW_MASK | flags::TX_MACSEC) == 0 {
         return Ok(());
     }
+    apply_flags(p, caps, f)
+}
+
+/// [`apply_sw`] for a packet with offloads to carry out: out of line, so that the check above is
+/// all a TX loop inlines (whatever the wire crate's parsing and checksums inline into this).
+#[inline(never)]
+fn apply_flags(p: &mut Pkt, caps: Caps, f: u64) -> Result<(), OffloadError> {
     if f & flags::TX_MACSEC != 0 && !caps.macsec {
         return Err(OffloadError::NoMacsec);
     }
