@@ -143,7 +143,10 @@ mod map;
 pub mod mock;
 #[cfg(not(target_arch = "wasm32"))]
 pub mod native;
-pub mod net;
+/// Zero-copy header views on a packet window (what [`Packet::read`] gives; it may be shorter than the
+/// packet), the lean fast path, and the Internet checksums: `wasmdp-wire`'s views, the same crate
+/// the host parses and checksums with, so host and plugin read a frame by the same rules.
+pub use wasmdp_wire::view as net;
 mod offloads;
 mod params;
 mod params_net;

@@ -1,8 +1,9 @@
 //! [`build_udp`]: the frame template of generated traffic.
 
 use super::cksum::{fill_ipv4_cksum, fill_l4_cksum};
-use super::field::{eth, ipv4, l4, proto, put_be16, put_bytes, tag, udp};
+use super::field::{eth, ipv4, l4, put_be16, put_bytes, tag, udp};
 use super::{ethertype, FrameSpec, Headers, ETH_HLEN, L3};
+use crate::proto;
 use alloc::vec;
 use alloc::vec::Vec;
 

@@ -26,8 +26,6 @@ pub(super) mod tag {
     pub(crate) const LEN: usize = 4;
     /// Maximum number of tags skipped by `parse`.
     pub(crate) const MAX: usize = 2;
-    /// The pre-standard QinQ TPID, accepted like 0x8100 and 0x88A8.
-    pub(crate) const TPID_9100: u16 = 0x9100;
 }
 
 /// IPv4 (RFC 791).
@@ -76,11 +74,6 @@ pub(super) mod ipv6 {
     pub(crate) const LEN: usize = 40;
     /// Extension headers walked at most (DPDK's ptype parser walks 5; a frame with more is odd).
     pub(crate) const MAX_EXT: usize = 8;
-    /// Next-header values of the extension headers walked.
-    pub(crate) const HOP_BY_HOP: u8 = 0;
-    pub(crate) const ROUTING: u8 = 43;
-    pub(crate) const FRAGMENT: u8 = 44;
-    pub(crate) const DEST_OPTS: u8 = 60;
 }
 
 /// TCP and UDP share the port layout.
@@ -111,14 +104,6 @@ pub(super) mod tcp {
     pub(crate) const CHECKSUM: usize = 16;
     /// Header length without options.
     pub(crate) const MIN_LEN: usize = 20;
-}
-
-/// IP protocol numbers.
-pub(super) mod proto {
-    /// TCP.
-    pub(crate) const TCP: u8 = 6;
-    /// UDP.
-    pub(crate) const UDP: u8 = 17;
 }
 
 /// Reads the big-endian `u16` at `at` of a header whose length `N` has been checked.
@@ -161,5 +146,5 @@ pub(super) fn swap_adjacent<const N: usize>(buf: &mut [u8], at: usize) {
 /// Whether `ethertype` is the TPID of a VLAN tag we skip (0x8100, 0x88A8, 0x9100).
 #[inline(always)]
 pub(super) const fn is_tpid(ethertype: u16) -> bool {
-    matches!(ethertype, super::ethertype::VLAN | super::ethertype::QINQ | tag::TPID_9100)
+    matches!(ethertype, super::ethertype::VLAN | super::ethertype::QINQ | super::ethertype::QINQ_9100)
 }

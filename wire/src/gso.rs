@@ -9,9 +9,10 @@
 //! the TCP checksum computed. UDP super-frames (UDP GSO) become datagrams of `mss` payload bytes, each
 //! with its own UDP length and checksum.
 
-use super::cksum::{add_carry, fold, sum};
-use super::field::{ipv4, ipv6, proto, put_be16, tcp, udp};
+use super::cksum::wide::{add_carry, fold, sum};
+use super::field::{ipv4, ipv6, put_be16, tcp, udp};
 use super::{fill_ipv4_cksum, fill_l4_cksum, Headers, L3};
+use crate::proto;
 use alloc::vec::Vec;
 
 /// Why a frame cannot be segmented.

@@ -8,97 +8,45 @@
 //! options, fragment; at most 8) are walked. All packets of one flow hash alike, the fragments of a
 //! flow with each other (their ports are not in every fragment, so never in the hash). Never panics.
 
-/// Ethernet header length.
-const ETH: usize = 14;
-const IPV4: u16 = 0x0800;
-const IPV6: u16 = 0x86DD;
-const TCP: u8 = 6;
-const UDP: u8 = 17;
+use crate::{ethertype, parse, proto, ETH_HLEN as ETH, L3};
 
 /// The flow hash of the frame starting with `frame` (a whole frame or its first bytes).
 #[inline]
 pub fn flow_hash(frame: &[u8]) -> u32 {
     // The common case straight: untagged IPv4 without options, not a fragment, with its ports.
     if let Some(f) = frame.first_chunk::<{ ETH + 24 }>() {
-        let plain = f[12..14] == [0x08, 0x00] && f[ETH] == 0x45 && f[ETH + 6] & 0x3F == 0 && f[ETH + 7] == 0;
+        let plain =
+            f[12..14] == ethertype::IPV4.to_be_bytes() && f[ETH] == 0x45 && f[ETH + 6] & 0x3F == 0 && f[ETH + 7] == 0;
         if plain {
             let proto = f[ETH + 9];
             let addrs = u64_at(f, ETH + 12);
-            let ports = if matches!(proto, TCP | UDP) { u32_at(f, ETH + 20) } else { 0 };
+            let ports = if matches!(proto, proto::TCP | proto::UDP) { u32_at(f, ETH + 20) } else { 0 };
             return mix(addrs, u64::from(ports) << 8 | u64::from(proto));
         }
     }
     slow(frame)
 }
 
-/// Tags, options, IPv6, fragments, non-IP.
+/// Tags, options, IPv6, fragments, non-IP: the headers found by [`parse`](crate::parse())'s own
+/// L2 and L3 walks, so the hash and the parse agree on where a frame's flow is.
 #[cold]
 fn slow(frame: &[u8]) -> u32 {
-    let (l3, etype) = l2(frame);
-    let ip = frame.get(l3..).unwrap_or_default();
-    let found = match etype {
-        IPV4 => ipv4(ip),
-        IPV6 => ipv6(ip),
-        _ => None,
-    };
+    let found = parse::l2(frame).and_then(|(etype, _, ip)| Some((ip, parse::l3(etype, ip)?)));
     match found {
-        Some((addrs, proto, l4)) => {
-            let ports = l4.map_or(0, |at| u32_at(ip, at));
-            mix(addrs, u64::from(ports) << 8 | u64::from(proto))
+        Some((ip, l3)) => {
+            let addrs = match l3.kind {
+                L3::Ipv6 => (0..4).fold(0u64, |acc, i| acc.rotate_left(17) ^ u64_at(ip, 8 + 8 * i)),
+                _ => u64_at(ip, 12),
+            };
+            let ports = !l3.fragment && matches!(l3.proto, proto::TCP | proto::UDP) && ip.len() >= l3.len + 4;
+            let ports = if ports { u32_at(ip, l3.len) } else { 0 };
+            mix(addrs, u64::from(ports) << 8 | u64::from(l3.proto))
         }
-        None => mix(u64_at(frame, 0) ^ u64_at(frame, 6).rotate_left(16), u64::from(etype)),
-    }
-}
-
-/// The L3 offset and EtherType after at most two tags (0 when the frame is shorter than a header).
-fn l2(frame: &[u8]) -> (usize, u16) {
-    let mut at = 12;
-    let mut etype = u16_at(frame, at);
-    for _ in 0..2 {
-        if !matches!(etype, 0x8100 | 0x88A8 | 0x9100) || frame.len() < at + 6 {
-            break;
+        None => {
+            let etype = parse::l2(frame).map_or_else(|| u16_at(frame, 12), |(etype, _, _)| etype);
+            mix(u64_at(frame, 0) ^ u64_at(frame, 6).rotate_left(16), u64::from(etype))
         }
-        at += 4;
-        etype = u16_at(frame, at);
     }
-    (at + 2, etype)
-}
-
-/// An IPv4 header's folded addresses, protocol and (TCP/UDP, not a fragment) the ports' offset.
-fn ipv4(ip: &[u8]) -> Option<(u64, u8, Option<usize>)> {
-    let h = ip.first_chunk::<20>()?;
-    let ihl = usize::from(h[0] & 0x0F) * 4;
-    if h[0] >> 4 != 4 || ihl < 20 || ip.len() < ihl {
-        return None;
-    }
-    let fragment = h[6] & 0x3F != 0 || h[7] != 0;
-    let ports = (!fragment && matches!(h[9], TCP | UDP) && ip.len() >= ihl + 4).then_some(ihl);
-    Some((u64_at(ip, 12), h[9], ports))
-}
-
-/// An IPv6 header's folded addresses, the upper-layer protocol after the extension headers and (TCP
-/// /UDP, not a fragment) the ports' offset.
-fn ipv6(ip: &[u8]) -> Option<(u64, u8, Option<usize>)> {
-    let h = ip.first_chunk::<40>()?;
-    if h[0] >> 4 != 6 {
-        return None;
-    }
-    let addrs = (0..4).fold(0u64, |acc, i| acc.rotate_left(17) ^ u64_at(ip, 8 + 8 * i));
-    let (mut next, mut at, mut fragment) = (h[6], 40, false);
-    for _ in 0..8 {
-        let len = match next {
-            0 | 43 | 60 => (usize::from(*ip.get(at + 1)?) + 1) * 8,
-            44 => {
-                fragment = true;
-                8
-            }
-            _ => break,
-        };
-        next = *ip.get(at)?;
-        at += len;
-    }
-    let ports = (!fragment && matches!(next, TCP | UDP) && ip.len() >= at + 4).then_some(at);
-    Some((addrs, next, ports))
 }
 
 /// The u64 at `at` (native byte order: only equality matters), 0 where the bytes end.
@@ -189,7 +137,7 @@ mod tests {
         f[at..at + 2].copy_from_slice(&[0x08, 0x00]);
         let ip = at + 2;
         f[ip] = 0x45;
-        f[ip + 9] = UDP;
+        f[ip + 9] = proto::UDP;
         f[ip + 12..ip + 16].copy_from_slice(&src);
         f[ip + 16..ip + 20].copy_from_slice(&[10, 0, 0, 2]);
         f[ip + 20..ip + 22].copy_from_slice(&sport.to_be_bytes());
@@ -226,7 +174,7 @@ mod tests {
         f[ETH] = 0x60;
         f[ETH + 6] = 0; // hop-by-hop
         f[ETH + 8] = 1;
-        f[ETH + 40] = UDP; // next after hop-by-hop
+        f[ETH + 40] = proto::UDP; // next after hop-by-hop
         f[ETH + 41] = 0; // 8 bytes
         f[ETH + 48..ETH + 50].copy_from_slice(&1000u16.to_be_bytes());
         let mut g = f;

@@ -1,17 +1,22 @@
-//! Zero-copy header access on frame bytes: parse once, then work on known offsets. The host's and
-//! the plugins' one implementation (`wasmdp-wire`, no_std; with the feature `alloc`, on by default,
-//! the parts that allocate).
+//! Frame headers for the host and the plugins, one implementation of each rule (`wasmdp-wire`,
+//! no_std; with the feature `alloc`, on by default, the parts that allocate).
 //!
-//! [`parse()`] walks Ethernet, up to two VLAN/QinQ tags and IPv4/IPv6 once and returns the header
-//! lengths as [`Headers`]; everything else works on the offsets that follow from them:
+//! For the host, [`parse()`] walks Ethernet, up to two VLAN/QinQ tags and IPv4/IPv6 once and returns
+//! the header lengths as [`Headers`]; everything else works on the offsets that follow from them:
 //! [`swap_five_tuple`] (testpmd's 5tswap), the software checksum offloads [`fill_ipv4_cksum`] and
 //! [`fill_l4_cksum`], [`insert_tag`] for VLAN insertion, [`build_udp`] for generated traffic,
 //! [`flow_hash`] for spreading flows, and [`tunnel`] for VXLAN and Geneve outer headers.
 //!
+//! For plugins (the SDK's `net` is [`view`]), header views checked once and then read at fixed
+//! offsets, a fast path for the frames that dominate traffic, and [`cksum`], the Internet checksum
+//! full and incremental, which the host's fills use too. The host's walk and the views are tuned for
+//! different machines; a test holds them to the same answer on every frame (`agree.rs`), and the flow
+//! hash walks with the host's parse.
+//!
 //! All of it works on plain `&[u8]`/`&mut [u8]`, never panics on malformed or truncated frames, never
 //! changes a frame's length and (except [`build_udp`] and building a [`tunnel::Outer`]) never
-//! allocates. Field offsets live in `field`; each header's length is checked once, then read
-//! through fixed-size arrays.
+//! allocates. The host's field offsets live in `field`; each header's length is checked once, then
+//! read through fixed-size arrays.
 
 #![cfg_attr(not(test), no_std)]
 // Without `alloc`, the helpers only the allocating parts use go unused.
@@ -20,9 +25,11 @@
 #[cfg(any(test, feature = "alloc"))]
 extern crate alloc;
 
+#[cfg(test)]
+mod agree;
 #[cfg(feature = "alloc")]
 mod build;
-mod cksum;
+pub mod cksum;
 mod field;
 #[cfg(feature = "alloc")]
 mod gso;
@@ -34,6 +41,7 @@ mod tag;
 #[cfg(any(test, feature = "testutil"))]
 pub mod testutil;
 pub mod tunnel;
+pub mod view;
 
 #[cfg(feature = "alloc")]
 pub use build::build_udp;
@@ -49,18 +57,44 @@ pub use tag::insert_tag;
 /// Ethernet header length without tags.
 pub const ETH_HLEN: usize = 14;
 
-/// EtherTypes the dataplane understands.
+/// EtherType values (IEEE registry).
 pub mod ethertype {
     /// IPv4.
     pub const IPV4: u16 = 0x0800;
-    /// IPv6.
-    pub const IPV6: u16 = 0x86DD;
     /// ARP.
     pub const ARP: u16 = 0x0806;
-    /// 802.1Q VLAN tag.
+    /// IPv6.
+    pub const IPV6: u16 = 0x86DD;
+    /// 802.1Q customer VLAN tag (C-tag).
     pub const VLAN: u16 = 0x8100;
-    /// 802.1ad service tag (QinQ outer).
+    /// 802.1ad service VLAN tag (S-tag, "QinQ").
     pub const QINQ: u16 = 0x88A8;
+    /// The pre-standard QinQ outer tag some switches still send.
+    pub const QINQ_9100: u16 = 0x9100;
+    /// Transparent Ethernet Bridging: an Ethernet frame (Geneve's protocol type for L2 payloads).
+    pub const TEB: u16 = 0x6558;
+}
+
+/// IP protocol numbers (IANA), also the IPv6 next-header values.
+pub mod proto {
+    /// IPv6 Hop-by-Hop Options.
+    pub const HOPOPT: u8 = 0;
+    /// ICMP (IPv4).
+    pub const ICMP: u8 = 1;
+    /// TCP.
+    pub const TCP: u8 = 6;
+    /// UDP.
+    pub const UDP: u8 = 17;
+    /// IPv6 Routing header.
+    pub const IPV6_ROUTE: u8 = 43;
+    /// IPv6 Fragment header.
+    pub const IPV6_FRAG: u8 = 44;
+    /// ICMPv6.
+    pub const ICMPV6: u8 = 58;
+    /// IPv6 "no next header".
+    pub const IPV6_NONXT: u8 = 59;
+    /// IPv6 Destination Options.
+    pub const IPV6_OPTS: u8 = 60;
 }
 
 /// The network layer of a frame.

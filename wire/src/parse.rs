@@ -1,7 +1,8 @@
 //! [`parse`]: one walk over Ethernet, VLAN/QinQ tags, IPv4/IPv6 and the TCP/UDP header length.
 
-use super::field::{be16, eth, ipv4, ipv6, is_tpid, proto, tag, tcp, udp};
+use super::field::{be16, eth, ipv4, ipv6, is_tpid, tag, tcp, udp};
 use super::{ethertype, Headers, ETH_HLEN, L3};
+use crate::proto;
 
 /// Finds the headers of an Ethernet frame. Never panics; anything truncated or unknown stops the walk.
 #[inline]
@@ -13,42 +14,22 @@ pub fn parse(frame: &[u8]) -> Headers {
 #[inline(always)]
 pub(super) fn walk(frame: &[u8]) -> (Headers, bool) {
     let mut h = Headers::default();
-    let Some((eth_hdr, mut rest)) = frame.split_first_chunk::<ETH_HLEN>() else {
+    let Some((etype, vlans, rest)) = l2(frame) else {
         return (h, false);
     };
-
-    // L2: the EtherType, then up to `tag::MAX` tags, each complete (TCI + inner EtherType) or not
-    // taken at all. A truncated tag or a third one leaves a TPID in `etype`, which ends the walk.
-    let mut etype = be16(eth_hdr, eth::ETHERTYPE);
-    let mut vlans = 0u8;
-    while usize::from(vlans) < tag::MAX && is_tpid(etype) {
-        let Some((t, after)) = rest.split_first_chunk::<{ tag::LEN }>() else {
-            break;
-        };
-        etype = be16(t, tag::ETHERTYPE);
-        rest = after;
-        vlans += 1;
-    }
     h.vlans = vlans;
     h.l2_len = ETH_HLEN as u16 + tag::LEN as u16 * u16::from(vlans);
-
-    // L3: `rest` is the frame from the network header on.
-    let l3 = match etype {
-        ethertype::IPV4 => ipv4_header(rest),
-        ethertype::IPV6 => ipv6_headers(rest),
-        _ => None,
-    };
-    let Some(l3) = l3 else { return (h, false) };
-    h.l3 = l3.kind;
-    h.l3_len = l3.len as u16;
-    h.l4_proto = l3.proto;
-    h.l4_whole = !l3.fragment && !l3.routed;
-    if l3.later_fragment {
+    let Some(found) = l3(etype, rest) else { return (h, false) };
+    h.l3 = found.kind;
+    h.l3_len = found.len as u16;
+    h.l4_proto = found.proto;
+    h.l4_whole = !found.fragment && !found.routed;
+    if found.later_fragment {
         return (h, true);
     }
 
     // L4: only the header length, and only when the whole header is there.
-    let l4 = rest.get(l3.len..).unwrap_or_default();
+    let l4 = rest.get(found.len..).unwrap_or_default();
     h.l4_len = match h.l4_proto {
         proto::UDP if l4.len() >= udp::LEN => udp::LEN as u8,
         proto::TCP => l4.get(tcp::DATA_OFF).map_or(0, |&b| {
@@ -64,18 +45,49 @@ pub(super) fn walk(frame: &[u8]) -> (Headers, bool) {
     (h, false)
 }
 
+/// The L2 walk: the EtherType after the tags, the number of tags (at most `tag::MAX`, each complete
+/// with its TCI and inner EtherType, or not taken at all: a truncated tag or a third one leaves a
+/// TPID as the EtherType, which ends the walk), and the frame from the network header on. None when
+/// the frame is shorter than an Ethernet header.
+#[inline(always)]
+pub(crate) fn l2(frame: &[u8]) -> Option<(u16, u8, &[u8])> {
+    let (eth_hdr, mut rest) = frame.split_first_chunk::<ETH_HLEN>()?;
+    let mut etype = be16(eth_hdr, eth::ETHERTYPE);
+    let mut vlans = 0u8;
+    while usize::from(vlans) < tag::MAX && is_tpid(etype) {
+        let Some((t, after)) = rest.split_first_chunk::<{ tag::LEN }>() else {
+            break;
+        };
+        etype = be16(t, tag::ETHERTYPE);
+        rest = after;
+        vlans += 1;
+    }
+    Some((etype, vlans, rest))
+}
+
+/// The L3 walk on `rest`, the frame from the network header on, by its EtherType: IPv4 or IPv6
+/// with its extension headers; None for anything else or a header that is not all there.
+#[inline(always)]
+pub(crate) fn l3(etype: u16, rest: &[u8]) -> Option<L3Found> {
+    match etype {
+        ethertype::IPV4 => ipv4_header(rest),
+        ethertype::IPV6 => ipv6_headers(rest),
+        _ => None,
+    }
+}
+
 /// What the network layer walk found.
-struct L3Found {
-    kind: L3,
+pub(crate) struct L3Found {
+    pub(crate) kind: L3,
     /// Bytes of the IPv4 header with options, or of the IPv6 header with its extension headers.
-    len: usize,
-    proto: u8,
+    pub(crate) len: usize,
+    pub(crate) proto: u8,
     /// Any fragment (first or later).
-    fragment: bool,
+    pub(crate) fragment: bool,
     /// A fragment other than the first: no L4 header.
-    later_fragment: bool,
+    pub(crate) later_fragment: bool,
     /// An IPv6 Routing header with segments left.
-    routed: bool,
+    pub(crate) routed: bool,
 }
 
 #[inline(always)]
@@ -117,12 +129,12 @@ fn ipv6_headers(rest: &[u8]) -> Option<L3Found> {
     for _ in 0..ipv6::MAX_EXT {
         let Some(ext) = rest.get(f.len..).and_then(<[u8]>::first_chunk::<8>) else { break };
         let len = match f.proto {
-            ipv6::HOP_BY_HOP | ipv6::DEST_OPTS => (usize::from(ext[1]) + 1) * 8,
-            ipv6::ROUTING => {
+            proto::HOPOPT | proto::IPV6_OPTS => (usize::from(ext[1]) + 1) * 8,
+            proto::IPV6_ROUTE => {
                 f.routed |= ext[3] != 0;
                 (usize::from(ext[1]) + 1) * 8
             }
-            ipv6::FRAGMENT => {
+            proto::IPV6_FRAG => {
                 let off_m = be16(ext, 2);
                 f.fragment = off_m & 0xFFF9 != 0;
                 f.later_fragment |= off_m >> 3 != 0;

@@ -3,7 +3,7 @@
 //! Each function checks the frame fully and returns `None` (frame unchanged) when it does not apply,
 //! or the length of the reply (the frame may have to be cut to it).
 
-use super::cksum::{add_carry, checksum, fold, sum};
+use super::cksum::wide::{add_carry, checksum, fold, sum};
 use super::{ethertype, Headers, L3};
 
 const ARP_REQUEST: u16 = 1;

@@ -1,8 +1,9 @@
 //! [`swap_five_tuple`]: testpmd's 5tswap, in place.
 
-use super::field::{eth, ipv4, ipv6, l4, proto, swap_adjacent};
+use super::field::{eth, ipv4, ipv6, l4, swap_adjacent};
 use super::parse::walk;
 use super::L3;
+use crate::proto;
 
 /// Swaps MACs, then IPv4/IPv6 addresses, then TCP/UDP ports (testpmd's 5tswap), skipping VLAN/QinQ
 /// tags. Swaps as much as the frame validly holds; frames shorter than 14 bytes are left unchanged.

@@ -3,6 +3,11 @@
 //!
 //! Every struct rejects unknown keys; every value with a range is checked while parsing, so that
 //! serde_yaml's error carries the line and column.
+//!
+//! Imports that run up the module tree, on purpose: a key that names something another module owns is
+//! checked against its owner's one rule while loading, so a bad YAML fails with its line rather than at
+//! start: driver names and inject sizes against `ports` (the driver table), parameter, map and native
+//! plugin names against `plugin`, and the default control socket path from `control`.
 
 mod checks;
 mod drivers;

@@ -3,6 +3,10 @@
 //! An engine transforms one burst in place between RX and TX; the stream around it owns receiving,
 //! transmitting, retries and counting. Engines that use a native kernel are instantiated once per
 //! kernel variant ([`crate::per_simd!`]), so the per-packet loop has no indirect calls.
+//!
+//! Imports that run up the module tree, on purpose: txonly builds frames from its TX port's
+//! [`crate::ports::Template`] (the one frame generator of null/ring ports and txonly), and the tunnel
+//! engines take their outer headers from the ports' `tunnel:` sections (`tunnel.rs`, from `config`).
 
 mod copy;
 mod fivetswap;

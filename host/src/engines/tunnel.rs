@@ -4,6 +4,9 @@
 //! Both loops write the second metadata cache line ([`crate::mbuf::FlowMeta`]) of every packet, so
 //! they prefetch it for the packet [`AHEAD`] of the one they work on, as the Open vSwitch datapath
 //! does, unless the config turned that off to measure it (`prefetch_flow_meta: false`).
+//!
+//! It reads the ports' `tunnel:` sections from `config` (an upward import: an engine is set up from
+//! the configuration of the ports it runs between, and the section's parser is the one rule for it).
 
 use super::FwdCtx;
 use crate::config::TunnelOthers;

@@ -3,6 +3,7 @@
 
 use crate::config::{FrameCfg, PortCfg};
 use crate::mbuf::Pkt;
+use crate::wire::cksum::{adjust, udp_nonzero, update16};
 use crate::wire::tunnel::{self, Outer, OuterSpec};
 use crate::wire::{self, FrameSpec};
 
@@ -136,13 +137,13 @@ impl Template {
         hdr[..2].copy_from_slice(&port.to_be_bytes());
         let mut delta = !self.base_port as u32 + port as u32;
         if self.base_cksum != 0 {
-            let ck = updated(self.base_cksum, !self.base_port as u32 + port as u32);
+            let ck = udp_nonzero(update16(self.base_cksum, self.base_port, port));
             hdr[6..8].copy_from_slice(&ck.to_be_bytes());
             delta += !self.base_cksum as u32 + ck as u32;
         }
         if let Some(at) = self.outer_cksum_at {
             let Some(c) = frame.get_mut(at..at + 2) else { return };
-            let ck = updated(u16::from_be_bytes([c[0], c[1]]), delta);
+            let ck = udp_nonzero(adjust(u16::from_be_bytes([c[0], c[1]]), delta));
             c.copy_from_slice(&ck.to_be_bytes());
         }
     }
@@ -159,18 +160,5 @@ fn spec_of(f: &FrameCfg, port_mac: [u8; 6], peer_mac: [u8; 6]) -> FrameSpec {
         src_port: f.src_port.u16(),
         dst_port: f.dst_port.u16(),
         vlan: f.vlan.map(|v| v.u16()),
-    }
-}
-
-/// A checksum `ck` after adding `delta` (sums of `!old + new` words) to what it covers; never 0,
-/// which means "no checksum" in UDP.
-#[inline(always)]
-fn updated(ck: u16, delta: u32) -> u16 {
-    let sum = !ck as u32 + delta;
-    let sum = (sum & 0xffff) + (sum >> 16);
-    let sum = (sum & 0xffff) + (sum >> 16);
-    match !(sum as u16) {
-        0 => 0xffff,
-        c => c,
     }
 }

@@ -1,5 +1,9 @@
 //! The control plane's view of the running dataplane: its configuration, its streams, its plugins;
 //! used to build the dataplane at start and to prepare and publish each reload.
+//!
+//! A reload applies the command line's overrides with [`crate::dataplane::apply`], the function the first
+//! build used (an upward import, on purpose: a reloaded configuration cannot differ from what `run`
+//! would have started with the same flags).
 
 use super::diff;
 use super::{Control, ReloadStats, Slot, StreamUpdate, WorkerLink};

@@ -4,6 +4,10 @@
 //! and a store, no atomic read-modify-write) and read by the display thread. Port figures are sums
 //! over streams: RX side from the streams that receive on the port, TX side (and drops, as testpmd
 //! shows them) from the streams that transmit on it.
+//!
+//! Imports that run up the module tree, on purpose: stats displays counters that other layers own and
+//! share with it by `Arc` (a policy's [`crate::plugin::PluginCounters`] and map registry, the
+//! reloads' [`crate::reload::ReloadStats`]); it reads them and never calls into those layers.
 
 mod counters;
 mod display;

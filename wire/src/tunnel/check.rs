@@ -5,8 +5,9 @@
 //! caller drops or passes it whole; nothing is decapsulated on a guess.
 
 use super::{Kind, GENEVE_C, GENEVE_ETHERNET, GENEVE_O, TUNNEL_HLEN, VXLAN_I};
-use crate::cksum::{add_carry, fold, sum};
-use crate::field::{be16, eth, ipv4, ipv6, proto, tag, udp};
+use crate::cksum::wide::{add_carry, fold, sum};
+use crate::field::{be16, eth, ipv4, ipv6, tag, udp};
+use crate::proto;
 use crate::{ethertype, ETH_HLEN};
 use core::net::IpAddr;
 

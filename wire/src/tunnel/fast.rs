@@ -8,8 +8,9 @@ use super::check::udp_sum_ok;
 use super::{
     check, Expect, Found, Kind, Reject, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I,
 };
-use crate::cksum::{add_carry, fold};
-use crate::field::{eth, ipv4, ipv6, proto, udp};
+use crate::cksum::wide::{add_carry, fold};
+use crate::field::{eth, ipv4, ipv6, udp};
+use crate::proto;
 use crate::{ethertype, ETH_HLEN};
 use core::net::IpAddr;
 

@@ -2,8 +2,9 @@
 //! each packet with its lengths, source port and checksums patched.
 
 use super::{Kind, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I};
-use crate::cksum::{add_carry, fold, sum};
-use crate::field::{eth, ipv4, ipv6, proto, put_be16, put_bytes, udp};
+use crate::cksum::wide::{add_carry, fold, sum};
+use crate::field::{eth, ipv4, ipv6, put_be16, put_bytes, udp};
+use crate::proto;
 use crate::{ethertype, ETH_HLEN};
 #[cfg(feature = "alloc")]
 use alloc::{format, string::String};

@@ -21,6 +21,9 @@ pub(super) fn fill(a: &Area, pkts: &[Pkt], rest: &mut [u8], simd: Simd) {
 /// Out of line, each instance, as `fill_windows` (its registers allocated for its loop alone).
 #[inline(never)]
 fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], window: usize, simd: Simd) {
+    // A constant stride where there is one: the loop's shape then does not depend on what the
+    // optimiser makes of a run-time window.
+    let window = if W != 0 { W } else { window };
     for (p, (l, w)) in pkts.iter().zip(lens.chunks_exact_mut(LEN_BYTES).zip(wins.chunks_exact_mut(window))) {
         let data = p.data();
         l.copy_from_slice(&(data.len() as u32).to_le_bytes());
@@ -72,6 +75,7 @@ pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(),
 
 #[inline(never)]
 fn copy_back_heads<const W: usize>(pkts: &mut [Pkt], wins: &[u8], window: usize, simd: Simd) {
+    let window = if W != 0 { W } else { window };
     for (p, win) in pkts.iter_mut().zip(wins.chunks_exact(window)) {
         copy_prefix::<W>(simd, p.data_mut(), win);
     }

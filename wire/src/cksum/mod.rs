@@ -7,14 +7,27 @@
 //! sum it *with* its checksum field: the result folds to 0 when it is intact.
 //!
 //! ```
-//! use wasmdp_sdk::net::cksum;
+//! use wasmdp_wire::cksum;
 //! let hdr = [0x45, 0, 0, 0x73, 0, 0, 0x40, 0, 0x40, 0x11, 0xb8, 0x61, 192, 168, 0, 1, 192, 168, 0, 199];
 //! assert_eq!(cksum::fold(cksum::sum(&hdr, 0)), 0);
 //! // The TTL/protocol word changes from 0x4011 to 0x3f11: patch the checksum without re-reading.
 //! assert_eq!(cksum::update16(0xb861, 0x4011, 0x3f11), 0xb961);
 //! ```
 //!
-//! The UDP/TCP checksums of whole segments are methods of [`Udp`](super::Udp) and [`Tcp`](super::Tcp).
+//! The UDP/TCP checksums of whole segments are methods of the views [`Udp`](crate::view::Udp) and
+//! [`Tcp`](crate::view::Tcp), and the host's software offloads fill them on a parsed frame
+//! ([`fill_l4_cksum`]).
+//!
+//! One rule, one function per step, with the summing loop chosen for the target: WebAssembly has no
+//! 128-bit loads and no byte-swap instruction, a 64-bit CPU has both (`narrow.rs` and `wide.rs` say
+//! how each works). Both loops are built and checked against RFC 1071's word-at-a-time sum on every
+//! test run, whatever the target.
+
+mod fill;
+mod narrow;
+pub(crate) mod wide;
+
+pub use fill::{fill_ipv4_cksum, fill_l4_cksum, finish_partial_l4, L4Checksum};
 
 /// Folds the carries of `acc` back into its low 16 bits (end-around carry), leaving a value of at most
 /// 0xFFFF that is congruent to `acc` modulo 0xFFFF, which is what ones' complement addition is. Zero
@@ -25,7 +38,7 @@
 /// steps always suffice. No loop means no branch and, in WebAssembly, no interruption check per
 /// iteration; on a `u32` argument the compiler drops the first two steps.
 #[inline(always)]
-fn fold_carries(acc: u64) -> u32 {
+pub(crate) fn fold_carries(acc: u64) -> u32 {
     // At most 2^33 - 2.
     let a = (acc & 0xFFFF_FFFF) + (acc >> 32);
     // At most 2^32 - 1: with a carry, the low half is at most 2^32 - 2.
@@ -44,28 +57,11 @@ fn fold_carries(acc: u64) -> u32 {
 /// `sum(b, sum(a, 0))` equals `sum(a ++ b, 0)` only when `a` has an even length, as the words of `b`
 /// would otherwise straddle.
 pub fn sum(data: &[u8], initial: u32) -> u32 {
-    // Summed in the machine's byte order, the running sum swapped into it and the result back (RFC
-    // 1071, 2(B): the sum of byte-swapped words is the byte-swapped sum): two swaps per call instead
-    // of one per word, which WebAssembly, without a byte-swap instruction, pays a dozen operations for.
-    let mut acc = u64::from(u16::from_be(fold_carries(u64::from(initial)) as u16));
-    // 32-bit words are summed as a pair of 16-bit words each: 2^16 ≡ 1 modulo 0xFFFF. Twice fewer
-    // additions, and no overflow within a block: 2^16 words of less than 2^32 each stay under 2^48.
-    let (words, rest) = data.as_chunks::<4>();
-    for block in words.chunks(1 << 16) {
-        for w in block {
-            acc += u64::from(u32::from_ne_bytes(*w));
-        }
-        acc = u64::from(fold_carries(acc));
+    if cfg!(target_arch = "wasm32") {
+        narrow::sum(data, initial)
+    } else {
+        fold_carries(wide::add_carry(u64::from(initial), wide::sum(data)))
     }
-    let (pairs, odd) = rest.as_chunks::<2>();
-    for p in pairs {
-        acc += u64::from(u16::from_ne_bytes(*p));
-    }
-    if let [b] = odd {
-        acc += u64::from(u16::from_ne_bytes([*b, 0]));
-    }
-    // At most 0xFFFF after folding: the cast keeps every bit.
-    u32::from(u16::to_be(fold_carries(acc) as u16))
 }
 
 /// Finishes a running sum: folds its carries and complements it, giving the checksum field's value.
@@ -88,7 +84,26 @@ pub fn checksum(data: &[u8]) -> u16 {
 /// unlike RFC 1141's, never produces the 0xFFFF ("-0") that a full recomputation cannot produce.
 #[inline(always)]
 pub fn update16(cksum: u16, old: u16, new: u16) -> u16 {
-    fold(u32::from(!cksum) + u32::from(!old) + u32::from(new))
+    adjust(cksum, u32::from(!old) + u32::from(new))
+}
+
+/// RFC 1624's equation 3 with the change summed by the caller: `delta` is the sum of `!old + new`
+/// over the changed 16-bit words (each at an even offset), for updates of several fields at once.
+/// `delta` must not overflow a `u32`: up to 65,536 words.
+#[inline(always)]
+pub fn adjust(cksum: u16, delta: u32) -> u16 {
+    fold(u32::from(!cksum) + delta)
+}
+
+/// A computed UDP checksum of 0 is sent as 0xFFFF (its ones' complement twin), since 0 in the field
+/// means "no checksum" (RFC 768).
+#[inline(always)]
+pub fn udp_nonzero(c: u16) -> u16 {
+    if c == 0 {
+        0xFFFF
+    } else {
+        c
+    }
 }
 
 /// [`update16`] for a 32-bit field (an IPv4 address, a TCP sequence number) at an even offset.
@@ -143,6 +158,29 @@ pub fn pseudo_v6(src: &[u8; 16], dst: &[u8; 16], proto: u8, len: u32) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
+
+    /// What each of the two loops gives, whichever one this target's [`sum`] uses.
+    fn both_loops(data: &[u8], initial: u32) -> [u32; 2] {
+        [narrow::sum(data, initial), fold_carries(wide::add_carry(u64::from(initial), wide::sum(data)))]
+    }
+
+    proptest! {
+        #[test]
+        fn both_loops_give_rfc1071s_sum(data in prop::collection::vec(any::<u8>(), 0..600), initial in any::<u32>()) {
+            let want = fold_carries(u64::from(initial) + u64::from(!naive(&data)));
+            prop_assert_eq!(both_loops(&data, initial), [want, want]);
+            prop_assert_eq!(sum(&data, initial), want);
+        }
+    }
+
+    #[test]
+    fn both_loops_on_long_and_saturated_data() {
+        for data in [&[0xffu8; 200_001][..], &[0u8; 70_000][..], &[0x80; 262_147][..]] {
+            let want = fold_carries(u64::from(!naive(data)));
+            assert_eq!(both_loops(data, 0), [want, want], "{} bytes", data.len());
+        }
+    }
 
     #[test]
     fn fold_carries_matches_the_rfc1071_loop() {

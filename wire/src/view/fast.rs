@@ -15,7 +15,7 @@
 //! (ARP, LLDP, ...), so a policy about IP can stop there.
 //!
 //! ```
-//! use wasmdp_sdk::net::fast::{self, Frame, L4};
+//! use wasmdp_wire::view::fast::{self, Frame, L4};
 //! # let mut frame = [0u8; 60];
 //! # frame[12..14].copy_from_slice(&[0x08, 0x00]);
 //! # frame[14..34].copy_from_slice(&[0x45, 0, 0, 46, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
@@ -279,7 +279,7 @@ impl V4<&mut [u8; 20], &mut [u8; 8], &mut [u8; 20]> {
 
     /// Bytes from the frame's start to the end of the transport header in the view: what a
     /// policy that changed the headers marks to be copied back
-    /// ([`Window::set_dirty`](crate::Window::set_dirty)).
+    /// (the SDK's `Window::set_dirty`).
     #[inline(always)]
     pub fn headers_len(&self) -> usize {
         self.l3_offset + 20 + self.l4.len()
@@ -289,7 +289,7 @@ impl V4<&mut [u8; 20], &mut [u8; 8], &mut [u8; 20]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::net::{Headers, L3Kind};
+    use crate::view::{Headers, L3Kind};
     use std::vec::Vec;
 
     /// Ethernet (with `tags` tags) + IPv4 (IHL `ihl`, protocol `proto_`) + a transport header to port
@@ -374,11 +374,11 @@ mod tests {
     fn nat_setters_give_the_checksums_a_full_computation_gives() {
         for p in [proto::UDP, proto::TCP] {
             let mut f = v4(1, 5, p);
-            crate::net::Ipv4::new(&mut f[18..]).unwrap().fill_checksum();
+            crate::view::Ipv4::new(&mut f[18..]).unwrap().fill_checksum();
             let l4 = 38;
             let full = |f: &mut [u8]| {
                 let (ip, seg) = f[18..].split_at_mut(20);
-                let ip = crate::net::Ipv4::new(&*ip).unwrap();
+                let ip = crate::view::Ipv4::new(&*ip).unwrap();
                 if p == proto::UDP {
                     let c = Udp::new(&seg[..]).unwrap().compute_checksum_v4(&ip).unwrap();
                     seg[6..8].copy_from_slice(&c.to_be_bytes());
@@ -390,7 +390,7 @@ mod tests {
             full(&mut f);
             let mut want = f.clone();
             want[34..38].copy_from_slice(&[10, 9, 9, 9]);
-            crate::net::Ipv4::new(&mut want[18..]).unwrap().fill_checksum();
+            crate::view::Ipv4::new(&mut want[18..]).unwrap().fill_checksum();
             full(&mut want);
             let Frame::V4(mut v) = parse_mut(&mut f) else { panic!("not fast") };
             v.set_dst_nat([10, 9, 9, 9]);

@@ -5,7 +5,7 @@
 //! Ethernet frame that [`Headers::parse`](super::Headers::parse) reads like an outer one.
 //!
 //! ```
-//! use wasmdp_sdk::net::{tunnel, Vxlan};
+//! use wasmdp_wire::view::{tunnel, Vxlan};
 //! let mut hdr = [0u8; 8];
 //! let vx = Vxlan::write(&mut hdr[..], 5000).unwrap();
 //! assert_eq!((vx.has_vni(), vx.vni()), (true, 5000));

@@ -1,68 +1,11 @@
-//! Internet checksums (RFC 1071): the one's complement sum, and the IPv4 header and TCP/UDP
-//! checksum fills used by the software TX offloads.
+//! The IPv4 header and TCP/UDP checksum fills of the software TX offloads, and the completion of a
+//! partial checksum, on a frame whose headers [`crate::parse()`] found.
 
-use super::field::{be16, ipv4, ipv6, proto, put_be16, tcp, udp};
-use super::{Headers, L3};
-
-/// Adds with end-around carry (one's complement addition on 64-bit words).
-#[inline(always)]
-pub(crate) const fn add_carry(a: u64, b: u64) -> u64 {
-    let (s, carry) = a.overflowing_add(b);
-    // Cannot overflow: with a carry, `s <= u64::MAX - 1`.
-    s + carry as u64
-}
-
-/// One's complement sum of `data` read as big-endian 16-bit words (an odd last byte padded with a
-/// zero), not yet folded: combine sums with [`add_carry`] and finish with [`fold`].
-///
-/// Works on 8-byte words: since 2^16 ≡ 1 (mod 2^16 - 1), the 64-bit one's complement sum folds to
-/// the same 16-bit one's complement sum. Two accumulators keep the carry chains independent.
-#[inline]
-pub(crate) fn sum(data: &[u8]) -> u64 {
-    let (mut a, mut b) = (0u64, 0u64);
-    let mut rest = data;
-    while let Some((c, tail)) = rest.split_first_chunk::<16>() {
-        let w = u128::from_be_bytes(*c);
-        a = add_carry(a, (w >> 64) as u64);
-        b = add_carry(b, w as u64);
-        rest = tail;
-    }
-    if let Some((c, tail)) = rest.split_first_chunk::<8>() {
-        a = add_carry(a, u64::from_be_bytes(*c));
-        rest = tail;
-    }
-    // Fewer than 8 bytes left, at an even offset: place them as in a big-endian word padded with
-    // zeros on the right (16-bit word boundaries stay where they were).
-    let mut last = 0u64;
-    if let Some((c, tail)) = rest.split_first_chunk::<4>() {
-        last |= u64::from(u32::from_be_bytes(*c)) << 32;
-        rest = tail;
-    }
-    if let Some((c, tail)) = rest.split_first_chunk::<2>() {
-        last |= u64::from(u16::from_be_bytes(*c)) << 16;
-        rest = tail;
-    }
-    if let Some(&c) = rest.first() {
-        last |= u64::from(c) << 8;
-    }
-    b = add_carry(b, last);
-    add_carry(a, b)
-}
-
-/// Folds a [`sum`] to 16 bits, with end-around carries.
-#[inline]
-pub(crate) const fn fold(sum: u64) -> u16 {
-    let (s, carry) = (sum as u32).overflowing_add((sum >> 32) as u32);
-    let s = s + carry as u32;
-    let (s, carry) = (s as u16).overflowing_add((s >> 16) as u16);
-    s + carry as u16
-}
-
-/// The Internet checksum of `data`: the complement of its folded one's complement sum.
-#[inline]
-pub(crate) fn checksum(data: &[u8]) -> u16 {
-    !fold(sum(data))
-}
+use super::udp_nonzero;
+use super::wide::{add_carry, checksum, fold, sum};
+use crate::field::{be16, ipv4, ipv6, put_be16, tcp, udp};
+use crate::proto;
+use crate::{Headers, L3};
 
 /// Writes the IPv4 header checksum. Returns false (frame unchanged) unless `h.l3 == Ipv4`.
 ///
@@ -140,10 +83,8 @@ pub fn fill_l4_cksum(frame: &mut [u8], h: &Headers) -> bool {
     let Some((range, csum_at, pseudo)) = l4_segment(frame, h) else { return false };
     let seg = &mut frame[range];
     put_be16(seg, csum_at, 0);
-    let c = match !fold(add_carry(pseudo, sum(seg))) {
-        0 if h.l4_proto == proto::UDP => 0xFFFF,
-        c => c,
-    };
+    let c = !fold(add_carry(pseudo, sum(seg)));
+    let c = if h.l4_proto == proto::UDP { udp_nonzero(c) } else { c };
     put_be16(seg, csum_at, c);
     true
 }
@@ -179,20 +120,17 @@ pub fn finish_partial_l4(frame: &mut [u8], h: &Headers) -> L4Checksum {
         return L4Checksum::Wrong;
     }
     put_be16(seg, csum_at, 0);
-    let c = match !fold(add_carry(pseudo, sum(seg))) {
-        0 if h.l4_proto == proto::UDP => 0xFFFF,
-        c => c,
-    };
+    let c = !fold(add_carry(pseudo, sum(seg)));
+    let c = if h.l4_proto == proto::UDP { udp_nonzero(c) } else { c };
     put_be16(seg, csum_at, c);
     L4Checksum::Completed
 }
 
 #[cfg(test)]
 mod tests {
-    use super::super::parse;
-    use super::super::testutil::{assert_checksums, frame, with_ext, Ip, L4};
     use super::*;
-    use proptest::prelude::*;
+    use crate::parse;
+    use crate::testutil::{assert_checksums, frame, with_ext, Ip, L4};
 
     #[test]
     fn a_partial_checksum_is_completed_a_right_one_kept_a_wrong_one_left() {
@@ -224,52 +162,6 @@ mod tests {
         let at = 14 + 20 + 6;
         none[at..at + 2].fill(0);
         assert_eq!(finish_partial_l4(&mut none, &h), L4Checksum::Fine, "UDP over IPv4 without a checksum");
-    }
-
-    /// The plain RFC 1071 reference: 16-bit words, u32 accumulator, fold at the end.
-    fn reference_sum(data: &[u8]) -> u16 {
-        let mut acc: u64 = 0;
-        for pair in data.chunks(2) {
-            let hi = u64::from(pair[0]) << 8;
-            let lo = pair.get(1).map_or(0, |&b| u64::from(b));
-            acc += hi | lo;
-        }
-        while acc > 0xFFFF {
-            acc = (acc & 0xFFFF) + (acc >> 16);
-        }
-        acc as u16
-    }
-
-    #[test]
-    fn known_ipv4_header() {
-        // The classic example header (checksum 0xb861).
-        let mut hdr = [
-            0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8,
-            0x00, 0xc7,
-        ];
-        assert_eq!(checksum(&hdr), 0);
-        hdr[10..12].fill(0);
-        assert_eq!(checksum(&hdr), 0xb861);
-    }
-
-    #[test]
-    fn rfc1071_example() {
-        // RFC 1071 section 3: the sum of 0001 f203 f4f5 f6f7 is ddf2.
-        let data = [0x00, 0x01, 0xf2, 0x03, 0xf4, 0xf5, 0xf6, 0xf7];
-        assert_eq!(fold(sum(&data)), 0xddf2);
-        assert_eq!(fold(sum(&[])), 0);
-        assert_eq!(fold(sum(&[0xff; 4096])), 0xffff);
-        assert_eq!(fold(sum(&[0xab])), 0xab00);
-    }
-
-    #[test]
-    fn fold_carries() {
-        assert_eq!(fold(0), 0);
-        assert_eq!(fold(u64::MAX), 0xFFFF);
-        assert_eq!(fold(0x0001_0000), 1);
-        assert_eq!(fold(0xFFFF_0001), 1);
-        assert_eq!(fold(0x8000_0000_8000_0000), 1); // 2^63 + 2^31 = 2^15 + 2^15 (mod 0xFFFF)
-        assert_eq!(fold(0x0001_0001_0001_0001), 4);
     }
 
     #[test]
@@ -413,19 +305,5 @@ mod tests {
         assert!(!fill_ipv4_cksum(&mut f, &Headers { l2_len: 50, ..h }));
         assert!(!fill_ipv4_cksum(&mut f[..37], &h));
         assert_eq!(f, before);
-    }
-
-    proptest! {
-        #[test]
-        fn sum_matches_reference(data in prop::collection::vec(any::<u8>(), 0..600)) {
-            prop_assert_eq!(fold(sum(&data)), reference_sum(&data));
-        }
-
-        #[test]
-        fn sums_of_even_splits_add_up(data in prop::collection::vec(any::<u8>(), 0..300), at in 0..150usize) {
-            let at = (at * 2).min(data.len() & !1);
-            let (a, b) = data.split_at(at);
-            prop_assert_eq!(fold(add_carry(sum(a), sum(b))), fold(sum(&data)));
-        }
     }
 }

@@ -72,8 +72,8 @@ impl Headers {
 
     /// The IPv4 header [`parse`](Headers::parse) found, writable, and the bytes after it:
     /// `(header, rest)`, split at the header's length (options included), in `frame`, the bytes that
-    /// were parsed (typically [`Window::bytes_mut`](crate::Window::bytes_mut) after a parse of
-    /// [`Window::bytes`](crate::Window::bytes)). The header is not checked again: the parse did
+    /// were parsed (in a plugin, typically the SDK's `Window::bytes_mut` after a parse of
+    /// `Window::bytes`). The header is not checked again: the parse did
     /// that, and `Ipv4::new` on the same bytes was a measurable part of dnat's cost per packet
     /// (BENCHMARKS.md). The view holds the header only (its `payload` is empty; the payload is `rest`).
     /// `None` without an IPv4 header, or when `frame` is shorter than the header. On bytes other

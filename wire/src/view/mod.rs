@@ -1,5 +1,5 @@
 //! Zero-copy packet header views for a packet *window* (the first bytes of a frame, read with
-//! [`Packet::read`](crate::Packet::read); it may be shorter than the packet), and the checksums that go
+//! the SDK's `Packet::read`; it may be shorter than the packet), and the checksums that go
 //! with them.
 //!
 //! Each view (`Eth`, `Ipv4`, `Udp`, ...) wraps a byte buffer, `&[u8]` or `&mut [u8]`, starting at its
@@ -12,7 +12,7 @@
 //! [`Headers::parse`] finds the L2/L3/L4 offsets of a whole window in one call:
 //!
 //! ```
-//! use wasmdp_sdk::net::{Headers, Ipv4, Udp, L3Kind, proto};
+//! use wasmdp_wire::view::{Headers, Ipv4, Udp, L3Kind, proto};
 //! # let mut frame = [0u8; 42];
 //! # frame[12..14].copy_from_slice(&[0x08, 0x00]);
 //! # frame[14..34].copy_from_slice(&[0x45, 0, 0, 28, 0, 0, 0x40, 0, 64, 17, 0, 0, 10, 0, 0, 1, 10, 0, 0, 2]);
@@ -26,7 +26,6 @@
 //! assert_eq!(udp.dst_port(), 53);
 //! ```
 
-pub mod cksum;
 mod eth;
 pub mod fast;
 mod headers;
@@ -36,52 +35,13 @@ mod l4;
 mod l4cksum;
 pub mod tunnel;
 
+pub use crate::{cksum, ethertype, proto};
 pub use eth::{l2, Eth, Vlan, VlanTag, L2, MAX_VLAN_TAGS};
 pub use headers::{Headers, L3Kind, L3};
 pub use ipv4::Ipv4;
 pub use ipv6::{Ipv6, Upper, MAX_EXT_HEADERS};
 pub use l4::{tcp_flags, Icmp, Tcp, Udp};
 pub use tunnel::{Geneve, Vxlan};
-
-/// EtherType values (IEEE registry).
-pub mod ethertype {
-    /// IPv4.
-    pub const IPV4: u16 = 0x0800;
-    /// ARP.
-    pub const ARP: u16 = 0x0806;
-    /// IPv6.
-    pub const IPV6: u16 = 0x86DD;
-    /// 802.1Q customer VLAN tag (C-tag).
-    pub const VLAN: u16 = 0x8100;
-    /// 802.1ad service VLAN tag (S-tag, "QinQ").
-    pub const QINQ: u16 = 0x88A8;
-    /// The pre-standard QinQ outer tag some switches still send.
-    pub const QINQ_9100: u16 = 0x9100;
-    /// Transparent Ethernet Bridging: an Ethernet frame (Geneve's protocol type for L2 payloads).
-    pub const TEB: u16 = 0x6558;
-}
-
-/// IP protocol numbers (IANA), also the IPv6 next-header values.
-pub mod proto {
-    /// IPv6 Hop-by-Hop Options.
-    pub const HOPOPT: u8 = 0;
-    /// ICMP (IPv4).
-    pub const ICMP: u8 = 1;
-    /// TCP.
-    pub const TCP: u8 = 6;
-    /// UDP.
-    pub const UDP: u8 = 17;
-    /// IPv6 Routing header.
-    pub const IPV6_ROUTE: u8 = 43;
-    /// IPv6 Fragment header.
-    pub const IPV6_FRAG: u8 = 44;
-    /// ICMPv6.
-    pub const ICMPV6: u8 = 58;
-    /// IPv6 "no next header".
-    pub const IPV6_NONXT: u8 = 59;
-    /// IPv6 Destination Options.
-    pub const IPV6_OPTS: u8 = 60;
-}
 
 // Accessors shared by the views. The views check their buffer length once, in `new`, so these never
 // fall back in practice; they take the checked path anyway so that no byte pattern (or a caller that

@@ -6,6 +6,7 @@
 //! after it, or end before it). They return `None` rather than a wrong checksum when the segment is
 //! not all in the buffer.
 
+use super::cksum::udp_nonzero;
 use super::{cksum, proto, rd, rd16, wr, Ipv4, Ipv6, Tcp, Udp};
 
 /// Offset of the UDP checksum field.
@@ -44,16 +45,6 @@ fn seg_len_v4<U: AsRef<[u8]>>(ip: &Ipv4<U>) -> Option<usize> {
 /// The length of the upper-layer segment of `ip`: the payload length minus the extension headers.
 fn seg_len_v6<U: AsRef<[u8]>>(ip: &Ipv6<U>) -> Option<usize> {
     (Ipv6::<&[u8]>::LEN + usize::from(ip.payload_len())).checked_sub(ip.upper()?.offset)
-}
-
-/// A computed UDP checksum of 0 is sent as 0xFFFF (its ones' complement twin), since 0 in the field
-/// means "no checksum" (RFC 768).
-fn udp_nonzero(c: u16) -> u16 {
-    if c == 0 {
-        0xFFFF
-    } else {
-        c
-    }
 }
 
 impl<T: AsRef<[u8]>> Udp<T> {
