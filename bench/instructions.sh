@@ -60,6 +60,11 @@ config plugin macswap "$(pol static_policy 'engine: macswap')" "$(pol static_pol
 plugins10="$PWD/host/tests/data/abi-1.0"
 pol10=", policy: {plugin: $plugins10/static_policy.wasm, params: {engine: macswap}, on_failure: fail_closed, limits: {deadline_us: 1000000}}"
 config plugin_1_0 macswap "$pol10" "$pol10"
+# Chains of N links that each run the io engine (the static policy, called every burst): what one
+# more link costs a chain, beyond its own work (BENCHMARKS.md, "Policy chains").
+link() { echo "{name: l$1, plugin: $plugins/static_policy.wasm, params: {engine: io}, on_failure: fail_closed, limits: {deadline_us: 1000000}}"; }
+chain() { local out="" i; for ((i = 0; i < $1; i++)); do out+="${out:+, }$(link $i)"; done; echo ", policy: [$out]"; }
+for n in 1 2 4; do config chain$n io "$(chain $n)" "$(chain $n)"; done
 for n in "" _native; do
   k=${n:+native}
   config wasm_macswap$n io "$(pol wasm_macswap '' $k)" "$(pol wasm_macswap '' $k)"
@@ -135,7 +140,7 @@ if [[ -n "$user" ]]; then
   rows+=("plugin_user:io")
   [[ -n "$native" ]] && rows+=("native_user:io" "plugin_user:native_user")
 else
-  rows+=(macswap: plugin:macswap plugin_1_0:macswap wasm_macswap:macswap wasm_macswap_native:macswap \
+  rows+=(macswap: plugin:macswap plugin_1_0:macswap chain1:io chain2:chain1 chain4:chain1 wasm_macswap:macswap wasm_macswap_native:macswap \
   wasm_macswap:wasm_macswap_native acl_native:io acl:acl_native acl_pass_native:io acl_pass:acl_pass_native dnat_native:io dnat:dnat_native dscp_remark_native:io \
   dscp_remark:dscp_remark_native l4_lb_native:io l4_lb:l4_lb_native \
   ratelimit_native:io ratelimit:ratelimit_native firewall:io vxlan_decap: vxlan_decap_wasm:vxlan_decap \

@@ -124,7 +124,7 @@ fn harness() -> &'static Mutex<Harness> {
             path.display()
         );
         let cfg = config::parse(&yaml, "fuzz").expect("the harness config");
-        let pol = cfg.ports[0].policy.clone().expect("a policy");
+        let pol = cfg.ports[0].policy.first().cloned().expect("a policy");
         let runtime = Runtime::with_cache(None).expect("a runtime");
         let plugin = Plugin::load(&runtime, &pol).expect("the interpreter module");
         let pool = Pool::new(PoolConfig { size: 1024, cache_size: 16, ..Default::default() }).expect("a pool");
@@ -152,29 +152,26 @@ impl Harness {
         let mut out = ports[1].rxqs[0].take().expect("b rx");
         let a = &mut ports[0];
         let info = StreamInfo { rx_port: 0, rx_queue: 0, tx_port: 0, tx_queue: 0, engine: "io", lcore: None };
-        let mut stream = Stream::new(
-            StreamParts {
-                info,
-                rxq: a.rxqs[0].take().expect("a rx"),
-                txq: a.txqs[0].take().expect("a tx"),
-                run: engine.run.get(simd),
-                needs_rx: true,
-                burst_size: 64,
-                retry: Retry { count: 0, delay: Duration::ZERO },
-                offloads: crate::offload::Caps { software: true, macsec: false },
-                tx: a.tx,
-                tx_mac: a.mac,
-                peer_mac: a.peer_mac,
-                template: a.template.clone(),
-                seed_bursts: 0,
-                policy: Some(runner),
-                inject: Some(inject.clone()),
-                echo: Default::default(),
-                tunnels: Default::default(),
-                prefetch_flow: true,
-            },
-            counters,
-        );
+        let mut stream = Stream::new(StreamParts {
+            info,
+            rxq: a.rxqs[0].take().expect("a rx"),
+            txq: a.txqs[0].take().expect("a tx"),
+            run: engine.run.get(simd),
+            needs_rx: true,
+            burst_size: 64,
+            retry: Retry { count: 0, delay: Duration::ZERO },
+            offloads: crate::offload::Caps { software: true, macsec: false },
+            tx: a.tx,
+            tx_mac: a.mac,
+            peer_mac: a.peer_mac,
+            template: a.template.clone(),
+            seed_bursts: 0,
+            policy: Some(crate::plugin::Chain::single(runner)),
+            inject: Some(inject.clone()),
+            echo: Default::default(),
+            tunnels: Default::default(),
+            prefetch_flow: true,
+        });
         let mut cache = self.pool.cache();
         let mut burst = Burst::new();
         for f in frames {

@@ -15,7 +15,7 @@ const OK: &str = r#"(module (memory (export "memory") 1)
 
 fn policy(path: &Path) -> wasmdp::config::PolicyCfg {
     let yaml = format!("ports:\n  - name: a\n    driver: null\n    policy: {{plugin: {}}}\n", path.display());
-    wasmdp::config::parse(&yaml, "test").unwrap().ports[0].policy.clone().unwrap()
+    wasmdp::config::parse(&yaml, "test").unwrap().ports[0].policy.first().cloned().unwrap()
 }
 
 fn fresh_dir(name: &str) -> PathBuf {

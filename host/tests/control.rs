@@ -410,11 +410,13 @@ fn prometheus_metrics_pass_promtool_and_follow_the_traffic() {
         "wasmdp_build_info{",
         "wasmdp_port_rx_packets_total{port=\"a\"}",
         "wasmdp_port_dropped_total{port=\"b\",reason=\"policy\"}",
-        "wasmdp_plugin_calls_total{port=\"a\",plugin=\"l4_lb\"}",
-        "wasmdp_plugin_defined_total{port=\"a\",plugin=\"l4_lb\",name=\"unpinned\"}",
-        "wasmdp_plugin_map_entries{port=\"a\",plugin=\"l4_lb\",map=\"flows\"} 8",
-        "wasmdp_plugin_map_evicted_total{port=\"a\",plugin=\"l4_lb\",map=\"flows\"} 0",
-        "wasmdp_plugin_map_expired_total{port=\"a\",plugin=\"l4_lb\",map=\"flows\"} 0",
+        "wasmdp_plugin_calls_total{port=\"a\",link=\"l4_lb\",plugin=\"l4_lb\"}",
+        "wasmdp_plugin_drops_total{port=\"a\",link=\"l4_lb\",plugin=\"l4_lb\"}",
+        "wasmdp_plugin_call_seconds{port=\"a\",link=\"l4_lb\",plugin=\"l4_lb\"}",
+        "wasmdp_plugin_defined_total{port=\"a\",link=\"l4_lb\",plugin=\"l4_lb\",name=\"unpinned\"}",
+        "wasmdp_plugin_map_entries{port=\"a\",map=\"flows\"} 8",
+        "wasmdp_plugin_map_evicted_total{port=\"a\",map=\"flows\"} 0",
+        "wasmdp_plugin_map_expired_total{port=\"a\",map=\"flows\"} 0",
         "wasmdp_reloads_total{outcome=\"applied\"} 0",
         "wasmdp_pool_buffers{state=\"free\"}",
         "wasmdp_stream_rx_packets_total{port=\"a\",queue=\"0\"}",
@@ -635,5 +637,48 @@ fn a_map_with_a_typed_layout_is_dumped_and_written_by_field() {
     assert!(out.contains(&format!("{key} -> seen=1")), "{out}");
     let report = running.finish(&opts).unwrap();
     assert_eq!(report.leaked, 0);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_chain_is_shown_link_by_link_and_one_link_can_be_disabled() {
+    let d = dir("chain");
+    let yaml = format!(
+        "engine: io\nstreams: [{{rx: a, tx: b}}, {{rx: c, tx: c}}]\nports:\n  - name: a\n    driver: null\n    frame: {{flows: 8}}\n    policy:\n      - {{name: acl, plugin: {}, params: {{deny_udp_dst_port: 9}}, limits: {{deadline_us: 500000}}}}\n      - {{name: lb, plugin: {}, params: {{ports: '1,2'}}, limits: {{deadline_us: 500000}}}}\n  - {{name: b, driver: null}}\n  - {{name: c, driver: null}}\n",
+        plugin_path("acl").display(),
+        plugin_path("l4_lb").display()
+    );
+    let (running, opts, sock) = start_with(&d, &yaml);
+    std::thread::sleep(Duration::from_millis(100));
+    let pol = ok(&sock, json!({"cmd": "policies"}));
+    let links = pol[0]["links"].as_array().unwrap();
+    let names: Vec<&str> = links.iter().map(|l| l["link"].as_str().unwrap()).collect();
+    assert_eq!(names, ["acl", "lb"], "{pol}");
+    assert!(links[0]["plugin"].as_str().unwrap().ends_with("acl.wasm"), "{pol}");
+    assert!(links.iter().all(|l| l["state"] == "running"), "{pol}");
+    assert!(links[0]["calls"].as_u64().unwrap() > 0 && links[1]["calls"] == 0, "{pol}");
+    // The null port's frames go to UDP port 9 (the template's): the ACL drops them all, counted
+    // with it; the balancer after it is never called with an empty burst.
+    assert!(links[0]["drops"].as_u64().unwrap() > 0 && links[1]["drops"] == 0, "{pol}");
+    assert_eq!(pol[0]["drops"], links[0]["drops"], "{pol}");
+    // Disabling the ACL alone: the port's engine (io) stands in for it, so the balancer now runs.
+    let a = ok(&sock, json!({"cmd": "policy", "action": "disable", "port": "a", "link": "acl"}));
+    assert_eq!((a["link"].as_str(), a["state"].as_str()), (Some("acl"), Some("disabled")), "{a}");
+    let lb_calls = |sock: &Path| ok(sock, json!({"cmd": "policies"}))[0]["links"][1]["calls"].as_u64().unwrap();
+    let before = lb_calls(&sock);
+    std::thread::sleep(Duration::from_millis(100));
+    assert!(lb_calls(&sock) > before, "the balancer is called once the ACL stands aside");
+    let pol = ok(&sock, json!({"cmd": "policies"}));
+    assert_eq!(
+        (pol[0]["links"][0]["state"].as_str(), pol[0]["links"][1]["state"].as_str()),
+        (Some("disabled"), Some("running"))
+    );
+    assert!(err(&sock, json!({"cmd": "policy", "action": "enable", "port": "a", "link": "nat"}))
+        .contains("no policy link \"nat\""));
+    let stats = ok(&sock, json!({"cmd": "stats"}));
+    let l = &stats["ports"][0]["plugin_links"];
+    assert_eq!((l[0]["link"].as_str(), l[1]["link"].as_str()), (Some("acl"), Some("lb")), "{stats}");
+    assert!(l[0]["ns_per_call"].as_u64().unwrap() > 0, "sampled call time: {stats}");
+    running.finish(&opts).unwrap();
     std::fs::remove_dir_all(&d).unwrap();
 }

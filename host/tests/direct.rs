@@ -173,7 +173,7 @@ fn the_region_is_closed_during_init_and_host_functions_refuse_pointers_into_it()
     let cfg =
         wasmdp::config::parse(&format!("ports:\n  - {{name: a, driver: null, {}}}\n", policy(&reads)), "test").unwrap();
     let plugin =
-        wasmdp::plugin::Plugin::load(&wasmdp::plugin::Runtime::new().unwrap(), cfg.ports[0].policy.as_ref().unwrap())
+        wasmdp::plugin::Plugin::load(&wasmdp::plugin::Runtime::new().unwrap(), cfg.ports[0].policy.first().unwrap())
             .unwrap();
     let env = std::sync::Arc::new(wasmdp::plugin::StreamEnv::alone(std::sync::Arc::from(vec![None])));
     let err = wasmdp::plugin::Runner::new(plugin, env, wasmdp::simd::Simd::detect(), Default::default())

@@ -8,12 +8,10 @@
 mod common;
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use wasmdp::engines;
 use wasmdp::lcore::{Retry, Stream, StreamParts};
 use wasmdp::mbuf::{Pool, PoolConfig};
-use wasmdp::plugin::PluginCounters;
 use wasmdp::ports::open_all;
 use wasmdp::simd::Simd;
 use wasmdp::stats::StreamInfo;
@@ -122,29 +120,26 @@ fn every_corpus_file_through_every_engine_is_accounted_for() {
             let txq = ports[1].txqs[0].take().unwrap();
             let rxq = ports[0].rxqs[0].take().unwrap();
             let info = StreamInfo { rx_port: 0, rx_queue: 0, tx_port: 1, tx_queue: 0, engine: eng.name, lcore: None };
-            let mut s = Stream::new(
-                StreamParts {
-                    info,
-                    rxq,
-                    txq,
-                    run: eng.run.get(simd),
-                    needs_rx: true,
-                    burst_size: 32,
-                    retry: Retry { count: 0, delay: Duration::ZERO },
-                    offloads,
-                    tx,
-                    tx_mac,
-                    peer_mac,
-                    template,
-                    seed_bursts: 0,
-                    policy: None,
-                    inject: None,
-                    echo: Default::default(),
-                    tunnels: Default::default(),
-                    prefetch_flow: true,
-                },
-                Arc::new(PluginCounters::default()),
-            );
+            let mut s = Stream::new(StreamParts {
+                info,
+                rxq,
+                txq,
+                run: eng.run.get(simd),
+                needs_rx: true,
+                burst_size: 32,
+                retry: Retry { count: 0, delay: Duration::ZERO },
+                offloads,
+                tx,
+                tx_mac,
+                peer_mac,
+                template,
+                seed_bursts: 0,
+                policy: None,
+                inject: None,
+                echo: Default::default(),
+                tunnels: Default::default(),
+                prefetch_flow: true,
+            });
             let mut cache = pool.cache();
             let mut last = u64::MAX;
             loop {

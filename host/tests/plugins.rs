@@ -417,7 +417,7 @@ fn load_and_instance_errors_are_typed() {
     let rt = Runtime::with_cache(None).unwrap();
     let pol = |path: &std::path::Path| {
         let y = format!("ports:\n  - name: a\n    driver: null\n    policy: {{plugin: {}}}\n", path.display());
-        wasmdp::config::parse(&y, "t").unwrap().ports[0].policy.clone().unwrap()
+        wasmdp::config::parse(&y, "t").unwrap().ports[0].policy.first().cloned().unwrap()
     };
     let missing = std::env::temp_dir().join("wasmdp-no-such.wasm");
     assert!(matches!(Plugin::load(&rt, &pol(&missing)), Err(LoadError::File { .. })));

@@ -108,43 +108,50 @@ fn check_port(cfg: &Config, i: usize, p: &PortCfg) -> Result<(), String> {
         }
         _ => {}
     }
-    if let Some(pol) = &p.policy {
+    let mut names: Vec<String> = Vec::with_capacity(p.policy.links().len());
+    for (k, pol) in p.policy.links().iter().enumerate() {
+        let at = format!("{at}.{}", p.policy.key(k));
+        let name = pol.link_name();
+        if !crate::plugin::maps::name_ok(&name) {
+            return Err(format!(
+                "{at}.name: {name:?} is not a link name; use 1-64 characters of [A-Za-z0-9_.-] (without `name:`, the plugin file's stem is the name)"
+            ));
+        }
+        if let Some(j) = names.iter().position(|n| *n == name) {
+            return Err(format!(
+                "{at}: link name {name:?} is also link {j}'s; give each link of a chain its own `name:`"
+            ));
+        }
+        names.push(name);
         if pol.params.len() > MAX_PARAMS {
-            return Err(format!("{at}.policy.params: {} parameters; the limit is {MAX_PARAMS}", pol.params.len()));
+            return Err(format!("{at}.params: {} parameters; the limit is {MAX_PARAMS}", pol.params.len()));
         }
         let max_key = crate::plugin::MAX_PARAM_KEY;
         if let Some(k) = pol.params.keys().find(|k| k.len() > max_key) {
-            return Err(format!("{at}.policy.params: a key of {} bytes; the limit is {max_key}", k.len()));
+            return Err(format!("{at}.params: a key of {} bytes; the limit is {max_key}", k.len()));
         }
         if pol.shared_maps.len() > MAX_SHARED_MAPS {
-            return Err(format!(
-                "{at}.policy.shared_maps: {} names; the limit is {MAX_SHARED_MAPS}",
-                pol.shared_maps.len()
-            ));
+            return Err(format!("{at}.shared_maps: {} names; the limit is {MAX_SHARED_MAPS}", pol.shared_maps.len()));
         }
         if let Some(n) = pol.shared_maps.iter().find(|n| !crate::plugin::maps::name_ok(n)) {
-            return Err(format!(
-                "{at}.policy.shared_maps: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"
-            ));
+            return Err(format!("{at}.shared_maps: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"));
         }
         for (key, maps) in [("map_entries", &pol.map_entries), ("map_pins", &pol.map_pins)] {
             if maps.len() > MAX_SHARED_MAPS {
-                return Err(format!("{at}.policy.{key}: {} maps; the limit is {MAX_SHARED_MAPS}", maps.len()));
+                return Err(format!("{at}.{key}: {} maps; the limit is {MAX_SHARED_MAPS}", maps.len()));
             }
             if let Some(n) = maps.keys().find(|n| !crate::plugin::maps::name_ok(n)) {
-                return Err(format!(
-                    "{at}.policy.{key}: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"
-                ));
+                return Err(format!("{at}.{key}: {n:?} is not a map name; use 1-64 characters of [A-Za-z0-9_.-]"));
             }
             if let Some(n) = maps.keys().find(|n| pol.shared_maps.contains(n)) {
                 return Err(format!(
-                    "{at}.policy.{key}: map {n:?} is also in shared_maps; initial entries and pins are for a port's own maps (a shared map is filled by its policies)"
+                    "{at}.{key}: map {n:?} is also in shared_maps; initial entries and pins are for a port's own maps (a shared map is filled by its policies)"
                 ));
             }
         }
         if let Some(n) = pol.map_pins.keys().find(|n| pol.map_entries.contains_key(*n)) {
             return Err(format!(
-                "{at}.policy.map_pins: map {n:?} is also in map_entries; a map starts from its entries file or from its pin file, not both"
+                "{at}.map_pins: map {n:?} is also in map_entries; a map starts from its entries file or from its pin file, not both"
             ));
         }
     }

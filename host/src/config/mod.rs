@@ -22,7 +22,7 @@ mod yaml;
 pub use checks::{lcores, port_names, validate, MAX_LCORE, MAX_PARAMS, MAX_PORTS};
 pub use drivers::{AfPacketCfg, AfXdpCfg, IcmpEchoCfg, PcapCfg, Repeat, Switch, XdpMode, ZeroCopy};
 pub use error::ConfigError;
-pub use policy::{FailurePolicy, LimitsCfg, ParamValue, PolicyCfg};
+pub use policy::{Chain, FailurePolicy, LimitsCfg, ParamValue, PolicyCfg, MAX_LINKS};
 pub use sizes::{available_memory, footprint, Footprint, MAX_AF_PACKET_RING, MAX_RETRY_BUDGET_US};
 pub use topology::{pairs, Pair};
 pub use tunnel::{engine_kind, section as tunnel_section, TunnelCfg, TunnelOthers};
@@ -222,10 +222,10 @@ pub struct PortCfg {
     /// Bursts of template frames to send on this port before forwarding starts (testpmd tx_first).
     #[serde(default)]
     pub tx_first: Bounded<0, 65_536>,
-    /// WebAssembly policy deciding per burst for the streams that receive on this port; `engine` is
-    /// then its native fallback.
+    /// WebAssembly policy deciding per burst for the streams that receive on this port, or a chain
+    /// of them run in order; `engine` is then the fallback of a link that fails open.
     #[serde(default)]
-    pub policy: Option<PolicyCfg>,
+    pub policy: Chain,
     /// `pcap` driver options.
     #[serde(default)]
     pub pcap: Option<PcapCfg>,
@@ -339,10 +339,10 @@ pub fn load(path: &Path) -> Result<Config, ConfigError> {
         }
     };
     for p in &mut cfg.ports {
-        if let Some(pol) = p.policy.as_mut().filter(|pol| crate::plugin::native::named(&pol.plugin).is_none()) {
-            rebase(&mut pol.plugin);
-        }
-        if let Some(pol) = p.policy.as_mut() {
+        for pol in p.policy.links_mut() {
+            if crate::plugin::native::named(&pol.plugin).is_none() {
+                rebase(&mut pol.plugin);
+            }
             pol.map_entries.values_mut().chain(pol.map_pins.values_mut()).for_each(rebase);
         }
         if let Some(pc) = &mut p.pcap {

@@ -1,5 +1,5 @@
 //! `policy:` of a port: the WebAssembly plugin that decides per burst, its parameters, limits and
-//! what happens when it fails.
+//! what happens when it fails; or a chain of them, run in order (a list of such links).
 
 use super::Bounded;
 use serde::de::{self, Deserializer};
@@ -7,10 +7,104 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-/// `policy:`
+/// Most links in a port's policy chain.
+pub const MAX_LINKS: usize = 16;
+
+/// `policy:` of a port: nothing, one policy (a mapping, as it was always written), or a chain of
+/// links run in order (a list of such mappings, at most [`MAX_LINKS`]).
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Chain {
+    links: Vec<PolicyCfg>,
+    /// Written as a list (errors then name `policy[K]`), not as one mapping.
+    listed: bool,
+}
+
+impl Chain {
+    /// A chain of these links, as if written as a list.
+    pub fn of(links: Vec<PolicyCfg>) -> Chain {
+        Chain { listed: links.len() != 1, links }
+    }
+
+    /// The links, in order.
+    pub fn links(&self) -> &[PolicyCfg] {
+        &self.links
+    }
+
+    /// The links, to change (paths made relative to the config file).
+    pub fn links_mut(&mut self) -> &mut [PolicyCfg] {
+        &mut self.links
+    }
+
+    /// Whether the port has no policy.
+    pub fn is_empty(&self) -> bool {
+        self.links.is_empty()
+    }
+
+    /// The first link: a single policy's only one.
+    pub fn first(&self) -> Option<&PolicyCfg> {
+        self.links.first()
+    }
+
+    /// Where link `k` is in the configuration, for messages: `policy`, or `policy[k]` in a list.
+    pub fn key(&self, k: usize) -> String {
+        if self.listed {
+            format!("policy[{k}]")
+        } else {
+            "policy".into()
+        }
+    }
+}
+
+impl From<PolicyCfg> for Chain {
+    fn from(p: PolicyCfg) -> Chain {
+        Chain { links: vec![p], listed: false }
+    }
+}
+
+impl<'de> Deserialize<'de> for Chain {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Links;
+        impl<'de> de::Visitor<'de> for Links {
+            type Value = Chain;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                write!(f, "a policy (a mapping with `plugin:`) or a list of at most {MAX_LINKS} of them (a chain)")
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Chain, E> {
+                Ok(Chain::default())
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, m: A) -> Result<Chain, A::Error> {
+                PolicyCfg::deserialize(de::value::MapAccessDeserializer::new(m)).map(Chain::from)
+            }
+            fn visit_seq<A: de::SeqAccess<'de>>(self, mut s: A) -> Result<Chain, A::Error> {
+                let mut links = Vec::new();
+                // Counted before each link is read: a list of a million links stops at the 17th.
+                while let Some(link) = s.next_element::<PolicyCfg>()? {
+                    if links.len() == MAX_LINKS {
+                        return Err(de::Error::custom(format!(
+                            "more than {MAX_LINKS} links in the policy chain; the limit is {MAX_LINKS}"
+                        )));
+                    }
+                    links.push(link);
+                }
+                if links.is_empty() {
+                    return Err(de::Error::custom("an empty policy chain; leave `policy:` out for no policy"));
+                }
+                Ok(Chain { links, listed: true })
+            }
+        }
+        d.deserialize_any(Links)
+    }
+}
+
+/// One policy: `policy:` of a port, or one link of its chain.
 #[derive(Debug, Clone, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
 pub struct PolicyCfg {
+    /// The link's name in a chain: what stats, `ctl policies` and Prometheus (label `link`) call it,
+    /// and how a reload recognises the link (an edited link of the same name keeps its counters).
+    /// Default: the plugin file's stem (`acl` for `acl.wasm` and `native:acl`).
+    #[serde(default)]
+    pub name: Option<String>,
     /// Path of the .wasm module (relative paths are relative to the config file), or `native:NAME`:
     /// the host's own native build of example policy NAME (`plugin::native`; trusted, no sandbox).
     pub plugin: PathBuf,
@@ -47,6 +141,19 @@ pub struct PolicyCfg {
     /// entries are written back to it at a clean stop (same format as `map_entries`).
     #[serde(default)]
     pub map_pins: BTreeMap<String, PathBuf>,
+}
+
+impl PolicyCfg {
+    /// The link's name: `name:`, else the plugin file's stem.
+    pub fn link_name(&self) -> String {
+        if let Some(n) = &self.name {
+            return n.clone();
+        }
+        let p = self.plugin.to_string_lossy();
+        let p = p.strip_prefix("native:").unwrap_or(&p);
+        let file = p.rsplit('/').next().unwrap_or(p);
+        file.strip_suffix(".wasm").unwrap_or(file).to_string()
+    }
 }
 
 fn default_max_failures() -> Bounded<1, 10_000> {

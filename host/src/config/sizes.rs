@@ -70,8 +70,8 @@ pub fn footprint(cfg: &Config, pairs: &[Pair]) -> Footprint {
         if pairs.iter().any(|s| s.tx == i) {
             f.queues += crate::ports::Inject::bytes(crate::ports::INJECT_SLOTS);
         }
-        if let Some(pol) = &port.policy {
-            let instances = pairs.iter().filter(|s| s.rx == i).count() as u64;
+        let instances = pairs.iter().filter(|s| s.rx == i).count() as u64;
+        for pol in port.policy.links() {
             f.plugins += instances * (pol.limits.memory_kib.0 + pol.limits.map_kib.0) * 1024;
         }
     }

@@ -21,8 +21,8 @@ pub struct State {
     pub simd: String,
     /// Set to reload the config file (None: not watching one).
     pub reload: Option<Arc<AtomicBool>>,
-    /// Each port's plugin now (None: no policy), refreshed by reloads.
-    pub plugins: Arc<std::sync::Mutex<Vec<Option<crate::reload::PluginShown>>>>,
+    /// Each port's chain now (empty: no policy), refreshed by reloads.
+    pub plugins: Arc<std::sync::Mutex<Vec<Vec<crate::reload::PluginShown>>>>,
     /// The packet pool (occupancy for the metrics).
     pub pool: Arc<crate::mbuf::Pool>,
 }
@@ -38,7 +38,7 @@ const RELOAD_WAIT: Duration = Duration::from_secs(30);
 
 /// The commands, for errors and `help`.
 pub const COMMANDS: &str =
-    "version, stats, ports, streams, policies, policy {action: enable|disable, port}, maps, map_dump {port, map, cursor?, limit?}, map_get|map_delete {port, map, key}, map_update {port, map, key, value}, reload, help";
+    "version, stats, ports, streams, policies, policy {action: enable|disable, port, link?}, maps, map_dump {port, map, cursor?, limit?}, map_get|map_delete {port, map, key}, map_update {port, map, key, value}, reload, help";
 
 /// An error answer line.
 pub fn error(msg: &str) -> String {
@@ -97,26 +97,38 @@ fn policies(st: &State) -> Value {
         .enumerate()
         .filter_map(|(i, (name, p))| {
             let p = p.as_ref()?;
-            let state = match () {
+            let state = |p: &crate::stats::PluginTotals| match () {
                 _ if p.disabled > 0 => "disabled",
                 _ if p.failed > 0 => "failed",
                 _ => "running",
             };
-            let file = shown.get(i).cloned().flatten();
+            let chain = shown.get(i).cloned().unwrap_or_default();
+            let file = chain.first();
+            let links: Vec<Value> = chain
+                .iter()
+                .map(|f| {
+                    let l = p.links.iter().find(|(n, _)| *n == f.link).map(|(_, l)| l.clone()).unwrap_or_default();
+                    json!({"link": f.link, "plugin": f.path, "sha256": f.sha256, "state": state(&l),
+                        "calls": l.calls, "traps": l.traps, "timeouts": l.timeouts, "errors": l.errors,
+                        "sticky": l.sticky, "drops": l.drops, "ns_per_call": l.ns_per_call(),
+                        "disabled_streams": l.disabled, "counters": l.counters, "gauges": l.gauges})
+                })
+                .collect();
             Some(json!({
-                "port": name, "plugin": file.as_ref().map(|f| &f.path), "sha256": file.as_ref().map(|f| &f.sha256),
-                "state": state,
+                "port": name, "plugin": file.map(|f| &f.path), "sha256": file.map(|f| &f.sha256),
+                "state": state(p),
                 "generation": st.reloads.generation.load(Relaxed), "calls": p.calls, "traps": p.traps,
-                "timeouts": p.timeouts, "errors": p.errors, "sticky": p.sticky, "disabled_streams": p.disabled,
-                "counters": p.counters, "gauges": p.gauges,
+                "timeouts": p.timeouts, "errors": p.errors, "sticky": p.sticky, "drops": p.drops,
+                "disabled_streams": p.disabled, "counters": p.counters, "gauges": p.gauges, "links": links,
             }))
         })
         .collect();
     json!(out)
 }
 
-/// `policy enable|disable PORT`: asks every stream receiving on the port; each carries it out at
-/// its next burst (waited for up to a second while traffic flows).
+/// `policy enable|disable PORT [LINK]`: asks every stream receiving on the port, for every link of
+/// its chain or the one named; each carries it out at its next burst (waited for up to a second
+/// while traffic flows).
 fn policy(req: &Value, st: &State) -> Result<Value, String> {
     let arg = |k: &str| req.get(k).and_then(Value::as_str).ok_or(format!("policy needs \"{k}\" (a string)"));
     let (action, port) = (arg("action")?, arg("port")?);
@@ -125,17 +137,26 @@ fn policy(req: &Value, st: &State) -> Result<Value, String> {
         "disable" => (crate::plugin::OPERATOR_DISABLE, true),
         other => return Err(format!("policy action {other:?}: enable or disable")),
     };
+    let link = match req.get("link") {
+        None | Some(Value::Null) => None,
+        Some(v) => Some(v.as_str().ok_or("policy: \"link\" must be a string (a link name)")?),
+    };
     let i = st.view.ports.iter().position(|p| p == port).ok_or(format!("no port {port:?}"))?;
     let counters: Vec<_> = st
         .view
         .streams
         .iter()
         .zip(&st.view.plugins)
-        .filter(|((s, _), pc)| usize::from(s.rx_port) == i && pc.attached.load(Relaxed))
-        .map(|(_, pc)| pc.clone())
+        .filter(|((s, _), _)| usize::from(s.rx_port) == i)
+        .flat_map(|(_, links)| links.snapshot())
+        .filter(|(name, pc)| link.is_none_or(|l| **name == *l) && pc.attached.load(Relaxed))
+        .map(|(_, pc)| pc)
         .collect();
     if counters.is_empty() {
-        return Err(format!("port {port:?} has no policy"));
+        return Err(match link {
+            Some(l) => format!("port {port:?} has no policy link {l:?}"),
+            None => format!("port {port:?} has no policy"),
+        });
     }
     counters.iter().for_each(|pc| pc.operator.store(code, Relaxed));
     let until = Instant::now() + Duration::from_secs(1);
@@ -152,7 +173,7 @@ fn policy(req: &Value, st: &State) -> Result<Value, String> {
     } else {
         "requested (no burst yet)"
     };
-    Ok(json!({"port": port, "action": action, "streams": counters.len(), "state": state}))
+    Ok(json!({"port": port, "link": link, "action": action, "streams": counters.len(), "state": state}))
 }
 
 fn maps(st: &State) -> Value {

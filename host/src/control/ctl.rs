@@ -17,7 +17,7 @@ pub struct CtlArgs {
     /// `top`: stop after this many refreshes (0: until interrupted).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub count: u64,
-    /// version | stats | ports | streams | policies | policy enable|disable PORT | maps |
+    /// version | stats | ports | streams | policies | policy enable|disable PORT (LINK) | maps |
     /// map dump PORT MAP | map get|delete PORT MAP KEY | map update PORT MAP KEY VALUE | reload |
     /// top | help (keys and values in hex, or as `name=value ...` when the map's module declares a
     /// layout: quote them)
@@ -42,10 +42,13 @@ pub fn main(args: &CtlArgs) -> anyhow::Result<()> {
             "usage: wasmdp ctl map dump PORT MAP | map get|delete PORT MAP KEY | map update PORT MAP KEY VALUE (hex)"
         ),
         ["policy", action @ ("enable" | "disable"), port] => json!({"cmd": "policy", "action": action, "port": port}),
-        ["policy", ..] => anyhow::bail!("usage: wasmdp ctl policy enable|disable PORT"),
+        ["policy", action @ ("enable" | "disable"), port, link] => {
+            json!({"cmd": "policy", "action": action, "port": port, "link": link})
+        }
+        ["policy", ..] => anyhow::bail!("usage: wasmdp ctl policy enable|disable PORT [LINK]"),
         [cmd] => json!({"cmd": cmd}),
         _ => anyhow::bail!(
-            "one command ({}), `policy enable|disable PORT` or `map dump PORT MAP`",
+            "one command ({}), `policy enable|disable PORT [LINK]` or `map dump PORT MAP`",
             super::commands::COMMANDS
         ),
     };

@@ -148,37 +148,53 @@ fn stream_metrics(reg: &mut Registry, json: &serde_json::Value) {
 
 fn plugin_metrics(reg: &mut Registry, json: &serde_json::Value, st: &State) {
     let shown = st.plugins.lock().unwrap_or_else(|p| p.into_inner()).clone();
-    let plugin_of = |i: usize| {
-        let path = shown.get(i).cloned().flatten().map(|f| f.path).unwrap_or_default();
+    // A link's module, by its file's stem.
+    let plugin_of = |i: usize, link: &str| {
+        let path = shown.get(i).and_then(|c| c.iter().find(|f| f.link == link)).map(|f| f.path.clone());
+        let path = path.unwrap_or_default();
         let stem = std::path::Path::new(&path).file_stem().map(|s| s.to_string_lossy().into_owned());
         stem.unwrap_or_default()
     };
-    let names = ["calls", "traps", "timeouts", "errors", "sticky", "ticks"];
-    let fams: Vec<_> =
-        names.iter().map(|n| (n, counters(reg, &format!("plugin_{n}"), &format!("Plugin {n} on the port")))).collect();
+    let names = ["calls", "traps", "timeouts", "errors", "sticky", "ticks", "drops"];
+    let fams: Vec<_> = names
+        .iter()
+        .map(|n| (n, counters(reg, &format!("plugin_{n}"), &format!("Plugin {n} on the port, by link of its chain"))))
+        .collect();
     let own = counters(reg, "plugin_defined", "Counters the plugin defined, by name");
     let levels = gauges(reg, "plugin_level", "Gauges the plugin defined, by name");
-    let entries = gauges(reg, "plugin_map_entries", "Entries in the plugin's map");
+    let entries = gauges(reg, "plugin_map_entries", "Entries in the port's map");
     let evicted = counters(reg, "plugin_map_evicted", "Entries an LRU map evicted to make room");
     let expired = counters(reg, "plugin_map_expired", "Expired entries the map freed");
     let disabled = gauges(reg, "plugin_disabled_streams", "Streams on which the plugin is disabled");
+    let per_call = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
+    reg.register(
+        "plugin_call_seconds",
+        "Mean time of a call into the link's plugin (one call in 64 timed)",
+        per_call.clone(),
+    );
     let ports = json["ports"].as_array().into_iter().flatten().enumerate();
     for (i, p) in ports.filter(|(_, p)| p.get("plugin_calls").is_some()) {
-        let (port, plugin) = (p["name"].as_str().unwrap_or(""), plugin_of(i));
-        let base = labels(&[("port", port), ("plugin", &plugin)]);
-        for (n, f) in &fams {
-            f.get_or_create(&base).inc_by(p[format!("plugin_{n}")].as_u64().unwrap_or(0));
+        let port = p["name"].as_str().unwrap_or("");
+        for l in p["plugin_links"].as_array().into_iter().flatten() {
+            let link = l["link"].as_str().unwrap_or("");
+            let plugin = plugin_of(i, link);
+            let base = labels(&[("port", port), ("link", link), ("plugin", &plugin)]);
+            for (n, f) in &fams {
+                f.get_or_create(&base).inc_by(l[**n].as_u64().unwrap_or(0));
+            }
+            disabled.get_or_create(&base).set(l["disabled"].as_i64().unwrap_or(0));
+            per_call.get_or_create(&base).set(l["ns_per_call"].as_u64().unwrap_or(0) as f64 / 1e9);
+            let with = |k: &str, v: &str| labels(&[("port", port), ("link", link), ("plugin", &plugin), (k, v)]);
+            for (name, v) in l["counters"].as_object().into_iter().flatten() {
+                own.get_or_create(&with("name", name)).inc_by(v.as_u64().unwrap_or(0));
+            }
+            for (name, v) in l["gauges"].as_object().into_iter().flatten() {
+                levels.get_or_create(&with("name", name)).set(v.as_i64().unwrap_or(0));
+            }
         }
-        disabled.get_or_create(&base).set(p["plugin_disabled"].as_i64().unwrap_or(0));
-        let with = |k: &str, v: &str| labels(&[("port", port), ("plugin", &plugin), (k, v)]);
-        for (name, v) in p["plugin_counters"].as_object().into_iter().flatten() {
-            own.get_or_create(&with("name", name)).inc_by(v.as_u64().unwrap_or(0));
-        }
-        for (name, v) in p["plugin_gauges"].as_object().into_iter().flatten() {
-            levels.get_or_create(&with("name", name)).set(v.as_i64().unwrap_or(0));
-        }
+        // The maps are the port's: its chain's links share one namespace.
         for m in p["plugin_maps"].as_array().into_iter().flatten() {
-            let map = with("map", m["name"].as_str().unwrap_or(""));
+            let map = labels(&[("port", port), ("map", m["name"].as_str().unwrap_or(""))]);
             entries.get_or_create(&map).set(m["entries"].as_i64().unwrap_or(0));
             evicted.get_or_create(&map).inc_by(m["evicted"].as_u64().unwrap_or(0));
             expired.get_or_create(&map).inc_by(m["expired"].as_u64().unwrap_or(0));

@@ -4,7 +4,7 @@ use crate::config::{Config, Pair};
 use crate::engines;
 use crate::lcore::{Retry, Stream, StreamParts, Worker};
 use crate::mbuf::{Pool, PoolConfig};
-use crate::plugin::{PluginCounters, Runner};
+use crate::plugin::Chain;
 use crate::ports::{self, Inject, Port, RxQueue, INJECT_SLOTS};
 use crate::reload::{settings, Control, Plane, ReloadStats, StreamSpec};
 use crate::simd::{self, Simd};
@@ -104,10 +104,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         stats: Arc::new(ReloadStats::default()),
     };
     for pc in &cfg.ports {
-        let loaded = match &pc.policy {
-            Some(pol) => Some(plane.load_plugin(pol).map_err(|e| anyhow!("port `{}`: {e:#}", pc.name))?),
-            None => None,
-        };
+        let loaded = plane.load_chain(pc)?;
         plane.plugins.push(loaded);
     }
     let mut workers: Vec<Worker> = lcores.iter().map(|&l| Worker::new(Some(l), plane.control.clone())).collect();
@@ -127,17 +124,14 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
             tx: sp.tx,
             lcore: Some(lcore),
             slot: Arc::default(),
-            counters: Arc::default(),
+            links: Arc::default(),
             direct: Arc::new(crate::plugin::DirectSlot::new(pool.config())),
         };
-        let policy = match &plane.plugins[sp.rx] {
-            Some(l) => Some(plane.runner(&l.plugin, &spec)?),
-            None => None,
-        };
+        let policy = Chain::of(plane.chain(&plane.plugins[sp.rx], &spec)?);
         let inject = injects.get(sp.tx).cloned().flatten();
-        let stream = make_stream(&cfg, &mut ports, &sp, lcore, simd, policy, inject, spec.counters.clone())?;
+        let stream = make_stream(&cfg, &mut ports, &sp, lcore, simd, policy, inject)?;
         view.streams.push((stream.info().clone(), stream.counters()));
-        view.plugins.push(spec.counters.clone());
+        view.plugins.push(spec.links.clone());
         let w = workers
             .iter_mut()
             .find(|w| w.lcore == Some(lcore))
@@ -177,9 +171,8 @@ fn make_stream(
     sp: &Pair,
     lcore: usize,
     simd: Simd,
-    policy: Option<Runner>,
+    policy: Option<Chain>,
     inject: Option<Arc<Inject>>,
-    plugin_counters: Arc<PluginCounters>,
 ) -> anyhow::Result<Stream> {
     let set = settings(cfg, sp.rx, sp.tx, simd)?;
     let rxq = ports[sp.rx].rxqs.get_mut(sp.rxq as usize).and_then(Option::take);
@@ -196,29 +189,26 @@ fn make_stream(
         engine: set.engine,
         lcore: Some(lcore),
     };
-    Ok(Stream::new(
-        StreamParts {
-            info,
-            rxq,
-            txq,
-            run: set.run,
-            needs_rx: set.needs_rx,
-            burst_size: set.burst_size,
-            retry: Retry { count: cfg.tx_retry.count.0 as u32, delay: Duration::from_micros(cfg.tx_retry.delay_us.0) },
-            offloads: txp.driver.caps(),
-            tx: set.tx,
-            tx_mac: txp.mac,
-            peer_mac: txp.peer_mac,
-            template: txp.template.clone(),
-            seed_bursts: txp.tx_first,
-            policy,
-            inject,
-            echo: Arc::new(echo_addrs(cfg, sp.rx, simd)?),
-            tunnels: Arc::new(engines::resolve_tunnels(&cfg.ports[sp.rx], &cfg.ports[sp.tx], (txp.mac, txp.peer_mac))?),
-            prefetch_flow: cfg.prefetch_flow_meta,
-        },
-        plugin_counters,
-    ))
+    Ok(Stream::new(StreamParts {
+        info,
+        rxq,
+        txq,
+        run: set.run,
+        needs_rx: set.needs_rx,
+        burst_size: set.burst_size,
+        retry: Retry { count: cfg.tx_retry.count.0 as u32, delay: Duration::from_micros(cfg.tx_retry.delay_us.0) },
+        offloads: txp.driver.caps(),
+        tx: set.tx,
+        tx_mac: txp.mac,
+        peer_mac: txp.peer_mac,
+        template: txp.template.clone(),
+        seed_bursts: txp.tx_first,
+        policy,
+        inject,
+        echo: Arc::new(echo_addrs(cfg, sp.rx, simd)?),
+        tunnels: Arc::new(engines::resolve_tunnels(&cfg.ports[sp.rx], &cfg.ports[sp.tx], (txp.mac, txp.peer_mac))?),
+        prefetch_flow: cfg.prefetch_flow_meta,
+    }))
 }
 
 /// What the `icmpecho` engine of a stream receiving on port `rx` answers for.

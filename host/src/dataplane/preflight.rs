@@ -24,13 +24,16 @@ pub fn preflight(cfg: &Config, o: &Overrides) -> anyhow::Result<()> {
     let pairs = config::pairs(&cfg).map_err(|e| anyhow!(e))?;
     let injects = inject_queues(&cfg, &pairs);
     let mut runtime = None;
-    for (i, p) in cfg.ports.iter().enumerate() {
-        let Some(pol) = &p.policy else { continue };
+    let links = cfg.ports.iter().enumerate().flat_map(|(i, p)| p.policy.links().iter().map(move |pol| (i, p, pol)));
+    for (i, p, pol) in links {
         let rt = match &runtime {
             Some(rt) => Arc::clone(rt),
             None => runtime.insert(Runtime::new()?).clone(),
         };
-        let at = |e: crate::plugin::LoadError| anyhow!("port `{}`: {e}", p.name);
+        let at = |e: crate::plugin::LoadError| match p.policy.links().len() {
+            1 => anyhow!("port `{}`: {e}", p.name),
+            _ => anyhow!("port `{}`: link `{}`: {e}", p.name, pol.link_name()),
+        };
         let plugin = Plugin::load(&rt, pol).map_err(at)?;
         let queue = pairs.iter().find(|s| s.rx == i).map_or(0, |s| s.rxq);
         let counters = Arc::new(PluginCounters::default());

@@ -45,8 +45,9 @@ impl Worker {
         for (s, slot) in self.streams.iter_mut().zip(&self.slots) {
             let update = slot.next.lock().unwrap_or_else(|e| e.into_inner()).take();
             if let Some(u) = update {
-                if let Some(old) = s.apply(u) {
-                    slot.old.lock().unwrap_or_else(|e| e.into_inner()).push(old);
+                let gone = s.apply(u);
+                if !gone.is_empty() {
+                    slot.old.lock().unwrap_or_else(|e| e.into_inner()).extend(gone);
                 }
             }
         }

@@ -46,8 +46,9 @@ pub struct StreamParts {
     pub template: Arc<Template>,
     /// Bursts of template frames to send before forwarding (tx_first).
     pub seed_bursts: usize,
-    /// The RX port's WebAssembly policy, deciding per burst; `run` is then its native fallback.
-    pub policy: Option<crate::plugin::Runner>,
+    /// The RX port's WebAssembly policy chain, deciding per burst; `run` is then the stand-in of a
+    /// link that fails open.
+    pub policy: Option<crate::plugin::Chain>,
     /// Packets plugins sent to this stream's TX port (`send_to`), transmitted by this stream.
     pub inject: Option<Arc<crate::ports::Inject>>,
     /// What the `icmpecho` engine answers for (the RX port's `icmpecho:`).
@@ -72,7 +73,6 @@ pub struct Stream {
     burst: Burst,
     scratch: Burst,
     counters: Arc<StreamCounters>,
-    plugin_counters: Arc<crate::plugin::PluginCounters>,
     /// The dataplane's stop flag: seeding and TX retries end early when it is set.
     stop: Arc<AtomicBool>,
     /// What the TX queue refused in the round being sent.
@@ -83,16 +83,14 @@ pub struct Stream {
 }
 
 impl Stream {
-    /// Builds a stream; its counters start at zero. `plugin_counters` are those its policy (if
-    /// any) counts into, kept across policy swaps.
-    pub fn new(p: StreamParts, plugin_counters: Arc<crate::plugin::PluginCounters>) -> Stream {
+    /// Builds a stream; its counters start at zero (its policy's links count into their own).
+    pub fn new(p: StreamParts) -> Stream {
         Stream {
             p,
             flow: 0,
             burst: Burst::new(),
             scratch: Burst::new(),
             counters: Arc::new(StreamCounters::default()),
-            plugin_counters,
             stop: Arc::default(),
             refused: TxRefused::default(),
             own: None,
@@ -120,23 +118,18 @@ impl Stream {
     }
 
     /// Switches to new live settings between two bursts (nothing is in the stream then); returns the
-    /// policy runner it replaced, to be dropped off the hot path.
-    pub fn apply(&mut self, u: crate::reload::StreamUpdate) -> Option<crate::plugin::Runner> {
+    /// policy runners it no longer runs, to be dropped off the hot path.
+    pub fn apply(&mut self, u: crate::reload::StreamUpdate) -> Vec<crate::plugin::Runner> {
         self.p.run = u.run;
         self.p.needs_rx = u.needs_rx;
         self.p.burst_size = u.burst_size;
         self.p.tx = u.tx;
         self.p.info.engine = u.engine;
-        let policy = u.policy?;
-        if policy.is_none() {
-            self.plugin_counters.attached.store(false, std::sync::atomic::Ordering::Relaxed);
-        }
-        let mut old = std::mem::replace(&mut self.p.policy, policy);
-        if let Some(old) = old.as_mut() {
-            old.leave();
-        }
+        let Some(plan) = u.policy else { return Vec::new() };
+        let (chain, gone) = crate::plugin::Chain::rebuild(self.p.policy.take(), plan);
+        self.p.policy = chain;
         self.adopt_direct();
-        old
+        gone
     }
 
     /// Where it goes.
@@ -147,11 +140,6 @@ impl Stream {
     /// Its counters, shared with the display.
     pub fn counters(&self) -> Arc<StreamCounters> {
         self.counters.clone()
-    }
-
-    /// Its plugin counters (kept across policy swaps; `attached` says whether a policy runs now).
-    pub fn plugin_counters(&self) -> Arc<crate::plugin::PluginCounters> {
-        self.plugin_counters.clone()
     }
 
     /// One round: receive a burst, run the engine (or the policy), take what plugins of other

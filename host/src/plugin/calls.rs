@@ -123,6 +123,7 @@ fn time_calls(rt: &Arc<Runtime>, bytes: &[u8], n: i32, iters: u32, reps: usize) 
     let path = dir.join(format!("m{n}.wasm"));
     std::fs::write(&path, bytes)?;
     let cfg = PolicyCfg {
+        name: None,
         plugin: path,
         params: Default::default(),
         on_failure: FailurePolicy::FailOpen,

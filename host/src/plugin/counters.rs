@@ -57,6 +57,14 @@ pub struct PluginCounters {
     pub sticky: AtomicU64,
     /// Calls of `wasmdp_tick`.
     pub ticks: AtomicU64,
+    /// Packets dropped where the policy ran (its drops, the drops of the engines it ran, and its
+    /// bursts dropped under `fail_closed`): in a chain, the link that dropped them.
+    pub drops: AtomicU64,
+    /// Calls timed (one in [`TIME_EVERY`]), and the nanoseconds they took in all: a link's time per
+    /// burst is `timed_ns / timed_calls`, as Envoy reports per filter.
+    pub timed_calls: AtomicU64,
+    /// See `timed_calls`.
+    pub timed_ns: AtomicU64,
     /// A policy is attached to the stream now.
     pub attached: AtomicBool,
     /// The plugin was disabled after too many failures (or by the operator).
@@ -74,6 +82,10 @@ pub struct PluginCounters {
     /// in the final report).
     last_gauges: Mutex<BTreeMap<String, i64>>,
 }
+
+/// One call in this many is timed (two clock reads): often enough for a per-burst time within a
+/// second, rarely enough that the clock costs nothing per burst.
+pub const TIME_EVERY: u32 = 64;
 
 /// Operator request: run the plugin again (a new instance, the failure window cleared).
 pub const OPERATOR_ENABLE: u8 = 1;

@@ -12,6 +12,7 @@
 mod area;
 mod cache;
 mod calls;
+mod chain;
 mod check;
 mod counters;
 mod deadline;
@@ -32,7 +33,8 @@ mod sends;
 mod state;
 
 pub use calls::{measure as measure_calls, CallCosts};
-pub use counters::{now_ns, PluginCounters, OPERATOR_DISABLE, OPERATOR_ENABLE};
+pub use chain::{Chain, ChainPlan, LinkCounters, LinkPlan};
+pub use counters::{now_ns, PluginCounters, OPERATOR_DISABLE, OPERATOR_ENABLE, TIME_EVERY};
 pub use direct::{DirectSlot, BUFFERS as DIRECT_BUFFERS};
 pub use env::{PortInfo, StreamEnv};
 pub use error::{InstanceError, LoadError};

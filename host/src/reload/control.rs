@@ -3,7 +3,7 @@
 
 use crate::engines::EngineFn;
 use crate::offload::TxOffloads;
-use crate::plugin::Runner;
+use crate::plugin::{ChainPlan, Runner};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
 
@@ -39,7 +39,8 @@ impl Control {
     }
 }
 
-/// What a stream switches to. `policy: None` keeps the stream's runner; `Some(x)` replaces it with x.
+/// What a stream switches to. `policy: None` keeps the stream's chain as it is; `Some(plan)` makes
+/// the chain the plan describes (keeping the links it says to keep).
 pub struct StreamUpdate {
     /// Engine function (the native path, or the policy's fallback).
     pub run: EngineFn,
@@ -51,22 +52,30 @@ pub struct StreamUpdate {
     pub burst_size: usize,
     /// TX port offloads.
     pub tx: TxOffloads,
-    /// The new policy, if it changes.
-    pub policy: Option<Option<Runner>>,
+    /// The new policy chain, if it changes.
+    pub policy: Option<ChainPlan>,
 }
 
 impl Slot {
     /// Puts `update` in the mailbox. An update the worker has not taken yet (it was slow to switch)
-    /// is not lost: without a new update it stays, and a new update that keeps the policy keeps the
-    /// policy change of the one it replaces.
+    /// is not lost: without a new update it stays, a new update that keeps the policy keeps the
+    /// policy change of the one it replaces, and a new chain plan is composed with the pending one
+    /// (its runners that the new plan does not keep go to `old`, to be dropped).
     pub fn offer(&self, update: Option<StreamUpdate>) {
         let mut next = self.next.lock().unwrap_or_else(|e| e.into_inner());
         match (update, next.take()) {
             (None, pending) => *next = pending,
             (Some(mut u), Some(pending)) => {
-                if u.policy.is_none() {
-                    u.policy = pending.policy;
-                }
+                u.policy = match (pending.policy, u.policy.take()) {
+                    (p, None) => p,
+                    (None, n) => n,
+                    // The new plan was made against the chain the pending one leads to.
+                    (Some(p), Some(n)) => {
+                        let (plan, unused) = p.then(n);
+                        self.old.lock().unwrap_or_else(|e| e.into_inner()).extend(unused);
+                        Some(plan)
+                    }
+                };
                 *next = Some(u);
             }
             (Some(u), None) => *next = Some(u),
@@ -128,20 +137,39 @@ mod tests {
     fn an_update_a_slow_worker_has_not_taken_is_not_lost() {
         let slot = Slot::default();
         let mut first = update(16);
-        first.policy = Some(None);
+        first.policy = Some(ChainPlan::none());
         slot.offer(Some(first));
         // The next reload changes nothing for this stream: the pending update stays.
         slot.offer(None);
         let taken = slot.next.lock().unwrap().take().unwrap();
         assert_eq!(taken.burst_size, 16);
-        assert!(matches!(taken.policy, Some(None)), "the policy change survives");
+        assert!(taken.policy.is_some_and(|p| p.links.is_empty()), "the policy change survives");
         // A newer update replaces the settings but keeps a policy change it does not make itself.
         let mut first = update(16);
-        first.policy = Some(None);
+        first.policy = Some(ChainPlan::none());
         slot.offer(Some(first));
         slot.offer(Some(update(64)));
         let taken = slot.next.lock().unwrap().take().unwrap();
         assert_eq!(taken.burst_size, 64);
-        assert!(matches!(taken.policy, Some(None)));
+        assert!(taken.policy.is_some_and(|p| p.links.is_empty()));
+    }
+
+    #[test]
+    fn two_pending_chain_plans_compose() {
+        use crate::plugin::LinkPlan::Keep;
+        let slot = Slot::default();
+        let names =
+            |p: &ChainPlan| p.links.iter().map(|(n, l)| (n.to_string(), matches!(l, Keep(_)))).collect::<Vec<_>>();
+        // The first reload reorders [a, b, c] to [c, a]; the second, against [c, a], keeps a then c.
+        let mut first = update(16);
+        first.policy = Some(ChainPlan { links: vec![("c".into(), Keep(2)), ("a".into(), Keep(0))] });
+        slot.offer(Some(first));
+        let mut second = update(16);
+        second.policy = Some(ChainPlan { links: vec![("a".into(), Keep(1)), ("c".into(), Keep(0))] });
+        slot.offer(Some(second));
+        let taken = slot.next.lock().unwrap().take().unwrap().policy.unwrap();
+        assert_eq!(names(&taken), [("a".to_string(), true), ("c".to_string(), true)]);
+        let at: Vec<usize> = taken.links.iter().map(|(_, l)| if let Keep(i) = l { *i } else { 99 }).collect();
+        assert_eq!(at, [0, 2], "indexes of the running chain [a, b, c]");
     }
 }

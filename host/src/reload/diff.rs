@@ -15,7 +15,7 @@ fn fixed_part(cfg: &Config) -> Config {
         p.tx_offloads = Default::default();
         p.tx_vlan = Default::default();
         p.tx_vlan_outer = Default::default();
-        p.policy = None;
+        p.policy = Default::default();
     }
     c
 }
@@ -96,13 +96,17 @@ pub fn summary(old: &Config, new: &Config, files_changed: &[Vec<String>]) -> Vec
                 crate::offload::names(q.tx_offloads.0).join(",")
             ));
         }
-        let name = |pc: &Option<crate::config::PolicyCfg>| {
-            pc.as_ref().map(|x| x.plugin.display().to_string()).unwrap_or_else(|| "none".into())
+        let name = |pc: Option<&crate::config::PolicyCfg>| {
+            pc.map(|x| x.plugin.display().to_string()).unwrap_or_else(|| "none".into())
         };
-        match (&p.policy, &q.policy) {
-            (a, b) if a != b && name(a) != name(b) => what.push(format!("policy {} -> {}", name(a), name(b))),
-            (a, b) if a != b => what.push(format!("policy {} settings changed", name(b))),
-            _ => what.extend(files_changed.get(i).into_iter().flatten().cloned()),
+        let (a, b) = (&p.policy, &q.policy);
+        let files = files_changed.get(i).into_iter().flatten().cloned();
+        match (a.first(), b.first()) {
+            // Chains of several links: `plane::chain_lines` says what changed, link by link.
+            _ if a.links().len() > 1 || b.links().len() > 1 => what.extend(files),
+            (x, y) if a != b && name(x) != name(y) => what.push(format!("policy {} -> {}", name(x), name(y))),
+            (_, y) if a != b => what.push(format!("policy {} settings changed", name(y))),
+            _ => what.extend(files),
         }
         if !what.is_empty() {
             out.push(format!("port `{}`: {}", q.name, what.join("; ")));

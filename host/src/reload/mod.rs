@@ -9,8 +9,10 @@
 mod control;
 mod diff;
 mod plane;
+mod prepare;
 mod watch;
 
 pub use control::{Control, ReloadStats, Slot, StreamUpdate, WorkerLink};
-pub use plane::{settings, LoadedPlugin, Plane, PluginShown, StreamSpec};
+pub use plane::{settings, Plane, PluginShown, StreamSpec};
+pub use prepare::LoadedPlugin;
 pub use watch::spawn as spawn_watcher;

@@ -6,12 +6,13 @@
 //! would have started with the same flags).
 
 use super::diff;
+use super::prepare::{self, chain_lines, LoadedPlugin, Prepared};
 use super::{Control, ReloadStats, Slot, StreamUpdate, WorkerLink};
 use crate::config::{Config, PolicyCfg};
 use crate::dataplane::Overrides;
 use crate::engines::{self, EngineFn};
 use crate::offload::TxOffloads;
-use crate::plugin::{self, Plugin, PluginCounters, Runner, Runtime};
+use crate::plugin::{ChainPlan, LinkCounters, LinkPlan, Plugin, Runner, Runtime};
 use crate::ports::Inject;
 use crate::simd::Simd;
 use anyhow::anyhow;
@@ -34,22 +35,17 @@ pub struct StreamSpec {
     pub lcore: Option<usize>,
     /// Its mailbox.
     pub slot: Arc<Slot>,
-    /// Its plugin counters, kept across swaps.
-    pub counters: Arc<PluginCounters>,
+    /// Its plugin counters per link of its chain, kept across swaps.
+    pub links: Arc<LinkCounters>,
     /// Its pool for direct packet access, kept across swaps.
     pub direct: Arc<crate::plugin::DirectSlot>,
 }
 
-/// A port's loaded plugin.
-#[derive(Clone)]
-pub struct LoadedPlugin {
-    /// The checked, compiled module.
-    pub plugin: Arc<Plugin>,
-}
-
-/// A port's plugin, for operators.
+/// A link of a port's chain, for operators.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PluginShown {
+    /// The link's name.
+    pub link: String,
     /// The module file.
     pub path: String,
     /// Its SHA-256, hex.
@@ -62,11 +58,15 @@ impl Plane {
         let shown = self
             .plugins
             .iter()
-            .map(|l| {
-                l.as_ref().map(|l| PluginShown {
-                    path: l.plugin.path.display().to_string(),
-                    sha256: l.plugin.digest.iter().map(|b| format!("{b:02x}")).collect(),
-                })
+            .map(|links| {
+                links
+                    .iter()
+                    .map(|l| PluginShown {
+                        link: l.name.to_string(),
+                        path: l.plugin.path.display().to_string(),
+                        sha256: l.plugin.digest.iter().map(|b| format!("{b:02x}")).collect(),
+                    })
+                    .collect()
             })
             .collect();
         *self.published.lock().unwrap_or_else(|p| p.into_inner()) = shown;
@@ -116,11 +116,11 @@ pub struct Plane {
     pub overrides: Overrides,
     /// The streams, in the order of the stats.
     pub specs: Vec<StreamSpec>,
-    /// Each port's plugin.
-    pub plugins: Vec<Option<LoadedPlugin>>,
-    /// Each port's plugin as the control socket shows it (file, SHA-256), refreshed by
+    /// Each port's chain of plugins (empty: no policy).
+    pub plugins: Vec<Vec<LoadedPlugin>>,
+    /// Each port's chain as the control socket shows it (link, file, SHA-256), refreshed by
     /// [`Plane::publish_plugins`] after every applied reload.
-    pub published: Arc<std::sync::Mutex<Vec<Option<PluginShown>>>>,
+    pub published: Arc<std::sync::Mutex<Vec<Vec<PluginShown>>>>,
     /// The plugin runtime, made when the first plugin is loaded.
     pub runtime: Option<Arc<Runtime>>,
     /// Inject queues of the ports.
@@ -154,22 +154,37 @@ pub enum Outcome {
 }
 
 impl Plane {
-    /// Loads (checks, compiles, or takes from the cache) a port's plugin.
-    pub fn load_plugin(&mut self, pc: &PolicyCfg) -> anyhow::Result<LoadedPlugin> {
-        let rt = match &self.runtime {
+    /// The plugin runtime, made when the first plugin is loaded.
+    fn runtime(&mut self) -> anyhow::Result<Arc<Runtime>> {
+        Ok(match &self.runtime {
             Some(rt) => rt.clone(),
             None => self.runtime.insert(Runtime::new()?).clone(),
-        };
-        Ok(LoadedPlugin { plugin: Plugin::load(&rt, pc)? })
+        })
     }
 
-    /// A new instance of `plugin` for stream `spec` (runs its init).
-    pub fn runner(&self, plugin: &Arc<Plugin>, spec: &StreamSpec) -> anyhow::Result<Runner> {
-        // Room for the maps of every queue's instance, twice: the policy running and the one a
-        // reload makes beside it before the switch.
-        let queues = self.cfg.ports[spec.rx].queues.get() as u64;
-        let per_instance = plugin.cfg.limits.map_kib.0.saturating_mul(1024);
-        self.maps[spec.rx].set_limit(per_instance.saturating_mul(2 * queues));
+    /// Loads (checks, compiles, or takes from the cache) a link of a port's chain.
+    pub fn load_plugin(&mut self, pc: &PolicyCfg) -> anyhow::Result<LoadedPlugin> {
+        let rt = self.runtime()?;
+        Ok(LoadedPlugin { name: pc.link_name().into(), plugin: Plugin::load(&rt, pc)? })
+    }
+
+    /// Loads every link of a port's chain; errors name the port and the link.
+    pub fn load_chain(&mut self, port: &crate::config::PortCfg) -> anyhow::Result<Vec<LoadedPlugin>> {
+        port.policy.links().iter().map(|pc| self.load_plugin(pc).map_err(|e| prepare::named(port, pc, e))).collect()
+    }
+
+    /// Sets how much map memory port `rx`'s policies may hold: for every queue's instance of every
+    /// link, twice (the chain running and the one a reload makes beside it before the switch).
+    fn map_limit(&self, cfg: &Config, rx: usize) {
+        let queues = cfg.ports[rx].queues.get() as u64;
+        let per_chain: u64 = cfg.ports[rx].policy.links().iter().map(|p| p.limits.map_kib.0.saturating_mul(1024)).sum();
+        self.maps[rx].set_limit(per_chain.saturating_mul(2 * queues));
+    }
+
+    /// A new instance of link `link` for stream `spec` (runs its init), counting into the stream's
+    /// counters for a link of that name.
+    pub fn runner(&self, link: &LoadedPlugin, spec: &StreamSpec) -> anyhow::Result<Runner> {
+        let plugin = &link.plugin;
         let env = crate::plugin::StreamEnv {
             port: spec.rx as u16,
             queue: spec.rxq,
@@ -183,8 +198,14 @@ impl Plane {
             shares: plugin.cfg.shared_maps.clone().into(),
             direct: spec.direct.clone(),
         };
-        Runner::new(plugin.clone(), Arc::new(env), self.simd, spec.counters.clone())
+        Runner::new(plugin.clone(), Arc::new(env), self.simd, spec.links.link(&link.name))
             .map_err(|e| anyhow!("port `{}`: plugin {}: {e:#}", self.cfg.ports[spec.rx].name, plugin.path.display()))
+    }
+
+    /// The runners of a whole chain for stream `spec`, named.
+    pub fn chain(&self, links: &[LoadedPlugin], spec: &StreamSpec) -> anyhow::Result<Vec<(Arc<str>, Runner)>> {
+        self.map_limit(&self.cfg, spec.rx);
+        links.iter().map(|l| Ok((l.name.clone(), self.runner(l, spec)?))).collect()
     }
 
     /// Reloads from `new` (already parsed and validated): prepares everything, then publishes and
@@ -193,31 +214,33 @@ impl Plane {
         crate::dataplane::apply(&mut new, &self.overrides)?;
         crate::config::validate(&new).map_err(|e| anyhow!(e))?;
         diff::restart_needed(&self.cfg, &new).map_err(|e| anyhow!(e))?;
-        let (replaced, files_changed) = self.prepare_plugins(&new)?;
-        let mut updates = Vec::with_capacity(self.specs.len());
-        for spec in &self.specs {
-            let (old, s) =
-                (settings(&self.cfg, spec.rx, spec.tx, self.simd)?, settings(&new, spec.rx, spec.tx, self.simd)?);
-            let policy = match &replaced[spec.rx] {
-                None => None,
-                Some(None) => Some(None),
-                Some(Some(l)) => Some(Some(self.runner(&l.plugin, spec)?)),
-            };
-            updates.push((!s.same(&old) || policy.is_some()).then_some(StreamUpdate {
-                run: s.run,
-                engine: s.engine,
-                needs_rx: s.needs_rx,
-                burst_size: s.burst_size,
-                tx: s.tx,
-                policy,
-            }));
-        }
-        let lines = diff::summary(&self.cfg, &new, &files_changed);
-        self.cfg = new;
-        for (i, r) in replaced.into_iter().enumerate() {
-            if let Some(r) = r {
-                self.plugins[i] = r;
+        let rt = self.runtime()?;
+        let mut load =
+            |pc: &PolicyCfg| Ok(LoadedPlugin { name: pc.link_name().into(), plugin: Plugin::load(&rt, pc)? });
+        let (prepared, files_changed) = prepare::prepare(&self.cfg, &self.plugins, &new, &mut load)?;
+        let updates = match self.stream_updates(&new, &prepared) {
+            Ok(u) => u,
+            Err(e) => {
+                // Forget the counters made for links that will not run.
+                for spec in &self.specs {
+                    spec.links.keep(self.plugins[spec.rx].iter().map(|l| &*l.name));
+                }
+                return Err(e);
             }
+        };
+        let mut lines = diff::summary(&self.cfg, &new, &files_changed);
+        lines.extend(chain_lines(&new, &self.plugins, &prepared));
+        self.cfg = new;
+        for (i, links) in prepared.into_iter().enumerate() {
+            let Some(links) = links else { continue };
+            let old = std::mem::take(&mut self.plugins[i]);
+            self.plugins[i] = links
+                .into_iter()
+                .filter_map(|p| match p {
+                    Prepared::Keep(j) => old.get(j).cloned(),
+                    Prepared::Load(l) => Some(l),
+                })
+                .collect();
         }
         if updates.iter().all(Option::is_none) {
             return Ok(Outcome::Unchanged);
@@ -230,55 +253,53 @@ impl Plane {
         let lagging = self.wait_switched(generation, stop);
         let us = event_at.elapsed().as_micros() as u64;
         self.drop_old_runners();
+        for spec in &self.specs {
+            spec.links.keep(self.plugins[spec.rx].iter().map(|l| &*l.name));
+        }
         Ok(Outcome::Switched { lines, us, lagging })
     }
 
-    /// Per port: `None` keep its plugin, `Some(x)` replace it with `x`; and which of its files have
-    /// new content under the same path (the plugin, an initial entries file), as summary lines.
-    #[allow(clippy::type_complexity)]
-    fn prepare_plugins(
-        &mut self,
+    /// Each stream's update under `new`: its settings, and the plan of its chain where the port's
+    /// chain changes (new runners made here, off the workers).
+    fn stream_updates(
+        &self,
         new: &Config,
-    ) -> anyhow::Result<(Vec<Option<Option<LoadedPlugin>>>, Vec<Vec<String>>)> {
-        let mut replaced = Vec::with_capacity(new.ports.len());
-        let mut files_changed = Vec::with_capacity(new.ports.len());
-        for (i, port) in new.ports.iter().enumerate() {
-            let old = (&self.cfg.ports[i].policy, &self.plugins[i]);
-            let mut changed = Vec::new();
-            if let (Some(p), Some(l)) = (&port.policy, old.1) {
-                if plugin::native::named(&p.plugin).is_none() {
-                    // As at start: a regular file within limits.module_kib, checked before it is read
-                    // and opened without blocking (a FIFO or /dev/zero put in its place is refused).
-                    let max = p.limits.module_kib.0.saturating_mul(1024);
-                    let bytes = crate::input::read_bounded(&p.plugin, max)
-                        .map_err(|e| anyhow!("port `{}`: plugin {}: {e}", port.name, p.plugin.display()))?;
-                    if plugin::digest(&bytes) != l.plugin.digest {
-                        changed.push(format!("plugin {} rebuilt", p.plugin.display()));
-                    }
-                }
-                let files = p.map_entries.iter().map(|f| (f, false)).chain(p.map_pins.iter().map(|f| (f, true)));
-                for ((map, path), pin) in files {
-                    let key = if pin { "map_pins" } else { "map_entries" };
-                    let digest = crate::plugin::maps::initial::digest_of(path, pin)
-                        .map_err(|e| anyhow!("port `{}`: {key} {map:?}: {}: {e}", port.name, path.display()))?;
-                    if l.plugin.initial.get(map).is_none_or(|e| e.digest != digest) {
-                        changed.push(format!("map {map:?} entries from {} changed", path.display()));
-                    }
-                }
+        prepared: &[Option<Vec<Prepared>>],
+    ) -> anyhow::Result<Vec<Option<StreamUpdate>>> {
+        let mut updates = Vec::with_capacity(self.specs.len());
+        for (rx, p) in prepared.iter().enumerate() {
+            if p.is_some() {
+                self.map_limit(new, rx);
             }
-            let same = port.policy == *old.0 && changed.is_empty();
-            files_changed.push(changed);
-            if same {
-                replaced.push(None);
-                continue;
-            }
-            let loaded = match &port.policy {
-                Some(pc) => Some(self.load_plugin(pc).map_err(|e| anyhow!("port `{}`: {e:#}", port.name))?),
-                None => None,
-            };
-            replaced.push(Some(loaded));
         }
-        Ok((replaced, files_changed))
+        for spec in &self.specs {
+            let (old, s) =
+                (settings(&self.cfg, spec.rx, spec.tx, self.simd)?, settings(new, spec.rx, spec.tx, self.simd)?);
+            let policy = match &prepared[spec.rx] {
+                None => None,
+                Some(links) => {
+                    let names = new.ports[spec.rx].policy.links().iter().map(|p| Arc::<str>::from(p.link_name()));
+                    let mut plan = Vec::with_capacity(links.len());
+                    for (name, p) in names.zip(links) {
+                        let from = match p {
+                            Prepared::Keep(j) => LinkPlan::Keep(*j),
+                            Prepared::Load(l) => LinkPlan::New(Box::new(self.runner(l, spec)?)),
+                        };
+                        plan.push((name, from));
+                    }
+                    Some(ChainPlan { links: plan })
+                }
+            };
+            updates.push((!s.same(&old) || policy.is_some()).then_some(StreamUpdate {
+                run: s.run,
+                engine: s.engine,
+                needs_rx: s.needs_rx,
+                burst_size: s.burst_size,
+                tx: s.tx,
+                policy,
+            }));
+        }
+        Ok(updates)
     }
 
     /// Waits (at most 5 s, and not once the dataplane stops) for every worker to take `generation`;

@@ -97,7 +97,7 @@ impl ControlThread {
     /// Watches the folders of the config file and of every plugin file of the running config.
     fn rewatch(&mut self) {
         let mut files = vec![self.path.clone()];
-        let policies = self.plane.cfg.ports.iter().filter_map(|p| p.policy.as_ref());
+        let policies = self.plane.cfg.ports.iter().flat_map(|p| p.policy.links());
         files.extend(
             policies.filter(|pc| crate::plugin::native::named(&pc.plugin).is_none()).map(|pc| pc.plugin.clone()),
         );

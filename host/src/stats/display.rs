@@ -141,6 +141,23 @@ fn plugin_line(p: &super::PluginTotals) -> String {
     for (name, v) in &p.counters {
         let _ = write!(line, "  {name} {v}");
     }
+    // A chain: a line per link, in order.
+    if p.links.len() > 1 {
+        for (name, l) in &p.links {
+            let _ = write!(
+                line,
+                "\n    Link {name}: calls {}  traps {}  timeouts {}  drops {}  {} ns/call",
+                l.calls,
+                l.traps,
+                l.timeouts,
+                l.drops,
+                l.ns_per_call()
+            );
+            for (c, v) in &l.counters {
+                let _ = write!(line, "  {c} {v}");
+            }
+        }
+    }
     line
 }
 

@@ -18,6 +18,13 @@ pub struct RunFacts {
     pub pool: Value,
 }
 
+/// One link of a port's policy chain.
+fn link_json(name: &str, l: &super::PluginTotals) -> Value {
+    json!({"link": name, "calls": l.calls, "traps": l.traps, "timeouts": l.timeouts, "errors": l.errors,
+        "sticky": l.sticky, "ticks": l.ticks, "drops": l.drops, "disabled": l.disabled, "ns_per_call": l.ns_per_call(),
+        "counters": l.counters, "gauges": l.gauges})
+}
+
 /// Builds the JSON report.
 pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
     let snap = view.snapshot();
@@ -58,6 +65,9 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 port["plugin_disabled"] = json!(pl.disabled);
                 port["plugin_counters"] = json!(pl.counters);
                 port["plugin_gauges"] = json!(pl.gauges);
+                port["plugin_drops"] = json!(pl.drops);
+                port["plugin_ns_per_call"] = json!(pl.ns_per_call());
+                port["plugin_links"] = pl.links.iter().map(|(name, l)| link_json(name, l)).collect();
                 port["plugin_maps"] = json!(view.maps.get(i).map(|m| m.snapshot()).unwrap_or_default());
             }
             port

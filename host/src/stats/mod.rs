@@ -47,8 +47,9 @@ pub struct StatsView {
     pub port_stats: Vec<Arc<PortStats>>,
     /// Streams and their counters.
     pub streams: Vec<(StreamInfo, Arc<StreamCounters>)>,
-    /// Each stream's plugin counters (same order); shown for ports whose streams have, or had, a policy.
-    pub plugins: Vec<Arc<crate::plugin::PluginCounters>>,
+    /// Each stream's plugin counters per link of its chain (same order); shown for ports whose
+    /// streams have, or had, a policy.
+    pub plugins: Vec<Arc<crate::plugin::LinkCounters>>,
     /// Each port's plugin maps (empty for ports whose policies declare none).
     pub maps: Vec<Arc<crate::plugin::maps::Registry>>,
     /// Live reload figures.
@@ -78,6 +79,68 @@ pub struct PluginTotals {
     pub counters: std::collections::BTreeMap<String, u64>,
     /// The plugin's gauges (summed over the port's live instances).
     pub gauges: std::collections::BTreeMap<String, i64>,
+    /// Packets dropped where the policy ran (its own drops, those of the engines it ran, and
+    /// bursts dropped under `fail_closed`).
+    pub drops: u64,
+    /// Calls timed (one in `plugin::TIME_EVERY`).
+    pub timed_calls: u64,
+    /// Nanoseconds the timed calls took.
+    pub timed_ns: u64,
+    /// The same figures per link of the port's chain, in the chain's order (one entry for a
+    /// single policy). Empty within a link's own figures.
+    pub links: Vec<(String, PluginTotals)>,
+}
+
+impl PluginTotals {
+    /// Mean nanoseconds a call took, from the timed calls (0 before any).
+    pub fn ns_per_call(&self) -> u64 {
+        self.timed_ns.checked_div(self.timed_calls).unwrap_or(0)
+    }
+
+    fn merge(&mut self, o: &PluginTotals) {
+        for (a, b) in [
+            (&mut self.calls, o.calls),
+            (&mut self.traps, o.traps),
+            (&mut self.timeouts, o.timeouts),
+            (&mut self.errors, o.errors),
+            (&mut self.sticky, o.sticky),
+            (&mut self.ticks, o.ticks),
+            (&mut self.drops, o.drops),
+            (&mut self.timed_calls, o.timed_calls),
+            (&mut self.timed_ns, o.timed_ns),
+            (&mut self.disabled, o.disabled),
+            (&mut self.failed, o.failed),
+        ] {
+            *a += b;
+        }
+        for (name, v) in &o.counters {
+            *self.counters.entry(name.clone()).or_default() += v;
+        }
+        for (name, v) in &o.gauges {
+            *self.gauges.entry(name.clone()).or_default() += v;
+        }
+    }
+
+    fn add(&mut self, pc: &crate::plugin::PluginCounters) {
+        use std::sync::atomic::Ordering::Relaxed;
+        self.calls += pc.calls.load(Relaxed);
+        self.traps += pc.traps.load(Relaxed);
+        self.timeouts += pc.timeouts.load(Relaxed);
+        self.errors += pc.errors.load(Relaxed);
+        self.sticky += pc.sticky.load(Relaxed);
+        self.ticks += pc.ticks.load(Relaxed);
+        self.drops += pc.drops.load(Relaxed);
+        self.timed_calls += pc.timed_calls.load(Relaxed);
+        self.timed_ns += pc.timed_ns.load(Relaxed);
+        self.disabled += u64::from(pc.disabled.load(Relaxed));
+        self.failed += u64::from(pc.failed.load(Relaxed));
+        for (name, v) in pc.named() {
+            *self.counters.entry(name).or_default() += v;
+        }
+        for (name, v) in pc.gauges() {
+            *self.gauges.entry(name).or_default() += v;
+        }
+    }
 }
 
 /// One port's figures.
@@ -118,28 +181,29 @@ impl StatsView {
         self.streams.iter().map(|(_, c)| c.snapshot()).collect()
     }
 
-    /// Plugin figures per port (None for ports without a policy).
+    /// Plugin figures per port, summed over its streams and the links of its chain, with each
+    /// link's own (None for ports without a policy).
     pub fn plugins_per_port(&self) -> Vec<Option<PluginTotals>> {
         use std::sync::atomic::Ordering::Relaxed;
         let mut out: Vec<Option<PluginTotals>> = vec![None; self.ports.len()];
-        for ((info, _), pc) in self.streams.iter().zip(&self.plugins) {
-            if !pc.attached.load(Relaxed) && pc.calls.load(Relaxed) == 0 {
-                continue;
-            }
-            let t = out[info.rx_port as usize].get_or_insert_with(PluginTotals::default);
-            t.calls += pc.calls.load(Relaxed);
-            t.traps += pc.traps.load(Relaxed);
-            t.timeouts += pc.timeouts.load(Relaxed);
-            t.errors += pc.errors.load(Relaxed);
-            t.sticky += pc.sticky.load(Relaxed);
-            t.ticks += pc.ticks.load(Relaxed);
-            t.disabled += u64::from(pc.disabled.load(Relaxed));
-            t.failed += u64::from(pc.failed.load(Relaxed));
-            for (name, v) in pc.named() {
-                *t.counters.entry(name).or_default() += v;
-            }
-            for (name, v) in pc.gauges() {
-                *t.gauges.entry(name).or_default() += v;
+        for ((info, _), links) in self.streams.iter().zip(&self.plugins) {
+            for (name, pc) in links.snapshot() {
+                if !pc.attached.load(Relaxed) && pc.calls.load(Relaxed) == 0 {
+                    continue;
+                }
+                // Read once, added twice: the port's sum and the link's agree.
+                let mut one = PluginTotals::default();
+                one.add(&pc);
+                let t = out[info.rx_port as usize].get_or_insert_with(PluginTotals::default);
+                t.merge(&one);
+                let k = match t.links.iter().position(|(n, _)| **n == *name) {
+                    Some(k) => k,
+                    None => {
+                        t.links.push((name.to_string(), PluginTotals::default()));
+                        t.links.len() - 1
+                    }
+                };
+                t.links[k].1.merge(&one);
             }
         }
         out

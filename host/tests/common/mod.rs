@@ -11,7 +11,7 @@ use std::time::Duration;
 use wasmdp::engines;
 use wasmdp::lcore::{Retry, Stream, StreamParts};
 use wasmdp::mbuf::{Burst, Pool, PoolCache, PoolConfig};
-use wasmdp::plugin::{Plugin, PluginCounters, Runner, Runtime, StreamEnv};
+use wasmdp::plugin::{Chain, Plugin, PluginCounters, Runner, Runtime, StreamEnv};
 use wasmdp::ports::{open_all, RxQueue, TxQueue};
 use wasmdp::simd::Simd;
 use wasmdp::stats::{Counts, StreamInfo};
@@ -24,11 +24,20 @@ pub struct Wire {
     out: Box<dyn RxQueue>,
     stream: Option<Stream>,
     template: Vec<u8>,
+    counters: Vec<Arc<PluginCounters>>,
+    /// Port b's inject queue (with [`Wire::with_sends`]): what a's policy sent there.
+    sent: Option<Arc<wasmdp::ports::Inject>>,
 }
 
 impl Wire {
     /// `port_a` is the inside of port a's flow mapping, e.g. `engine: macswap, tx_offloads: [...]`.
     pub fn new(port_a: &str) -> Wire {
+        Wire::with_sends(port_a, false)
+    }
+
+    /// [`Wire::new`]; with `sends`, port b has an inject queue, so that a's policy may send there
+    /// (what it sends stays queued: [`Counts::redirected_out`] counts it).
+    pub fn with_sends(port_a: &str, sends: bool) -> Wire {
         let yaml = format!(
             "ports:\n  - {{name: a, driver: ring, ring: {{peer: b}}, {port_a}}}\n  - {{name: b, driver: ring, ring: {{peer: a}}}}\n"
         );
@@ -36,42 +45,50 @@ impl Wire {
         let pool = Pool::new(PoolConfig { size: 1024, cache_size: 16, ..Default::default() }).unwrap();
         let mut ports = open_all(&cfg).unwrap();
         let simd = Simd::detect();
-        let counters = Arc::new(PluginCounters::default());
-        let policy = cfg.ports[0].policy.as_ref().map(|pc| {
-            let plugin = Plugin::load(&Runtime::new().unwrap(), pc).unwrap_or_else(|e| panic!("{e:#}"));
-            Runner::new(plugin, Arc::new(StreamEnv::alone(Arc::from(vec![None, None]))), simd, counters.clone())
-                .unwrap_or_else(|e| panic!("{e:#}"))
-        });
+        let sent = sends.then(|| Arc::new(wasmdp::ports::Inject::new(64)));
+        let injects: Arc<[_]> = Arc::from(vec![None, sent.clone()]);
+        let rt = Runtime::new().unwrap();
+        let links: Vec<(Arc<str>, Runner, Arc<PluginCounters>)> = cfg.ports[0]
+            .policy
+            .links()
+            .iter()
+            .map(|pc| {
+                let counters = Arc::new(PluginCounters::default());
+                let plugin = Plugin::load(&rt, pc).unwrap_or_else(|e| panic!("{e:#}"));
+                let r = Runner::new(plugin, Arc::new(StreamEnv::alone(injects.clone())), simd, counters.clone())
+                    .unwrap_or_else(|e| panic!("{e:#}"));
+                (Arc::from(pc.link_name()), r, counters)
+            })
+            .collect();
+        let counters: Vec<Arc<PluginCounters>> = links.iter().map(|l| l.2.clone()).collect();
+        let policy = Chain::of(links.into_iter().map(|(n, r, _)| (n, r)).collect());
         let engine = engines::lookup(&cfg.ports[0].engine.as_ref().unwrap_or(&cfg.engine).0).unwrap();
         let feed = ports[1].txqs[0].take().unwrap();
         let out = ports[1].rxqs[0].take().unwrap();
         let a = &mut ports[0];
         let info = StreamInfo { rx_port: 0, rx_queue: 0, tx_port: 0, tx_queue: 0, engine: engine.name, lcore: None };
-        let stream = Stream::new(
-            StreamParts {
-                info,
-                rxq: a.rxqs[0].take().unwrap(),
-                txq: a.txqs[0].take().unwrap(),
-                run: engine.run.get(simd),
-                needs_rx: true,
-                burst_size: 64,
-                retry: Retry { count: 0, delay: Duration::ZERO },
-                offloads: a.driver.caps(),
-                tx: a.tx,
-                tx_mac: a.mac,
-                peer_mac: a.peer_mac,
-                template: a.template.clone(),
-                seed_bursts: 0,
-                policy,
-                inject: None,
-                echo: Default::default(),
-                tunnels: Default::default(),
-                prefetch_flow: true,
-            },
-            counters,
-        );
+        let stream = Stream::new(StreamParts {
+            info,
+            rxq: a.rxqs[0].take().unwrap(),
+            txq: a.txqs[0].take().unwrap(),
+            run: engine.run.get(simd),
+            needs_rx: true,
+            burst_size: 64,
+            retry: Retry { count: 0, delay: Duration::ZERO },
+            offloads: a.driver.caps(),
+            tx: a.tx,
+            tx_mac: a.mac,
+            peer_mac: a.peer_mac,
+            template: a.template.clone(),
+            seed_bursts: 0,
+            policy,
+            inject: None,
+            echo: Default::default(),
+            tunnels: Default::default(),
+            prefetch_flow: true,
+        });
         let template = a.template.bytes().to_vec();
-        Wire { cache: Some(pool.cache()), pool, feed, out, stream: Some(stream), template }
+        Wire { cache: Some(pool.cache()), pool, feed, out, stream: Some(stream), template, counters, sent }
     }
 
     /// Port a's template frame.
@@ -101,9 +118,14 @@ impl Wire {
         self.stream.as_ref().unwrap().counters().snapshot()
     }
 
-    /// The plugin's counters.
+    /// The plugin's counters (the first link's, in a chain).
     pub fn plugin(&self) -> Arc<PluginCounters> {
-        self.stream.as_ref().unwrap().plugin_counters()
+        self.link(0)
+    }
+
+    /// The counters of link `k` of the chain.
+    pub fn link(&self, k: usize) -> Arc<PluginCounters> {
+        self.counters.get(k).cloned().unwrap_or_default()
     }
 }
 
@@ -114,6 +136,9 @@ impl Drop for Wire {
             s.drain(&mut cache);
         }
         self.out.drain(&mut cache);
+        if let Some(q) = &self.sent {
+            q.drain(&mut cache);
+        }
         drop(cache);
         if !std::thread::panicking() {
             assert_eq!(self.pool.available(), self.pool.capacity(), "buffers leaked");

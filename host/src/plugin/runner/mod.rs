@@ -47,6 +47,8 @@ pub struct Runner {
     tick_countdown: u32,
     /// The runner's own warnings (traps, error returns), rate-limited.
     warnings: LogLimit,
+    /// Calls until the next one is timed ([`super::counters::TIME_EVERY`]).
+    time_countdown: u32,
 }
 
 /// Delay before the second re-instantiation in a failure window; doubles with each further trap up
@@ -93,6 +95,7 @@ impl Runner {
             next_tick,
             tick_countdown: TICK_CHECK_EVERY,
             warnings: LogLimit::new(5.0, 1.0),
+            time_countdown: 1,
         })
     }
 
@@ -123,9 +126,17 @@ impl Runner {
     }
 
     /// Handles one burst: the plugin's decision, its sticky decision, or the failure policy.
-    /// `native` is the port's engine (the fallback).
+    /// `native` is the port's engine (the fallback). What is dropped meanwhile counts as the
+    /// policy's drops (in a chain: this link's).
     #[inline]
     pub fn on_burst(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst, native: EngineFn) {
+        let dropped = ctx.drops.total();
+        self.decide(ctx, burst, native);
+        bump(&self.counters.drops, ctx.drops.total() - dropped);
+    }
+
+    #[inline(always)]
+    fn decide(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst, native: EngineFn) {
         if self.counters.operator.load(Relaxed) != 0 {
             self.operator();
         }
@@ -145,10 +156,25 @@ impl Runner {
             }
             live.store.data_mut().sticky = None;
         }
-        if let Err(f) = self.call(ctx, burst) {
+        self.time_countdown -= 1;
+        let called = if self.time_countdown == 0 { self.timed_call(ctx, burst) } else { self.call(ctx, burst) };
+        if let Err(f) = called {
             self.failed(f);
             self.fail(ctx, burst, native);
         }
+    }
+
+    /// [`Runner::call`], timed: one call in [`super::counters::TIME_EVERY`] (out of line, so that the
+    /// others carry no clock).
+    #[cold]
+    #[inline(never)]
+    fn timed_call(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst) -> Result<(), Failure> {
+        self.time_countdown = super::counters::TIME_EVERY;
+        let t = Instant::now();
+        let r = self.call(ctx, burst);
+        bump(&self.counters.timed_ns, t.elapsed().as_nanos() as u64);
+        bump(&self.counters.timed_calls, 1);
+        r
     }
 
     fn call(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst) -> Result<(), Failure> {
