@@ -203,6 +203,24 @@ fn link_names_are_checked_and_a_single_policy_is_a_chain_of_one() {
 }
 
 #[test]
+fn the_first_link_of_a_port_that_makes_packets_is_called_with_its_empty_burst() {
+    // txonly receives nothing: the burst is empty when the chain starts. The first link is called
+    // with it and answers an error, so the port's engine (txonly) stands in and makes the frames;
+    // the second link is called on them.
+    let refuse = write_wat("chain-first-errs", &link("", "(return (i32.const 7))"));
+    let inc = write_wat("chain-after-txonly", &increment_link());
+    let yaml = format!(
+        "engine: txonly\nports:\n  - {{name: a, driver: null, policy: [{{name: first, plugin: {}}}, {{name: inc, plugin: {}}}]}}\n  - {{name: b, driver: null}}\n",
+        refuse.display(),
+        inc.display()
+    );
+    let j = common::run_yaml(&yaml, 0.2);
+    let links = j["ports"][0]["plugin_links"].as_array().unwrap();
+    assert!(j["totals"]["tx_packets"].as_u64().unwrap() > 0, "{}", j["totals"]);
+    assert!(links[0]["errors"].as_u64().unwrap() > 0 && links[1]["calls"].as_u64().unwrap() > 0, "{links:?}");
+}
+
+#[test]
 fn a_link_writes_and_changes_lengths_the_next_one_sees() {
     // The first link strips the Ethernet header (head -14); the second writes the length it is
     // given (descriptor LEN) into the first byte of its window, marked dirty.

@@ -9,7 +9,8 @@
 //!   with that link, the send leaves through the other port's queue);
 //! - a link that fails follows its own `on_failure`: `fail_open` and `reload` run the port's engine
 //!   in its place and the chain goes on; `fail_closed` drops the burst there;
-//! - a link is not called with an empty burst (everything was dropped or sent before it).
+//! - a link after the first is not called with an empty burst (everything was dropped or sent
+//!   before it); the first is called as a single policy always was.
 //!
 //! A one-link chain is exactly the single policy of before: same calls, same fallback.
 
@@ -66,7 +67,13 @@ impl Chain {
     /// stand-in under `fail_open` and `reload`).
     #[inline]
     pub fn on_burst(&mut self, ctx: &mut FwdCtx<'_>, burst: &mut Burst, native: EngineFn) {
-        for link in &mut self.links {
+        let mut links = self.links.iter_mut();
+        // The first link is called as a single policy always was, also with the empty burst of a
+        // port whose engine makes packets (txonly): it may run that engine.
+        if let Some(first) = links.next() {
+            first.runner.on_burst(ctx, burst, native);
+        }
+        for link in links {
             if burst.is_empty() {
                 return;
             }
