@@ -1,5 +1,6 @@
 //! `macswap`: swaps source and destination MAC (testpmd macswap), four packets at a time with the
-//! variant's kernel: load four headers, mark offloads, shuffle, store; prefetching the next four.
+//! variant's kernel: mark offloads, then load four headers, shuffle, store; prefetching the next
+//! four.
 
 use super::{prefetch_pkt, EngineDesc, FwdCtx};
 use crate::mbuf::{Burst, Pkt};
@@ -32,16 +33,16 @@ fn run<K: Kernel>(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
         }
         let quad = &mut burst[i..i + 4];
         if quad.iter().all(swappable) {
+            // Marked here, not between the kernel's loads and stores: `tx` stays in registers (a
+            // closure handed to the kernel's out-of-line body takes its address, and every packet's
+            // stores then reload it), and with no offloads the marking is a few stores a packet.
+            for p in quad.iter_mut() {
+                offload::mark(p, &tx);
+            }
             let frames = [quad[0].data_ptr(), quad[1].data_ptr(), quad[2].data_ptr(), quad[3].data_ptr()];
             // SAFETY: each frame has 16 valid bytes (checked by `swappable`), the four buffers are
             // distinct packets, and K was resolved against this CPU at start.
-            unsafe {
-                K::macswap4(frames, || {
-                    for p in quad.iter_mut() {
-                        offload::mark(p, &tx);
-                    }
-                })
-            };
+            unsafe { K::macswap4(frames) };
         } else {
             quad.iter_mut().for_each(|p| one::<K>(p, &tx));
         }
@@ -70,7 +71,7 @@ fn swap_only<K: Kernel>(pkts: &mut [Pkt]) {
         if quad.iter().all(swappable) {
             let frames = [quad[0].data_ptr(), quad[1].data_ptr(), quad[2].data_ptr(), quad[3].data_ptr()];
             // SAFETY: as in `run`: 16 valid bytes each, distinct packets, K resolved at start.
-            unsafe { K::macswap4(frames, || {}) };
+            unsafe { K::macswap4(frames) };
         } else {
             quad.iter_mut().filter(|p| swappable(p)).for_each(|p| {
                 // SAFETY: 16 valid bytes (checked), K resolved at start.

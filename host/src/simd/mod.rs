@@ -161,13 +161,12 @@ pub trait Kernel: 'static {
     const SIMD: Variant;
 
     /// Swaps destination and source MAC (bytes 0..6 and 6..12) of four frames: loads all four
-    /// headers, runs `between` (the caller sets offload metadata there, overlapping the loads),
-    /// then shuffles and stores.
+    /// headers, then shuffles and stores.
     ///
     /// # Safety
     /// Each pointer is valid for reads and writes of 16 bytes, the four ranges do not overlap, and
     /// the CPU supports the variant. Bytes 12..16 are written back unchanged.
-    unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F);
+    unsafe fn macswap4(frames: [*mut u8; 4]);
 
     /// Swaps destination and source MAC of one frame.
     ///

@@ -10,8 +10,7 @@ impl Kernel for Scalar {
     const SIMD: Variant = Variant::Scalar;
 
     #[inline(always)]
-    unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
-        between();
+    unsafe fn macswap4(frames: [*mut u8; 4]) {
         for f in frames {
             // SAFETY: forwarded contract: valid for 16 bytes.
             unsafe { Self::macswap1(f) };

@@ -15,7 +15,7 @@ use super::sse::mask128;
 /// CPU has AVX2.
 #[inline]
 #[target_feature(enable = "avx2")]
-pub(super) unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
+pub(super) unsafe fn macswap4(frames: [*mut u8; 4]) {
     let mask = _mm256_broadcastsi128_si256(mask128());
     let [f0, f1, f2, f3] = frames;
     // SAFETY: the caller guarantees 16 readable bytes at each frame; the loads are unaligned
@@ -26,7 +26,6 @@ pub(super) unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
             _mm256_loadu2_m128i(f3.cast::<__m128i>(), f2.cast::<__m128i>()),
         )
     };
-    between();
     // `vpshufb` shuffles within each 128-bit lane: the mask is the 16-byte one in both lanes.
     let v01 = _mm256_shuffle_epi8(v01, mask);
     let v23 = _mm256_shuffle_epi8(v23, mask);

@@ -15,7 +15,7 @@ use super::sse::mask128;
 /// CPU has AVX-512 F and BW.
 #[inline]
 #[target_feature(enable = "avx512f,avx512bw")]
-pub(super) unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
+pub(super) unsafe fn macswap4(frames: [*mut u8; 4]) {
     let mask = _mm512_broadcast_i32x4(mask128());
     let [f0, f1, f2, f3] = frames;
     // SAFETY: the caller guarantees 16 readable bytes at each frame; the loads are unaligned.
@@ -27,7 +27,6 @@ pub(super) unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
             _mm_loadu_si128(f3.cast::<__m128i>()),
         )
     };
-    between();
     let z = _mm512_castsi128_si512(x0);
     let z = _mm512_inserti32x4::<1>(z, x1);
     let z = _mm512_inserti32x4::<2>(z, x2);

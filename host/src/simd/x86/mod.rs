@@ -2,7 +2,7 @@
 //!
 //! Layout:
 //! - `sse.rs`, `avx2.rs`, `avx512.rs`: MAC swap, after DPDK testpmd `macswap_sse.h` /
-//!   `macswap.h`: load the 16-byte headers, run `between`, `pshufb` with [`MACSWAP_MASK`], store.
+//!   `macswap.h`: load the 16-byte headers, `pshufb` with [`MACSWAP_MASK`], store.
 //! - `memcpy_small.rs`: copies of at most 32 bytes, shared by every variant.
 //! - `memcpy_vec.rs`: the shape of memcpy after DPDK `rte_memcpy` (x86), written once as a macro;
 //!   `memcpy_sse.rs`, `memcpy_avx2.rs`, `memcpy_avx512.rs` instantiate it with 16-, 32- and 64-byte
@@ -35,9 +35,9 @@ impl Kernel for Sse {
     const SIMD: Variant = Variant::Sse;
 
     #[inline(always)]
-    unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
+    unsafe fn macswap4(frames: [*mut u8; 4]) {
         // SAFETY: forwarded contract (16 valid bytes per frame, no overlap, SSSE3 present).
-        unsafe { sse::macswap4(frames, between) }
+        unsafe { sse::macswap4(frames) }
     }
 
     #[inline(always)]
@@ -61,9 +61,9 @@ impl Kernel for Avx2 {
     const SIMD: Variant = Variant::Avx2;
 
     #[inline(always)]
-    unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
+    unsafe fn macswap4(frames: [*mut u8; 4]) {
         // SAFETY: forwarded contract (16 valid bytes per frame, no overlap, AVX2 present).
-        unsafe { avx2::macswap4(frames, between) }
+        unsafe { avx2::macswap4(frames) }
     }
 
     #[inline(always)]
@@ -87,9 +87,9 @@ impl Kernel for Avx512 {
     const SIMD: Variant = Variant::Avx512;
 
     #[inline(always)]
-    unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
+    unsafe fn macswap4(frames: [*mut u8; 4]) {
         // SAFETY: forwarded contract (16 valid bytes per frame, no overlap, AVX-512 F+BW present).
-        unsafe { avx512::macswap4(frames, between) }
+        unsafe { avx512::macswap4(frames) }
     }
 
     #[inline(always)]

@@ -12,14 +12,14 @@ pub(super) fn mask128() -> __m128i {
     unsafe { _mm_loadu_si128(MACSWAP_MASK.as_ptr().cast()) }
 }
 
-/// Swaps the MACs of four frames: four loads, `between()`, four shuffles, four stores.
+/// Swaps the MACs of four frames: four loads, four shuffles, four stores.
 ///
 /// # Safety
 /// Each frame is valid for reads and writes of 16 bytes, the four ranges do not overlap, and the
 /// CPU has SSSE3.
 #[inline]
 #[target_feature(enable = "ssse3")]
-pub(super) unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
+pub(super) unsafe fn macswap4(frames: [*mut u8; 4]) {
     let mask = mask128();
     let [f0, f1, f2, f3] = frames;
     // SAFETY: the caller guarantees 16 readable bytes at each frame; `loadu` has no alignment
@@ -32,7 +32,6 @@ pub(super) unsafe fn macswap4<F: FnOnce()>(frames: [*mut u8; 4], between: F) {
             _mm_loadu_si128(f3.cast::<__m128i>()),
         )
     };
-    between();
     let v0 = _mm_shuffle_epi8(v0, mask);
     let v1 = _mm_shuffle_epi8(v1, mask);
     let v2 = _mm_shuffle_epi8(v2, mask);
