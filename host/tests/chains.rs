@@ -312,49 +312,17 @@ fn a_link_cannot_reach_past_what_the_link_before_left() {
 
 mod live {
     use super::*;
+    use common::live::{bytes_per_packet, save, wait_for};
     use common::plugin_path;
-    use std::path::Path;
     use std::sync::atomic::AtomicBool;
     use std::sync::Arc;
-    use std::time::{Duration, Instant};
     use wasmdp::dataplane::{self, Overrides, RunOptions};
     use wasmdp::stats::StatsView;
-
-    fn save(path: &Path, text: &str) {
-        let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, text).unwrap();
-        std::fs::rename(&tmp, path).unwrap();
-    }
-
-    fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-        let until = Instant::now() + Duration::from_secs(10);
-        while !done() {
-            assert!(Instant::now() < until, "timed out waiting for {what}");
-            std::thread::sleep(Duration::from_millis(2));
-        }
-    }
 
     /// Port a's chain as (link, calls, inits counter) in order.
     fn links(view: &StatsView) -> Vec<(String, u64, u64)> {
         let t = view.plugins_per_port()[0].clone().unwrap();
         t.links.iter().map(|(n, l)| (n.clone(), l.calls, l.counters.get("inits").copied().unwrap_or(0))).collect()
-    }
-
-    /// Bytes per packet on b over a short window (the tagger's VLAN or QinQ tags).
-    fn bytes_per_packet(view: &StatsView) -> f64 {
-        let at = |v: &StatsView| {
-            let p = v.per_port(&v.snapshot())[1];
-            (p.tx_bytes, p.tx_packets)
-        };
-        let (b0, p0) = at(view);
-        let mut now = at(view);
-        let until = Instant::now() + Duration::from_secs(5);
-        while now.1 < p0 + 64 {
-            assert!(Instant::now() < until, "no traffic on b for 5 s");
-            std::thread::sleep(Duration::from_millis(5));
-            now = at(view);
-        }
-        ((now.0 - b0) as f64 / (now.1 - p0) as f64).round()
     }
 
     #[test]
@@ -561,9 +529,7 @@ mod example {
         assert_eq!(link(1).drops, 0, "the limiter lets everything through at first");
         // The limiter now holds each source to 5 packets a second: only it is reloaded.
         let (acl, lb) = (link(0).calls, link(2).calls);
-        let tmp = dir.join("config.tmp");
-        std::fs::write(&tmp, config(&dir, true, "{rate_pps: 5, burst: 5}")).unwrap();
-        std::fs::rename(&tmp, &path).unwrap();
+        common::live::save(&path, &config(&dir, true, "{rate_pps: 5, burst: 5}"));
         while r.applied.load(Relaxed) == 0 {
             assert!(Instant::now() < until, "the reload never came: {}", r.last_error.lock().unwrap());
             std::thread::sleep(Duration::from_millis(5));

@@ -5,8 +5,9 @@
 
 mod common;
 
+use common::live::{bytes_per_packet, save, wait_for};
 use common::plugin_path;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,44 +27,6 @@ fn tagger(mode: &str) -> String {
         "{{plugin: {}, params: {{mode: {mode}, vlan: 10, vlan_outer: 20}}, limits: {{deadline_us: 500000}}}}",
         plugin_path("vlan_tagger").display()
     )
-}
-
-/// Writes the file the way editors do: a new file renamed over the old one.
-fn save(path: &Path, text: &str) {
-    let tmp = path.with_extension("tmp");
-    std::fs::write(&tmp, text).unwrap();
-    std::fs::rename(&tmp, path).unwrap();
-}
-
-/// Bytes per packet transmitted on port b (the policy's frames) over a short window, rounded: the
-/// display reads the counters while the worker writes them, so a snapshot can hold one burst's
-/// packets without its bytes (a tag is 4 bytes per packet, far above that).
-fn bytes_per_packet(view: &StatsView) -> f64 {
-    let at = |v: &StatsView| {
-        let p = v.per_port(&v.snapshot())[1];
-        (p.tx_bytes, p.tx_packets)
-    };
-    let (b0, p0) = at(view);
-    std::thread::sleep(Duration::from_millis(20));
-    // On a loaded machine the worker may not have run in those 20 ms: wait for traffic (a stall
-    // that lasts fails the test).
-    let mut now = at(view);
-    let until = Instant::now() + Duration::from_secs(5);
-    while now.1 <= p0 {
-        assert!(Instant::now() < until, "no traffic on b for 5 s");
-        std::thread::sleep(Duration::from_millis(5));
-        now = at(view);
-    }
-    let (b1, p1) = now;
-    ((b1 - b0) as f64 / (p1 - p0) as f64).round()
-}
-
-fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
-    let until = Instant::now() + Duration::from_secs(10);
-    while !done() {
-        assert!(Instant::now() < until, "timed out waiting for {what}");
-        std::thread::sleep(Duration::from_millis(2));
-    }
 }
 
 #[test]

@@ -2,6 +2,7 @@
 //! peer `b`. Frames are fed to `a` through `b`'s TX, one stream `a -> a` runs one round, and what `a`
 //! transmitted is read back at `b`'s RX as bytes.
 #![allow(dead_code)]
+pub mod live;
 #[cfg(target_os = "linux")]
 pub mod netns;
 pub mod pcap;
