@@ -121,24 +121,24 @@ impl PluginTotals {
         }
     }
 
-    fn add(&mut self, pc: &crate::plugin::PluginCounters) {
+    /// One stream's figures for one link, each counter read once.
+    fn of(pc: &crate::plugin::PluginCounters) -> PluginTotals {
         use std::sync::atomic::Ordering::Relaxed;
-        self.calls += pc.calls.load(Relaxed);
-        self.traps += pc.traps.load(Relaxed);
-        self.timeouts += pc.timeouts.load(Relaxed);
-        self.errors += pc.errors.load(Relaxed);
-        self.sticky += pc.sticky.load(Relaxed);
-        self.ticks += pc.ticks.load(Relaxed);
-        self.drops += pc.drops.load(Relaxed);
-        self.timed_calls += pc.timed_calls.load(Relaxed);
-        self.timed_ns += pc.timed_ns.load(Relaxed);
-        self.disabled += u64::from(pc.disabled.load(Relaxed));
-        self.failed += u64::from(pc.failed.load(Relaxed));
-        for (name, v) in pc.named() {
-            *self.counters.entry(name).or_default() += v;
-        }
-        for (name, v) in pc.gauges() {
-            *self.gauges.entry(name).or_default() += v;
+        PluginTotals {
+            calls: pc.calls.load(Relaxed),
+            traps: pc.traps.load(Relaxed),
+            timeouts: pc.timeouts.load(Relaxed),
+            errors: pc.errors.load(Relaxed),
+            sticky: pc.sticky.load(Relaxed),
+            ticks: pc.ticks.load(Relaxed),
+            drops: pc.drops.load(Relaxed),
+            timed_calls: pc.timed_calls.load(Relaxed),
+            timed_ns: pc.timed_ns.load(Relaxed),
+            disabled: u64::from(pc.disabled.load(Relaxed)),
+            failed: u64::from(pc.failed.load(Relaxed)),
+            counters: pc.named(),
+            gauges: pc.gauges(),
+            links: Vec::new(),
         }
     }
 }
@@ -192,8 +192,7 @@ impl StatsView {
                     continue;
                 }
                 // Read once, added twice: the port's sum and the link's agree.
-                let mut one = PluginTotals::default();
-                one.add(&pc);
+                let one = PluginTotals::of(&pc);
                 let t = out[info.rx_port as usize].get_or_insert_with(PluginTotals::default);
                 t.merge(&one);
                 let k = match t.links.iter().position(|(n, _)| **n == *name) {
