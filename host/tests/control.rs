@@ -675,6 +675,10 @@ fn a_chain_is_shown_link_by_link_and_one_link_can_be_disabled() {
     );
     assert!(err(&sock, json!({"cmd": "policy", "action": "enable", "port": "a", "link": "nat"}))
         .contains("no policy link \"nat\""));
+    // A hostile client's link of the wrong type is refused with the rule, nothing disabled.
+    let e = err(&sock, json!({"cmd": "policy", "action": "disable", "port": "a", "link": {"x": 1}}));
+    assert!(e.contains("\"link\" must be a string"), "{e}");
+    assert_eq!(ok(&sock, json!({"cmd": "policies"}))[0]["links"][1]["state"], "running");
     let stats = ok(&sock, json!({"cmd": "stats"}));
     let l = &stats["ports"][0]["plugin_links"];
     assert_eq!((l[0]["link"].as_str(), l[1]["link"].as_str()), (Some("acl"), Some("lb")), "{stats}");
