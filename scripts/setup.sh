@@ -13,6 +13,9 @@ command -v tcpdump >/dev/null || need_apt+=(tcpdump)
 command -v ethtool >/dev/null || need_apt+=(ethtool)     # offloads of the netns tests' veths
 command -v sysctl >/dev/null || need_apt+=(procps)       # the netns tests turn IPv6 off on root-side veths
 command -v promtool >/dev/null || need_apt+=(prometheus)   # promtool checks the /metrics output
+command -v tshark >/dev/null || need_apt+=(tshark)         # reads the captures of `wasmdp ctl capture`
+# libpcap compiles capture filters (the `pcap` crate links it: needed to build the host)
+[ -e /usr/include/pcap/pcap.h ] || need_apt+=(libpcap-dev)
 if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null

@@ -171,6 +171,7 @@ impl Harness {
             echo: Default::default(),
             tunnels: Default::default(),
             prefetch_flow: true,
+            tap: crate::capture::StreamTap::none(),
         });
         let mut cache = self.pool.cache();
         let mut burst = Burst::new();

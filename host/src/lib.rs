@@ -46,6 +46,7 @@ macro_rules! with_const {
 }
 
 pub mod bench;
+pub mod capture;
 pub mod cli;
 pub mod config;
 pub mod control;

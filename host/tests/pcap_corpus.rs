@@ -139,6 +139,7 @@ fn every_corpus_file_through_every_engine_is_accounted_for() {
                 echo: Default::default(),
                 tunnels: Default::default(),
                 prefetch_flow: true,
+                tap: wasmdp::capture::StreamTap::none(),
             });
             let mut cache = pool.cache();
             let mut last = u64::MAX;

@@ -25,6 +25,10 @@ pub struct State {
     pub plugins: Arc<std::sync::Mutex<Vec<Vec<crate::reload::PluginShown>>>>,
     /// The packet pool (occupancy for the metrics).
     pub pool: Arc<crate::mbuf::Pool>,
+    /// The ports' capture points (`capture`).
+    pub taps: Arc<crate::capture::Taps>,
+    /// The dataplane's stop flag: a capture ends when it is set.
+    pub stop: Arc<AtomicBool>,
 }
 
 /// Most map entries one `map_dump` page holds (a request may ask for fewer with `limit`).
@@ -38,7 +42,7 @@ const RELOAD_WAIT: Duration = Duration::from_secs(30);
 
 /// The commands, for errors and `help`.
 pub const COMMANDS: &str =
-    "version, stats, ports, streams, policies, policy {action: enable|disable, port, link?}, maps, map_dump {port, map, cursor?, limit?}, map_get|map_delete {port, map, key}, map_update {port, map, key, value}, reload, help";
+    "version, stats, ports, streams, policies, policy {action: enable|disable, port, link?}, maps, map_dump {port, map, cursor?, limit?}, map_get|map_delete {port, map, key}, map_update {port, map, key, value}, capture {port, dir?, queue?, count?, snaplen?, filter?}, reload, help";
 
 /// An error answer line.
 pub fn error(msg: &str) -> String {

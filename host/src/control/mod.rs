@@ -5,10 +5,12 @@
 //! - [`socket`]: where it lives, owner-only, a stale socket replaced, a live one left alone;
 //! - [`server`]: accepting clients, each on a short-lived thread, with size and time limits;
 //! - [`commands`]: what each request answers;
+//! - [`capture`]: the `capture` request, whose answer is a pcapng stream;
 //! - [`ctl`]: the `wasmdp ctl` client;
 //! - [`metrics`]: Prometheus metrics over HTTP, from the same counters;
 //! - [`top`]: `wasmdp ctl top`, the live view.
 
+mod capture;
 mod commands;
 pub mod ctl;
 mod http;

@@ -156,7 +156,7 @@ fn read_line(s: &mut UnixStream, pending: &mut Vec<u8>, deadline: Instant) -> Li
 
 /// Writes `bytes` to `s`, all of them by `deadline` (a client that takes its answer a byte at a time
 /// is closed then); false when it did not.
-fn write_by(s: &mut UnixStream, mut bytes: &[u8], deadline: Instant) -> bool {
+pub(super) fn write_by(s: &mut UnixStream, mut bytes: &[u8], deadline: Instant) -> bool {
     while !bytes.is_empty() {
         let left = deadline.saturating_duration_since(Instant::now());
         if left.is_zero() || s.set_write_timeout(Some(left)).is_err() {
@@ -181,6 +181,10 @@ fn serve(mut s: UnixStream, id: u64, state: &State, places: &Places) {
         match read_line(&mut s, &mut pending, since + TIMEOUT) {
             Line::Whole(line) => {
                 places.set_waiting(id, None);
+                if super::capture::is_capture(&line) {
+                    // The connection carries the capture from now on, until it ends.
+                    return super::capture::serve(s, &line, state);
+                }
                 let answer = super::commands::answer(&line, state);
                 if !write_by(&mut s, answer.as_bytes(), Instant::now() + TIMEOUT) {
                     return;

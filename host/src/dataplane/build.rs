@@ -42,6 +42,8 @@ pub struct Dataplane {
     pub injects: Vec<Arc<Inject>>,
     /// What a live reload needs.
     pub plane: Plane,
+    /// The ports' capture points (`wasmdp ctl capture`).
+    pub taps: Arc<crate::capture::Taps>,
 }
 
 /// Applies overrides to a config (and checks them like the config itself).
@@ -107,6 +109,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         let loaded = plane.load_chain(pc)?;
         plane.plugins.push(loaded);
     }
+    let taps = crate::capture::Taps::new(ports.len());
     let mut workers: Vec<Worker> = lcores.iter().map(|&l| Worker::new(Some(l), plane.control.clone())).collect();
     let mut view = StatsView {
         ports: ports.iter().map(|p| p.name.clone()).collect(),
@@ -129,7 +132,8 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         };
         let policy = Chain::of(plane.chain(&plane.plugins[sp.rx], &spec)?);
         let inject = injects.get(sp.tx).cloned().flatten();
-        let stream = make_stream(&cfg, &mut ports, &sp, lcore, simd, policy, inject)?;
+        let tap = taps.stream(sp.rx as u16, sp.rxq, sp.tx as u16, sp.txq);
+        let stream = make_stream(&cfg, &mut ports, &sp, lcore, simd, policy, inject, tap)?;
         view.streams.push((stream.info().clone(), stream.counters()));
         view.plugins.push(spec.links.clone());
         let w = workers
@@ -154,7 +158,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         }
     }
     let injects = injects.iter().flatten().cloned().collect();
-    Ok(Dataplane { pool, simd, workers, view, unpolled, injects, plane })
+    Ok(Dataplane { pool, simd, workers, view, unpolled, injects, plane, taps })
 }
 
 /// One inject queue per port that some stream transmits on (what plugins `send_to`).
@@ -173,6 +177,7 @@ fn make_stream(
     simd: Simd,
     policy: Option<Chain>,
     inject: Option<Arc<Inject>>,
+    tap: crate::capture::StreamTap,
 ) -> anyhow::Result<Stream> {
     let set = settings(cfg, sp.rx, sp.tx, simd)?;
     let rxq = ports[sp.rx].rxqs.get_mut(sp.rxq as usize).and_then(Option::take);
@@ -208,6 +213,7 @@ fn make_stream(
         echo: Arc::new(echo_addrs(cfg, sp.rx, simd)?),
         tunnels: Arc::new(engines::resolve_tunnels(&cfg.ports[sp.rx], &cfg.ports[sp.tx], (txp.mac, txp.peer_mac))?),
         prefetch_flow: cfg.prefetch_flow_meta,
+        tap,
     }))
 }
 

@@ -66,7 +66,7 @@ pub struct Running {
 
 /// Starts the workers, and the control thread when `opts.watch` names the config file.
 pub fn start(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow::Result<Running> {
-    let Dataplane { pool, simd, workers, view, unpolled, injects, plane } = dp;
+    let Dataplane { pool, simd, workers, view, unpolled, injects, plane, taps } = dp;
     let info = pool.info();
     tracing::info!(simd = %simd, buffers = info.size, stride = info.stride, backing = info.backing.name(), workers = workers.len(), streams = view.streams.len(), "starting");
     let reloads = plane.stats.clone();
@@ -86,6 +86,8 @@ pub fn start(dp: Dataplane, opts: &RunOptions, stop: Arc<AtomicBool>) -> anyhow:
         reload: opts.watch.is_some().then_some(hup),
         plugins,
         pool: pool.clone(),
+        taps,
+        stop: stop.clone(),
     });
     let metrics = match opts.metrics {
         Some(addr) => Some(crate::control::metrics::spawn(addr, state.clone(), stop.clone())?),

@@ -57,6 +57,8 @@ pub struct StreamParts {
     pub tunnels: Arc<crate::engines::Tunnels>,
     /// Whether engines prefetch the second metadata line (`prefetch_flow_meta`).
     pub prefetch_flow: bool,
+    /// Live capture of the RX and TX ports (`wasmdp ctl capture`).
+    pub tap: crate::capture::StreamTap,
 }
 
 /// What one round counted, published to the shared counters once.
@@ -176,6 +178,9 @@ impl Stream {
                 round.flow.rx_nombuf += adopt_foreign(&mut self.burst, cache, out);
             }
         }
+        if self.p.tap.active() {
+            self.p.tap.received(self.burst.iter());
+        }
         let mut ctx = FwdCtx {
             cache,
             tx: self.p.tx,
@@ -272,7 +277,11 @@ impl Stream {
             _ => cache,
         };
         let bytes = self.prepare_tx(cache, &mut round.drops);
-        self.transmit(cache, bytes, round);
+        if self.p.tap.active() {
+            self.capture_transmit(cache, bytes, round);
+        } else {
+            self.transmit(cache, bytes, round);
+        }
         self.counters.add(&round.flow);
         self.counters.drops(round.drops);
     }
@@ -294,6 +303,18 @@ impl Stream {
             i += 1;
         }
         bytes
+    }
+
+    /// [`Stream::transmit`] with the TX port captured: each packet copied before, published with
+    /// its fate after (out of line: only while a capture runs).
+    #[cold]
+    #[inline(never)]
+    fn capture_transmit(&mut self, cache: &mut PoolCache, bytes: u64, round: &mut Round) {
+        let total = self.burst.len();
+        self.p.tap.sending(self.burst.iter());
+        let full = round.drops.tx_full;
+        self.transmit(cache, bytes, round);
+        self.p.tap.transmitted(total, (round.drops.tx_full - full) as usize);
     }
 
     /// Transmits the burst with bounded retry; frees and counts (`tx_full`) what is left.

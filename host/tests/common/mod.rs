@@ -87,6 +87,7 @@ impl Wire {
             echo: Default::default(),
             tunnels: Default::default(),
             prefetch_flow: true,
+            tap: wasmdp::capture::StreamTap::none(),
         });
         let template = a.template.bytes().to_vec();
         Wire { cache: Some(pool.cache()), pool, feed, out, stream: Some(stream), template, counters, sent }

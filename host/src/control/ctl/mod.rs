@@ -1,5 +1,7 @@
 //! `wasmdp ctl`: one request to a running dataplane's control socket, printed as a table (or as
-//! the JSON answer with `--json`).
+//! the JSON answer with `--json`); `capture` ([`capture`]) writes the pcapng stream it answers.
+
+mod capture;
 
 use clap::Args;
 use serde_json::{json, Value};
@@ -14,12 +16,34 @@ pub struct CtlArgs {
     /// Print the JSON answer instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// `top`: stop after this many refreshes (0: until interrupted).
+    /// `top`: stop after this many refreshes; `capture`: after this many packets (0: until
+    /// interrupted).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub count: u64,
+    /// `capture`: what the port receives only.
+    #[arg(long, conflicts_with_all = ["tx", "both"])]
+    pub rx: bool,
+    /// `capture`: what the port transmits only.
+    #[arg(long, conflicts_with = "both")]
+    pub tx: bool,
+    /// `capture`: both directions (the default).
+    #[arg(long)]
+    pub both: bool,
+    /// `capture`: one queue only (the RX queue for received packets, the TX queue for sent ones).
+    #[arg(long, value_name = "Q")]
+    pub queue: Option<u16>,
+    /// `capture`: bytes kept of each packet (default: whole packets).
+    #[arg(long, value_name = "B")]
+    pub snaplen: Option<u64>,
+    /// `capture`: only packets this pcap filter expression matches (tcpdump's syntax).
+    #[arg(long, value_name = "EXPR")]
+    pub filter: Option<String>,
+    /// `capture`: the pcapng file to write, `-` for stdout.
+    #[arg(short = 'w', value_name = "FILE")]
+    pub write: Option<PathBuf>,
     /// version | stats | ports | streams | policies | policy enable|disable PORT (LINK) | maps |
     /// map dump PORT MAP | map get|delete PORT MAP KEY | map update PORT MAP KEY VALUE | reload |
-    /// top | help (keys and values in hex, or as `name=value ...` when the map's module declares a
+    /// top | capture PORT -w FILE | help (keys and values in hex, or as `name=value ...` when the map's module declares a
     /// layout: quote them)
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
@@ -30,6 +54,12 @@ pub fn main(args: &CtlArgs) -> anyhow::Result<()> {
     let words: Vec<&str> = args.command.iter().map(String::as_str).collect();
     if words == ["top"] {
         return super::top::run(&args.socket.clone().unwrap_or_else(super::default_path), args.count);
+    }
+    if let ["capture", rest @ ..] = words.as_slice() {
+        let [port] = rest else {
+            anyhow::bail!("usage: wasmdp ctl capture PORT [--rx|--tx|--both] [--queue Q] [--count N] [--snaplen B] [--filter EXPR] -w FILE|-")
+        };
+        return capture::run(args, port);
     }
     let req = match words.as_slice() {
         ["map", "dump", port, map] => json!({"cmd": "map_dump", "port": port, "map": map}),
