@@ -369,6 +369,18 @@ fn http_get(addr: std::net::SocketAddr, path: &str) -> (String, String) {
     (head.lines().next().unwrap().to_string(), body.to_string())
 }
 
+/// A dataplane on `cfg` serving metrics on a local port of its own (`offset` keeps the tests that
+/// run at once apart), given 100 ms to start.
+fn serve_metrics(cfg: &wasmdp::config::Config, offset: u32) -> (Running, RunOptions, std::net::SocketAddr) {
+    let dp = dataplane::build(cfg, &Overrides::default()).unwrap();
+    let port = 20000 + ((std::process::id() + offset) % 20000) as u16;
+    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
+    let opts = RunOptions { metrics: Some(addr), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    (running, opts, addr)
+}
+
 /// `promtool check metrics` accepts `body`.
 fn promtool_check(body: &str) {
     match std::process::Command::new("promtool")
@@ -398,12 +410,7 @@ fn prometheus_metrics_pass_promtool_and_follow_the_traffic() {
     let cfg_path = d.join("config.yaml");
     std::fs::write(&cfg_path, config()).unwrap();
     let cfg = wasmdp::config::load(&cfg_path).unwrap();
-    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
-    let port = 20000 + (std::process::id() % 20000) as u16;
-    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
-    let opts = RunOptions { metrics: Some(addr), ..RunOptions::default() };
-    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    let (running, opts, addr) = serve_metrics(&cfg, 0);
     let (status, body) = http_get(addr, "/metrics");
     assert!(status.contains("200"), "{status}");
     for needle in [
@@ -503,12 +510,7 @@ fn the_metrics_endpoint_bounds_what_a_client_can_make_it_hold_and_escapes_names(
         p.display()
     );
     let cfg = wasmdp::config::parse(&yaml, "test").unwrap();
-    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
-    let port = 20000 + ((std::process::id() + 7) % 20000) as u16;
-    let addr: std::net::SocketAddr = ([127, 0, 0, 1], port).into();
-    let opts = RunOptions { metrics: Some(addr), ..RunOptions::default() };
-    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
-    std::thread::sleep(Duration::from_millis(100));
+    let (running, opts, addr) = serve_metrics(&cfg, 7);
     let (_, body) = http_get(addr, "/metrics");
     assert!(!body.lines().any(|l| l.contains("FAKE") && !l.contains("name=")), "an injected sample:\n{body}");
     assert!(body.contains("port=\"a\\\"b\""), "the port name escaped:\n{body}");
@@ -684,5 +686,60 @@ fn a_chain_is_shown_link_by_link_and_one_link_can_be_disabled() {
     assert_eq!((l[0]["link"].as_str(), l[1]["link"].as_str()), (Some("acl"), Some("lb")), "{stats}");
     assert!(l[0]["ns_per_call"].as_u64().unwrap() > 0, "sampled call time: {stats}");
     running.finish(&opts).unwrap();
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The metric names a Grafana dashboard's queries use (`wasmdp_...` words of every `expr`).
+fn dashboard_metrics(dashboard: &Value) -> std::collections::BTreeSet<String> {
+    fn walk(v: &Value, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                for (k, v) in m {
+                    match (k.as_str(), v) {
+                        ("expr" | "definition", Value::String(e)) => out.push(e.clone()),
+                        ("query", Value::String(e)) => out.push(e.clone()),
+                        _ => walk(v, out),
+                    }
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, out)),
+            _ => {}
+        }
+    }
+    let mut exprs = Vec::new();
+    walk(dashboard, &mut exprs);
+    let mut names = std::collections::BTreeSet::new();
+    for e in exprs {
+        let mut rest = e.as_str();
+        while let Some(i) = rest.find("wasmdp_") {
+            let word: String = rest[i..].chars().take_while(|c| c.is_ascii_alphanumeric() || *c == '_').collect();
+            rest = &rest[i + word.len()..];
+            names.insert(word);
+        }
+    }
+    names
+}
+
+#[test]
+fn the_grafana_dashboard_queries_only_metrics_wasmdp_exports() {
+    let file = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/grafana/wasmdp.json");
+    let dashboard: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    let names = dashboard_metrics(&dashboard);
+    assert!(names.len() >= 20, "the dashboard covers the metrics: {names:?}");
+    let d = dir("grafana");
+    let cfg_path = d.join("config.yaml");
+    std::fs::write(&cfg_path, config()).unwrap();
+    let cfg = wasmdp::config::load(&cfg_path).unwrap();
+    let (running, opts, addr) = serve_metrics(&cfg, 13);
+    let (_, body) = http_get(addr, "/metrics");
+    running.finish(&opts).unwrap();
+    // A sample of that name, or a family of that name (a family with no sample yet, such as the
+    // gauges of a plugin that defines none).
+    let exported = |n: &str| {
+        body.lines().any(|l| l.strip_prefix(n).is_some_and(|r| r.starts_with(['{', ' '])))
+            || body.contains(&format!("# TYPE {n} "))
+    };
+    let missing: Vec<_> = names.iter().filter(|n| !exported(n)).collect();
+    assert!(missing.is_empty(), "{} queries metrics wasmdp does not export: {missing:?}", file.display());
     std::fs::remove_dir_all(&d).unwrap();
 }

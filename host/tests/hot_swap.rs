@@ -231,3 +231,78 @@ fn a_plugin_file_replaced_by_a_device_or_a_fifo_is_refused_at_reload_without_rea
     assert_eq!(report.leaked, 0);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A Kubernetes ConfigMap volume, as kubelet's atomic writer makes and updates it: the files live in
+/// a timestamped folder, `..data` links to it, each user-visible name links through `..data`; an
+/// update writes a new folder, links `..data_tmp` to it, renames `..data_tmp` over `..data` and
+/// removes the old folder. Neither `config.yaml` nor the name it points to is touched.
+struct ConfigMapVolume {
+    dir: PathBuf,
+    version: u32,
+}
+
+impl ConfigMapVolume {
+    /// A volume holding `files` (name, contents).
+    fn new(dir: PathBuf, files: &[(&str, Vec<u8>)]) -> ConfigMapVolume {
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut v = ConfigMapVolume { dir, version: 0 };
+        v.update(files);
+        for (name, _) in files {
+            std::os::unix::fs::symlink(format!("..data/{name}"), v.dir.join(name)).unwrap();
+        }
+        v
+    }
+
+    /// The atomic writer's update.
+    fn update(&mut self, files: &[(&str, Vec<u8>)]) {
+        let old = format!("..2026_12_04_00_00_0{}.{}", self.version, 1000 + self.version);
+        self.version += 1;
+        let new = format!("..2026_12_04_00_00_0{}.{}", self.version, 1000 + self.version);
+        std::fs::create_dir(self.dir.join(&new)).unwrap();
+        for (name, data) in files {
+            std::fs::write(self.dir.join(&new).join(name), data).unwrap();
+        }
+        std::os::unix::fs::symlink(&new, self.dir.join("..data_tmp")).unwrap();
+        std::fs::rename(self.dir.join("..data_tmp"), self.dir.join("..data")).unwrap();
+        if self.version > 1 {
+            std::fs::remove_dir_all(self.dir.join(old)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_configmap_update_swapping_the_data_link_is_applied_exactly_once() {
+    let dir = std::env::temp_dir().join(format!("wasmdp-configmap-{}", std::process::id()));
+    let wasm = std::fs::read(plugin_path("vlan_tagger")).unwrap();
+    let policy =
+        |mode: &str| format!("{{plugin: vlan_tagger.wasm, params: {{mode: {mode}, vlan: 10, vlan_outer: 20}}}}");
+    let files = |mode: &str| {
+        [("config.yaml", config(&policy(mode), "io", "").into_bytes()), ("vlan_tagger.wasm", wasm.clone())]
+    };
+    let mut volume = ConfigMapVolume::new(dir.clone(), &files("vlan"));
+    let path = dir.join("config.yaml");
+    let cfg = wasmdp::config::load(&path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let opts = RunOptions { watch: Some(path.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = running.reloads.clone();
+    assert_eq!(bytes_per_packet(&running.view), 68.0);
+
+    volume.update(&files("qinq"));
+    wait_for("the ConfigMap update to be applied", || r.applied.load(Relaxed) == 1);
+    // The events of the swap's later steps (the old folder removed) reload nothing more.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!((r.applied.load(Relaxed), r.rejected.load(Relaxed), r.generation.load(Relaxed)), (1, 0, 1));
+    assert_eq!(bytes_per_packet(&running.view), 72.0, "the new ConfigMap's policy runs");
+
+    // A second update: again once.
+    volume.update(&files("vlan"));
+    wait_for("the second update to be applied", || r.applied.load(Relaxed) == 2);
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!((r.applied.load(Relaxed), r.rejected.load(Relaxed), r.generation.load(Relaxed)), (2, 0, 2));
+    assert_eq!(bytes_per_packet(&running.view), 68.0);
+    let report = running.finish(&opts).unwrap();
+    assert_eq!(report.leaked, 0);
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,6 +1,13 @@
 //! The control thread: watches the config file and every plugin file it names (their folders, so
 //! that editors that write a new file and rename it over the old one are seen), debounces bursts of
 //! events, also reloads on SIGHUP, and reports each reload.
+//!
+//! Any change in a watched folder is checked, not only one named after a watched file: a file may
+//! be a symlink through another name in its folder, as in a Kubernetes ConfigMap volume, where
+//! `config.yaml` points to `..data/config.yaml` and an update renames a new `..data` link over
+//! the old one, touching neither `config.yaml` nor its target's name. The files' identities
+//! (inode, modification time and size, through symlinks) decide whether anything changed, so a
+//! swap made of several renames and removals reloads once.
 
 use super::plane::{Outcome, Plane};
 use crate::config;
@@ -94,6 +101,11 @@ impl ControlThread {
         files.into_iter().map(|f| stamp(f)).collect()
     }
 
+    /// Whether `p` is in a folder watched for a file (the stamps then say whether a file changed).
+    fn in_watched_dir(&self, p: &Path) -> bool {
+        normal(p).parent().is_some_and(|d| self.watched_dirs.contains(d))
+    }
+
     /// Watches the folders of the config file and of every plugin file of the running config.
     fn rewatch(&mut self) {
         let mut files = vec![self.path.clone()];
@@ -118,7 +130,7 @@ impl ControlThread {
         while !stop.load(Relaxed) {
             match rx.recv_timeout(Duration::from_millis(5)) {
                 Ok((e, at)) => {
-                    if relevant(&e.kind) && e.paths.iter().any(|p| self.files.contains(&normal(p))) {
+                    if relevant(&e.kind) && e.paths.iter().any(|p| self.in_watched_dir(p)) {
                         pending.get_or_insert(at);
                         last_event = Instant::now();
                     }
