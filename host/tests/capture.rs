@@ -14,26 +14,15 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::atomic::AtomicBool;
-use std::sync::Arc;
 use std::time::Duration;
-use wasmdp::dataplane::{self, Overrides, RunOptions, Running};
+use wasmdp::dataplane::{RunOptions, Running};
 
 fn dir(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("wasmdp-capture-{name}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::live::fresh_dir(&format!("capture-{name}"))
 }
 
-/// A dataplane on `yaml` serving its control socket at `dir/ctl.sock`.
 fn start(dir: &Path, yaml: &str) -> (Running, RunOptions, PathBuf) {
-    let cfg = wasmdp::config::parse(yaml, "test.yaml").unwrap();
-    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
-    let sock = dir.join("ctl.sock");
-    let opts = RunOptions { control: Some(sock.clone()), ..RunOptions::default() };
-    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
-    (running, opts, sock)
+    common::live::start_with_socket(dir, yaml)
 }
 
 /// `tool` is installed (scripts/setup.sh installs tshark and tcpdump), else the test is skipped.

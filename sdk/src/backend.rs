@@ -81,6 +81,10 @@ macro_rules! with_imports {
             fn gauge_register(name: &str, len: i32) -> i32;
             /// `gauge_set`.
             fn gauge_set(id: i32, value: i64) -> i32;
+            /// `event_register`.
+            fn event_register(name: &str, name_len: i32, layout: &str, layout_len: i32, size: i32) -> i32;
+            /// `event_emit` of `data` (`len` bytes).
+            fn event_emit(id: i32, data: &[u8], len: i32) -> i32;
         }
     };
 }

@@ -136,6 +136,7 @@ mod context;
 mod counter;
 mod engine;
 mod error;
+mod event;
 mod heads;
 pub mod log;
 mod map;
@@ -164,6 +165,7 @@ pub use context::Context;
 pub use counter::{now_ns, Counter, Gauge};
 pub use engine::Engine;
 pub use error::Error;
+pub use event::Event;
 pub use heads::Heads;
 #[doc(hidden)]
 pub use map::__layout_bytes;

@@ -72,11 +72,13 @@ impl Taps {
         StreamTap {
             taps: self.clone(),
             seen: 0,
+            on: false,
             rx: None,
             tx: None,
             ports: [rx, tx],
             queues: [rxq, txq],
             held: Vec::new(),
+            sending: (0, 0),
         }
     }
 }
@@ -86,12 +88,16 @@ pub struct StreamTap {
     taps: Arc<Taps>,
     /// The word as of the last look.
     seen: u64,
+    /// Whether a capture of either port was running then.
+    on: bool,
     rx: Option<Arc<Session>>,
     tx: Option<Arc<Session>>,
     ports: [u16; 2],
     queues: [u16; 2],
     /// TX records waiting for the transmit's outcome.
     held: Vec<(usize, Box<Record>)>,
+    /// The burst's length and the stream's `tx_full` count when they were taken.
+    sending: (usize, u64),
 }
 
 impl StreamTap {
@@ -100,14 +106,15 @@ impl StreamTap {
         Taps::new(0).stream(0, 0, 0, 0)
     }
 
-    /// Whether either port is being captured: one relaxed load per burst while nothing is.
+    /// Whether either port is being captured: one relaxed load (and a compare) per round while
+    /// nothing is.
     #[inline(always)]
     pub fn active(&mut self) -> bool {
         let word = self.taps.word.load(Relaxed);
         if word != self.seen {
             self.resync(word);
         }
-        self.rx.is_some() | self.tx.is_some()
+        self.on
     }
 
     /// Takes up the captures now running on the stream's ports (out of line: it runs when a
@@ -127,6 +134,7 @@ impl StreamTap {
         let (Some(rx), Some(tx)) = (take(self.ports[0]), take(self.ports[1])) else { return };
         self.rx = rx.filter(|s| s.want.rx);
         self.tx = tx.filter(|s| s.want.tx);
+        self.on = self.rx.is_some() || self.tx.is_some();
         if self.tx.is_some() && self.held.capacity() == 0 {
             self.held.reserve(crate::mbuf::MAX_BURST);
         }
@@ -141,21 +149,23 @@ impl StreamTap {
         }
     }
 
-    /// Copies what is about to be handed to the TX port (call when [`StreamTap::active`]); the
-    /// records wait for [`StreamTap::transmitted`].
+    /// Copies what is about to be handed to the TX port (call when [`StreamTap::active`]), with
+    /// the stream's `tx_full` count so far; the records wait for [`StreamTap::transmitted`].
     #[inline]
-    pub fn sending<'a>(&mut self, burst: impl Iterator<Item = &'a Pkt>) {
+    pub fn sending<'a>(&mut self, burst: impl ExactSizeIterator<Item = &'a Pkt>, tx_full: u64) {
+        self.sending = (burst.len(), tx_full);
         if let Some(s) = &self.tx {
             s.hold(self.queues[1], now_ns(), burst, &mut self.held);
         }
     }
 
-    /// Publishes the TX records with their fate: of the `total` packets handed over, the last
-    /// `unsent` were dropped for want of room.
+    /// Publishes the TX records with their fate, given the stream's `tx_full` count now: the
+    /// packets it grew by were the last of those handed over, dropped for want of room.
     #[inline]
-    pub fn transmitted(&mut self, total: usize, unsent: usize) {
+    pub fn transmitted(&mut self, tx_full: u64) {
+        let (total, before) = self.sending;
         if let Some(s) = &self.tx {
-            s.release(&mut self.held, total, unsent);
+            s.release(&mut self.held, total, (tx_full - before) as usize);
         }
     }
 }

@@ -3,30 +3,18 @@
 //! the last blocks are each interface's statistics (seen, accepted, lost to overruns).
 
 use super::commands::{error, State};
+use super::follow::{follow, now_ns, End};
 use crate::capture::{pcapng, Filter, Session, Want};
 use serde_json::{json, Value};
 use std::io::Write;
-use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::Ordering::Relaxed;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 /// Longest filter expression.
 pub const MAX_FILTER: usize = 4096;
-/// Bytes of blocks gathered before a write.
-const CHUNK: usize = 64 * 1024;
 /// How long the reader waits at the end for the workers to let go of the capture.
 const LET_GO: Duration = Duration::from_secs(1);
-/// How often the reader looks whether the client closed its side.
-const LOOK_EVERY: Duration = Duration::from_millis(50);
-/// How long the reader sleeps when no record waits.
-const IDLE: Duration = Duration::from_millis(2);
-
-/// Whether `line` is a `capture` request (served by [`serve`], not by the one-line answers).
-pub fn is_capture(line: &[u8]) -> bool {
-    serde_json::from_slice::<Value>(line).is_ok_and(|v| v.get("cmd").and_then(Value::as_str) == Some("capture"))
-}
 
 /// What a `capture` request asks for, checked.
 fn want(req: &Value, st: &State) -> Result<(Want, String), String> {
@@ -90,7 +78,15 @@ pub fn serve(mut s: UnixStream, line: &[u8], st: &State) {
         "snaplen": w.snaplen, "filter": w.filter.as_ref().map(Filter::text), "format": "pcapng"}});
     let mut out = format!("{ok}\n").into_bytes();
     out.extend(pcapng::header(&port, w.snaplen));
-    let alive = super::server::write_by(&mut s, &out, deadline()) && stream(&mut s, &session, st);
+    let alive = super::server::write_by(&mut s, &out, deadline())
+        && follow(&mut s, st, w.count, |out| match session.ring().next() {
+            Some(r) => {
+                out.extend(pcapng::packet(&r));
+                session.ring().give_back(r);
+                1
+            }
+            None => 0,
+        }) == End::Done;
     st.taps.stop(&session);
     // Workers let go of the session at their next burst (or when they stop); after that nothing
     // more is published, so the statistics below match the records exactly.
@@ -108,54 +104,4 @@ pub fn serve(mut s: UnixStream, line: &[u8], st: &State) {
         let _ = super::server::write_by(&mut s, &out, deadline());
     }
     let _ = s.flush();
-}
-
-/// Writes records as they come until the capture is complete, the client goes or the dataplane
-/// stops; false when the client cannot be written to any more.
-fn stream(s: &mut UnixStream, session: &Session, st: &State) -> bool {
-    let count = session.want.count;
-    let mut written = 0u64;
-    let mut out = Vec::with_capacity(CHUNK);
-    let mut last_look = Instant::now();
-    loop {
-        while out.len() < CHUNK {
-            let Some(r) = session.ring().next() else { break };
-            out.extend(pcapng::packet(&r));
-            session.ring().give_back(r);
-            written += 1;
-        }
-        let wrote = !out.is_empty();
-        if wrote {
-            if !super::server::write_by(s, &out, Instant::now() + super::TIMEOUT) {
-                return false;
-            }
-            out.clear();
-        }
-        if (count != 0 && written >= count) || st.stop.load(Relaxed) {
-            return true;
-        }
-        // Looked at even while records keep coming: a capture of a busy port ends when asked.
-        if last_look.elapsed() >= LOOK_EVERY {
-            if client_closed(s) {
-                return true;
-            }
-            last_look = Instant::now();
-        }
-        if !wrote {
-            std::thread::sleep(IDLE);
-        }
-    }
-}
-
-/// Whether the client closed or shut down its side (it sends nothing else during a capture).
-fn client_closed(s: &UnixStream) -> bool {
-    let mut b = [0u8; 1];
-    // SAFETY: `recv` writes at most 1 byte into `b`, which lives across the call; the descriptor
-    // is `s`'s, open for the call's duration. MSG_PEEK | MSG_DONTWAIT neither consumes nor waits.
-    let n = unsafe { libc::recv(s.as_raw_fd(), b.as_mut_ptr().cast(), 1, libc::MSG_PEEK | libc::MSG_DONTWAIT) };
-    n == 0 || (n < 0 && std::io::Error::last_os_error().kind() != std::io::ErrorKind::WouldBlock)
-}
-
-fn now_ns() -> u64 {
-    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64)
 }

@@ -166,6 +166,8 @@ fn plugin_metrics(reg: &mut Registry, json: &serde_json::Value, st: &State) {
     let evicted = counters(reg, "plugin_map_evicted", "Entries an LRU map evicted to make room");
     let expired = counters(reg, "plugin_map_expired", "Expired entries the map freed");
     let disabled = gauges(reg, "plugin_disabled_streams", "Streams on which the plugin is disabled");
+    let events = counters(reg, "plugin_events", "Events the port's policies appended to its event ring");
+    let events_lost = counters(reg, "plugin_events_lost", "Events lost because the port's event ring was full");
     let per_call = Family::<Labels, Gauge<f64, std::sync::atomic::AtomicU64>>::default();
     reg.register(
         "plugin_call_seconds",
@@ -192,6 +194,10 @@ fn plugin_metrics(reg: &mut Registry, json: &serde_json::Value, st: &State) {
                 levels.get_or_create(&with("name", name)).set(v.as_i64().unwrap_or(0));
             }
         }
+        // The event ring is the port's, as the maps.
+        let port_only = labels(&[("port", port)]);
+        events.get_or_create(&port_only).inc_by(p["plugin_events"].as_u64().unwrap_or(0));
+        events_lost.get_or_create(&port_only).inc_by(p["plugin_events_lost"].as_u64().unwrap_or(0));
         // The maps are the port's: its chain's links share one namespace.
         for m in p["plugin_maps"].as_array().into_iter().flatten() {
             let map = labels(&[("port", port), ("map", m["name"].as_str().unwrap_or(""))]);

@@ -5,7 +5,8 @@
 //! - [`socket`]: where it lives, owner-only, a stale socket replaced, a live one left alone;
 //! - [`server`]: accepting clients, each on a short-lived thread, with size and time limits;
 //! - [`commands`]: what each request answers;
-//! - [`capture`]: the `capture` request, whose answer is a pcapng stream;
+//! - [`follow`]: answers that follow the dataplane: [`capture`] (a pcapng stream) and [`events`]
+//!   (the policies' events as JSON lines);
 //! - [`ctl`]: the `wasmdp ctl` client;
 //! - [`metrics`]: Prometheus metrics over HTTP, from the same counters;
 //! - [`top`]: `wasmdp ctl top`, the live view.
@@ -13,6 +14,8 @@
 mod capture;
 mod commands;
 pub mod ctl;
+mod events;
+mod follow;
 mod http;
 pub mod metrics;
 mod server;

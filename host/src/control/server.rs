@@ -181,9 +181,11 @@ fn serve(mut s: UnixStream, id: u64, state: &State, places: &Places) {
         match read_line(&mut s, &mut pending, since + TIMEOUT) {
             Line::Whole(line) => {
                 places.set_waiting(id, None);
-                if super::capture::is_capture(&line) {
-                    // The connection carries the capture from now on, until it ends.
-                    return super::capture::serve(s, &line, state);
+                // The connection carries what the dataplane does from now on, until it ends.
+                match super::follow::following(&line).as_deref() {
+                    Some("capture") => return super::capture::serve(s, &line, state),
+                    Some(_) => return super::events::serve(s, &line, state),
+                    None => {}
                 }
                 let answer = super::commands::answer(&line, state);
                 if !write_by(&mut s, answer.as_bytes(), Instant::now() + TIMEOUT) {

@@ -100,6 +100,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         ports: ports.iter().map(|p| crate::plugin::PortInfo { mac: p.mac, peer_mac: p.peer_mac }).collect(),
         maps: cfg.ports.iter().map(|_| Arc::default()).collect(),
         shared_maps: Arc::default(),
+        events: cfg.ports.iter().map(|_| Arc::default()).collect(),
         simd,
         control: Arc::new(Control::default()),
         links: Vec::new(),
@@ -117,6 +118,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         streams: Vec::new(),
         plugins: Vec::new(),
         maps: plane.maps.clone(),
+        events: plane.events.clone(),
         reloads: Some(plane.stats.clone()),
     };
     for (i, sp) in pairs.into_iter().enumerate() {

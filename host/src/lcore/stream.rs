@@ -66,6 +66,8 @@ pub struct StreamParts {
 struct Round {
     flow: Flow,
     drops: Drops,
+    /// Whether the RX or TX port is being captured (looked at once per round).
+    tapped: bool,
 }
 
 /// A stream ready to poll.
@@ -162,7 +164,7 @@ impl Stream {
     /// [`Stream::poll`] with the stream's cache, and the lcore's as `outside` when they differ.
     #[inline(always)]
     fn round(&mut self, cache: &mut PoolCache, mut outside: Option<&mut PoolCache>) -> usize {
-        let mut round = Round::default();
+        let mut round = Round { tapped: self.p.tap.active(), ..Round::default() };
         if self.p.needs_rx {
             let rx = self.p.rxq.rx_burst(cache, &mut self.burst, self.p.burst_size);
             round.flow.rx_nombuf = rx.nombuf as u64;
@@ -178,7 +180,7 @@ impl Stream {
                 round.flow.rx_nombuf += adopt_foreign(&mut self.burst, cache, out);
             }
         }
-        if self.p.tap.active() {
+        if round.tapped {
             self.p.tap.received(self.burst.iter());
         }
         let mut ctx = FwdCtx {
@@ -277,10 +279,14 @@ impl Stream {
             _ => cache,
         };
         let bytes = self.prepare_tx(cache, &mut round.drops);
-        if self.p.tap.active() {
-            self.capture_transmit(cache, bytes, round);
-        } else {
-            self.transmit(cache, bytes, round);
+        // The capture's work out of line, around the one call of `transmit` (a second call site
+        // would keep it from being inlined, which costs the loop more than the checks).
+        if round.tapped {
+            self.capture_sending(round);
+        }
+        self.transmit(cache, bytes, round);
+        if round.tapped {
+            self.capture_sent(round);
         }
         self.counters.add(&round.flow);
         self.counters.drops(round.drops);
@@ -305,16 +311,18 @@ impl Stream {
         bytes
     }
 
-    /// [`Stream::transmit`] with the TX port captured: each packet copied before, published with
-    /// its fate after (out of line: only while a capture runs).
+    /// A capture of the TX port copies each packet before the transmit (only while one runs).
     #[cold]
     #[inline(never)]
-    fn capture_transmit(&mut self, cache: &mut PoolCache, bytes: u64, round: &mut Round) {
-        let total = self.burst.len();
-        self.p.tap.sending(self.burst.iter());
-        let full = round.drops.tx_full;
-        self.transmit(cache, bytes, round);
-        self.p.tap.transmitted(total, (round.drops.tx_full - full) as usize);
+    fn capture_sending(&mut self, round: &Round) {
+        self.p.tap.sending(self.burst.iter(), round.drops.tx_full);
+    }
+
+    /// ... and publishes the copies with their fate after it.
+    #[cold]
+    #[inline(never)]
+    fn capture_sent(&mut self, round: &Round) {
+        self.p.tap.transmitted(round.drops.tx_full);
     }
 
     /// Transmits the burst with bounded retry; frees and counts (`tx_full`) what is left.

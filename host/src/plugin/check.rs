@@ -38,6 +38,8 @@ pub(crate) fn host_signature(name: &str) -> Option<(&'static [ValType], &'static
         import::MAP_UPDATE_BATCH => (&[I32, I32, I32, I32], &[I32]),
         import::GAUGE_REGISTER => (&[I32, I32], &[I32]),
         import::GAUGE_SET => (&[I32, I64], &[I32]),
+        import::EVENT_REGISTER => (&[I32, I32, I32, I32, I32], &[I32]),
+        import::EVENT_EMIT => (&[I32, I32, I32], &[I32]),
         _ => return None,
     };
     Some(sig)

@@ -39,6 +39,8 @@ pub struct StreamEnv {
     pub shares: Arc<[String]>,
     /// The stream's pool for direct packet access (made when an instance asks for it).
     pub direct: Arc<super::direct::DirectSlot>,
+    /// The RX port's event ring.
+    pub events: Arc<super::events::Events>,
 }
 
 impl StreamEnv {
@@ -58,6 +60,7 @@ impl StreamEnv {
             shared: Arc::default(),
             shares: Arc::default(),
             direct: Arc::default(),
+            events: Arc::default(),
         }
     }
 }

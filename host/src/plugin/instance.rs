@@ -206,6 +206,9 @@ impl Plugin {
         );
         let mut store = Store::new(self.runtime.engine(), state);
         store.data_mut().initial = self.initial.clone();
+        // By its file's stem, as the metrics' `plugin` label names it (`native:NAME` as is).
+        let stem = self.path.file_stem().map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| self.name());
+        store.data_mut().plugin = stem.into();
         store.limiter(|s| &mut s.limits);
         store.epoch_deadline_callback(|mut cx| Ok(cx.data_mut().watch.on_epoch()));
         store.set_epoch_deadline(1);

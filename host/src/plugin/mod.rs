@@ -19,6 +19,7 @@ mod deadline;
 mod direct;
 mod env;
 mod error;
+pub mod events;
 mod hostfns;
 mod instance;
 mod logs;

@@ -243,6 +243,10 @@ pub(crate) struct HostState {
     /// The engines it can name, by ABI id, resolved for `simd`.
     pub engines: [crate::engines::Resolved; wasmdp_abi::engine::COUNT as usize],
     pub label: Arc<str>,
+    /// The plugin's name (its events say which plugin reported them).
+    pub plugin: Arc<str>,
+    /// The kinds of event this instance registered, by id: the port's kind and its size.
+    pub events: Vec<(u16, u16)>,
     /// The typed layouts the module declares for its maps.
     pub layouts: Arc<crate::plugin::maps::Layouts>,
     /// The initial entries of its maps (`policy: map_entries:`), and why the first declaration of
@@ -286,6 +290,8 @@ impl HostState {
             counters,
             simd,
             engines: crate::engines::resolve_abi(simd),
+            plugin: Arc::default(),
+            events: Vec::new(),
             label,
             layouts,
             initial: Arc::default(),

@@ -132,6 +132,8 @@ pub struct Plane {
     pub maps: Vec<Arc<crate::plugin::maps::Registry>>,
     /// The maps shared across ports (`policy: shared_maps:`), likewise kept.
     pub shared_maps: Arc<crate::plugin::maps::SharedMaps>,
+    /// Each port's event ring: kept for the life of the dataplane, as the maps.
+    pub events: Vec<Arc<crate::plugin::events::Events>>,
     /// Kernel variant.
     pub simd: Simd,
     /// The generation word.
@@ -197,6 +199,7 @@ impl Plane {
             shared: self.shared_maps.clone(),
             shares: plugin.cfg.shared_maps.clone().into(),
             direct: spec.direct.clone(),
+            events: self.events[spec.rx].clone(),
         };
         Runner::new(plugin.clone(), Arc::new(env), self.simd, spec.links.link(&link.name))
             .map_err(|e| anyhow!("port `{}`: plugin {}: {e:#}", self.cfg.ports[spec.rx].name, plugin.path.display()))

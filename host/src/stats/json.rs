@@ -2,6 +2,7 @@
 
 use super::{total, StatsView};
 use serde_json::{json, Value};
+use std::sync::atomic::Ordering::Relaxed;
 
 /// Facts about a run that are not counters.
 #[derive(Debug, Clone, Default)]
@@ -69,6 +70,9 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
                 port["plugin_ns_per_call"] = json!(pl.ns_per_call());
                 port["plugin_links"] = pl.links.iter().map(|(name, l)| link_json(name, l)).collect();
                 port["plugin_maps"] = json!(view.maps.get(i).map(|m| m.snapshot()).unwrap_or_default());
+                let events = view.events.get(i);
+                port["plugin_events"] = json!(events.map_or(0, |e| e.emitted.load(Relaxed)));
+                port["plugin_events_lost"] = json!(events.map_or(0, |e| e.lost.load(Relaxed)));
             }
             port
         })

@@ -52,6 +52,8 @@ pub struct StatsView {
     pub plugins: Vec<Arc<crate::plugin::LinkCounters>>,
     /// Each port's plugin maps (empty for ports whose policies declare none).
     pub maps: Vec<Arc<crate::plugin::maps::Registry>>,
+    /// Each port's plugin event ring (empty for views built without ports' policies).
+    pub events: Vec<Arc<crate::plugin::events::Events>>,
     /// Live reload figures.
     pub reloads: Option<Arc<crate::reload::ReloadStats>>,
 }

@@ -43,3 +43,25 @@ pub fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
         std::thread::sleep(Duration::from_millis(2));
     }
 }
+
+/// A fresh folder for one test: `wasmdp-NAME-PID` in the temp folder, emptied.
+pub fn fresh_dir(name: &str) -> std::path::PathBuf {
+    let d = std::env::temp_dir().join(format!("wasmdp-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A dataplane on `yaml` forwarding, with its control socket at `dir/ctl.sock`.
+pub fn start_with_socket(
+    dir: &Path,
+    yaml: &str,
+) -> (wasmdp::dataplane::Running, wasmdp::dataplane::RunOptions, std::path::PathBuf) {
+    use wasmdp::dataplane::{self, Overrides, RunOptions};
+    let cfg = wasmdp::config::parse(yaml, "test.yaml").unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let sock = dir.join("ctl.sock");
+    let opts = RunOptions { control: Some(sock.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false))).unwrap();
+    (running, opts, sock)
+}

@@ -17,9 +17,16 @@
 //! IPv4, or VLAN-tagged) pass. The clock is the burst area's (to within 250 us). Queues updating
 //! one source at the same moment may each refill it: the limit is per source to within one burst
 //! per queue.
+//!
+//! Events (`wasmdp ctl events PORT`): `over_rate` (`src:ipv4 dropped:u32 rate_pps:u32`), a source
+//! whose packets were dropped and how many in that chunk of the burst; at most one event per
+//! [`EVENT_GAP_NS`] per queue, so a flood is reported by samples, never by an event per burst.
 #![cfg_attr(not(test), no_std)]
 
-use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Map, MapKind, Params, Policy, Refusal};
+use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Event, Map, MapKind, Params, Policy, Refusal};
+
+/// Least time between two `over_rate` events of one queue.
+pub const EVENT_GAP_NS: u64 = 10_000_000;
 
 /// Packets decided together: their sources' buckets read with one batch call and written with one.
 /// 64 takes the usual burst in one round; arrays for the largest burst (512: 17 KiB) cost more to
@@ -41,6 +48,10 @@ pub struct RateLimit {
     buckets: Map<4, 16>,
     limited: Counter,
     untracked: Counter,
+    over_rate: Event<12>,
+    rate: u32,
+    /// When the next `over_rate` event may be emitted.
+    next_event_ns: u64,
     scratch: Scratch,
 }
 
@@ -72,6 +83,9 @@ impl Policy for RateLimit {
             buckets: Map::declare("buckets", MapKind::Hash, sources)?,
             limited: Counter::register("limited")?,
             untracked: Counter::register("untracked")?,
+            over_rate: Event::register("over_rate", "src:ipv4 dropped:u32 rate_pps:u32")?,
+            rate: rate as u32,
+            next_event_ns: 0,
             scratch: Scratch {
                 uniq: [[0; 4]; CHUNK],
                 slot: [NONE; CHUNK],
@@ -101,14 +115,25 @@ impl RateLimit {
         let Scratch { uniq, slot, count, buckets, found } = &mut self.scratch;
         let (u, n) = sources(burst, start, uniq, slot, count)?;
         self.buckets.get_batch(&uniq[..u], &mut buckets[..u], &mut found[..u])?;
-        let mut over = false;
-        for ((b, f), c) in buckets[..u].iter_mut().zip(&found[..u]).zip(&mut count[..u]) {
+        // The first source over its rate in the chunk, and how many of its packets are dropped.
+        let mut over: Option<(usize, u8)> = None;
+        for (j, ((b, f), c)) in buckets[..u].iter_mut().zip(&found[..u]).zip(&mut count[..u]).enumerate() {
             let topped = refill(self.depth_ns, if *f == 1 { Some(*b) } else { None }, now);
             let (bucket, passed) = charge(self.period_ns, topped, *c);
-            over |= passed < *c;
+            if passed < *c && over.is_none() {
+                over = Some((j, *c - passed));
+            }
             (*b, *c) = (bucket, passed);
         }
-        if over {
+        if let Some((j, dropped)) = over {
+            if now >= self.next_event_ns {
+                self.next_event_ns = now + EVENT_GAP_NS;
+                let mut rec = [0u8; 12];
+                rec[..4].copy_from_slice(&uniq[j]);
+                rec[4..8].copy_from_slice(&u32::from(dropped).to_le_bytes());
+                rec[8..].copy_from_slice(&self.rate.to_le_bytes());
+                self.over_rate.emit(&rec);
+            }
             let limited = drop_over(burst, start, &slot[..n], &mut count[..u])?;
             self.limited.add(limited);
         }
@@ -281,6 +306,10 @@ mod tests {
         let mut q = RateLimit::init(0, &Params::host()).unwrap();
         assert_eq!(burst(&mut q, &[1], 1), [false]);
         assert_eq!(mock::counter("limited"), Some(3));
+        // One event for the first drop (source 1, one packet of 1000/s); the second burst is 1 ms
+        // later, within EVENT_GAP_NS: no event.
+        let rec: std::vec::Vec<u8> = [10, 0, 0, 1, 1, 0, 0, 0, 0xe8, 3, 0, 0].to_vec();
+        assert_eq!(mock::events(), [("over_rate".into(), rec.clone()), ("over_rate".into(), rec)]);
     }
 
     /// Sources interleaved and repeated, with a non-IPv4 frame among them: each keeps its own bucket.

@@ -95,8 +95,17 @@ pub const GAUGE_REGISTER: &str = "gauge_register";
 /// `(id: i32, value: i64) -> i32`: sets a gauge (a level, shown in the stats; not summed over time).
 pub const GAUGE_SET: &str = "gauge_set";
 
+/// `(name_ptr, name_len, layout_ptr, layout_len, size: i32) -> i32` (init only): registers a
+/// kind of event called `name` whose records are `size` bytes laid out as `layout` (`NAME:TYPE
+/// ...`, the map layouts' types, adding up to `size`); returns its id. `FULL` when the port has
+/// `events::MAX_KINDS` kinds already.
+pub const EVENT_REGISTER: &str = "event_register";
+/// `(id, ptr, len: i32) -> i32`: appends `len` bytes at `ptr` (the kind's size) to the port's
+/// event ring; 0, or `FULL` when the ring is full (the event is lost and counted). Never waits.
+pub const EVENT_EMIT: &str = "event_emit";
+
 /// The imports ABI 1.1 added: a module that declares 1.0 may not import them.
-pub const ADDED_IN_1_1: [&str; 15] = [
+pub const ADDED_IN_1_1: [&str; 17] = [
     BURST_AREA,
     PKT_ADJUST,
     PKT_ROOM,
@@ -112,6 +121,8 @@ pub const ADDED_IN_1_1: [&str; 15] = [
     MAP_NEXT_KEY,
     GAUGE_REGISTER,
     GAUGE_SET,
+    EVENT_REGISTER,
+    EVENT_EMIT,
 ];
 
 /// The minor ABI version that introduced import `name` (0 or 1; None: not an import).

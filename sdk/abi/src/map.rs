@@ -34,3 +34,20 @@ pub const MAX_VALUE: u32 = 1024;
 pub const MAX_CAPACITY: u32 = 1 << 24;
 /// Longest name.
 pub const MAX_NAME: u32 = 64;
+
+/// The size in bytes of a field type of a typed layout (map layouts, events): `u8 u16 u32 u64`,
+/// `be16 be32 be64`, `ipv4`, `ipv6`, `mac`, `hexN` (1..=1024); None for any other name.
+pub fn field_size(ty: &str) -> Option<usize> {
+    Some(match ty {
+        "u8" => 1,
+        "u16" | "be16" => 2,
+        "u32" | "be32" | "ipv4" => 4,
+        "u64" | "be64" => 8,
+        "ipv6" => 16,
+        "mac" => 6,
+        hex => match hex.strip_prefix("hex")?.parse::<usize>().ok()? {
+            n @ 1..=1024 => n,
+            _ => return None,
+        },
+    })
+}

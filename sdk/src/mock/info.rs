@@ -134,3 +134,30 @@ pub(crate) fn gauge_set(id: i32, value: i64) -> i32 {
         None => err::NOT_FOUND,
     })
 }
+
+/// The bytes of an event layout's fields (`NAME:TYPE ...`); None: a type the host does not know.
+fn layout_size(layout: &str) -> Option<usize> {
+    layout.split_whitespace().try_fold(0, |sum, w| Some(sum + wasmdp_abi::map::field_size(w.split_once(':')?.1)?))
+}
+
+pub(crate) fn event_register(name: &str, _len: i32, layout: &str, _layout_len: i32, size: i32) -> i32 {
+    if name.is_empty() || layout_size(layout) != Some(size as usize) || !(1..=256).contains(&size) {
+        return err::BAD_RANGE;
+    }
+    with(|h| {
+        h.event_kinds.push((name.to_string(), size as usize));
+        (h.event_kinds.len() - 1) as i32
+    })
+}
+
+pub(crate) fn event_emit(id: i32, data: &[u8], len: i32) -> i32 {
+    with(|h| match usize::try_from(id).ok().and_then(|i| h.event_kinds.get(i)) {
+        Some((name, size)) if *size == len as usize => {
+            let name = name.clone();
+            h.events.push((name, data[..len as usize].to_vec()));
+            0
+        }
+        Some(_) => err::BAD_RANGE,
+        None => err::BAD_RANGE,
+    })
+}

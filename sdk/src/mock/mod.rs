@@ -34,7 +34,10 @@ use area::{apply_area, burst_area, fill_area};
 pub use area::{set_area, MockArea};
 use decide::{clear_sticky, drop_pkt, macswap, run_engine, send_to, set_offloads, set_sticky};
 pub use info::MockContext;
-use info::{context, counter_add, counter_register, gauge_register, gauge_set, log, now_ns, param_get};
+use info::{
+    context, counter_add, counter_register, event_emit, event_register, gauge_register, gauge_set, log, now_ns,
+    param_get,
+};
 pub use maps::MockMap;
 use maps::{
     map_add, map_declare, map_declare_ttl, map_delete, map_lookup, map_lookup_batch, map_next_key, map_update,
@@ -147,6 +150,10 @@ pub struct MockHost {
     pub maps: Vec<MockMap>,
     /// Gauges and their values, by id.
     pub gauges: Vec<(String, i64)>,
+    /// Kinds of event registered (name, record size), by id.
+    pub event_kinds: Vec<(String, usize)>,
+    /// Events emitted, in order: kind name and bytes.
+    pub events: Vec<(String, Vec<u8>)>,
     /// What `context` reports.
     pub context: MockContext,
 }
@@ -166,6 +173,8 @@ impl Default for MockHost {
             area: None,
             maps: Vec::new(),
             gauges: Vec::new(),
+            event_kinds: Vec::new(),
+            events: Vec::new(),
             context: MockContext::default(),
         }
     }
@@ -278,6 +287,11 @@ impl MockHost {
 
 fn rc(r: Result<i32, i32>) -> i32 {
     r.unwrap_or_else(|e| e)
+}
+
+/// The events emitted so far (kind name, bytes), in order.
+pub fn events() -> Vec<(String, Vec<u8>)> {
+    with(|h| h.events.clone())
 }
 
 /// The value of gauge `name`.

@@ -1,4 +1,4 @@
-//! The imports ABI 1.1 added: the burst area, length changes, the context, maps and gauges. Same
+//! The imports ABI 1.1 added: the burst area, length changes, the context, maps, gauges and events. Same
 //! shape as the 1.0 wrappers: slices instead of pointer/length pairs, checked numbers, codes turned
 //! into [`Error`]s; the native host or the mock on native targets (through `crate::backend`).
 
@@ -58,6 +58,10 @@ unsafe extern "C" {
     fn wasmdp_gauge_register(name_ptr: i32, name_len: i32) -> i32;
     #[link_name = "gauge_set"]
     fn wasmdp_gauge_set(id: i32, value: i64) -> i32;
+    #[link_name = "event_register"]
+    fn wasmdp_event_register(name_ptr: i32, name_len: i32, layout_ptr: i32, layout_len: i32, size: i32) -> i32;
+    #[link_name = "event_emit"]
+    fn wasmdp_event_emit(id: i32, ptr: i32, len: i32) -> i32;
 }
 
 /// `burst_area(ptr, max_pkts, window)`: registers `len` bytes at `area` (init only) as the burst area
@@ -301,6 +305,32 @@ pub fn gauge_set(id: u32, value: i64) -> Result<(), Error> {
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::gauge_set(id as i32, value);
     Error::check(rc).map(drop)
+}
+
+/// `event_register(name, layout, size)` (init only): the kind's id.
+pub fn event_register(name: &str, layout: &str, size: usize) -> Result<u32, Error> {
+    let (nl, ll, sz) = (len_arg(name.len())?, len_arg(layout.len())?, len_arg(size)?);
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `name` and `layout` are readable bytes of our memory; the host only reads them.
+    let rc = unsafe { wasmdp_event_register(ptr(name.as_ptr()), nl, ptr(layout.as_ptr()), ll, sz) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = host::event_register(name, nl, layout, ll, sz);
+    Error::check(rc)
+}
+
+/// `event_emit(id, data)`: `Ok(true)` when the event is in the ring, `Ok(false)` when the ring was
+/// full (the host counted it lost).
+pub fn event_emit(id: u32, data: &[u8]) -> Result<bool, Error> {
+    let len = len_arg(data.len())?;
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: `data` is readable bytes of our memory; the host only reads them.
+    let rc = unsafe { wasmdp_event_emit(id as i32, ptr(data.as_ptr()), len) };
+    #[cfg(not(target_arch = "wasm32"))]
+    let rc = host::event_emit(id as i32, data, len);
+    match rc {
+        wasmdp_abi::err::FULL => Ok(false),
+        rc => Error::check(rc).map(|_| true),
+    }
 }
 
 /// `NOT_FOUND` as `Ok(false)`, success as `Ok(true)`.

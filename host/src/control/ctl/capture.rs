@@ -1,17 +1,15 @@
 //! `wasmdp ctl capture PORT -w FILE|-`: asks for a capture, copies the pcapng stream the server
 //! answers to the file (or stdout, a block at a time, so that `| tshark -r -` shows packets as
 //! they come), and reports from the closing statistics blocks what was seen, captured and lost.
-//! Ctrl-C ends the capture cleanly: the client shuts down its side, the server closes the file
-//! with the statistics.
+//! Ctrl-C ends the capture cleanly ([`super::follow`]): the server closes the file with the
+//! statistics.
 
+use super::follow::{timed_out, Following};
 use super::CtlArgs;
 use pcap_parser::pcapng::Block;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
-use std::time::Duration;
 
 /// Largest block accepted from the server (a packet of the largest pool buffer and its options).
 const MAX_BLOCK: usize = 1 << 17;
@@ -29,21 +27,7 @@ pub fn run(args: &CtlArgs, port: &str) -> anyhow::Result<()> {
     let req = json!({"cmd": "capture", "port": port, "dir": dir, "queue": args.queue, "count": args.count,
         "snaplen": args.snaplen, "filter": args.filter});
     let socket = args.socket.clone().unwrap_or_else(super::super::default_path);
-    let mut s = UnixStream::connect(&socket)
-        .map_err(|e| anyhow::anyhow!("control socket {}: {e} (is wasmdp running with it?)", socket.display()))?;
-    s.write_all(format!("{req}\n").as_bytes())?;
-    let interrupted = Arc::new(AtomicBool::new(false));
-    signal_hook::flag::register(signal_hook::consts::SIGINT, interrupted.clone())?;
-    signal_hook::flag::register(signal_hook::consts::SIGTERM, interrupted.clone())?;
-    s.set_read_timeout(Some(Duration::from_millis(200)))?;
-    let mut r = BufReader::new(s.try_clone()?);
-    let mut line = String::new();
-    read_answer(&mut r, &mut line, &interrupted)?;
-    let answer: Value = serde_json::from_str(&line)
-        .map_err(|e| anyhow::anyhow!("control socket {}: bad answer ({e}): {line:?}", socket.display()))?;
-    if answer["ok"] != true {
-        anyhow::bail!("{}", answer["error"].as_str().unwrap_or("the server answered an error"));
-    }
+    let mut f = Following::start(&socket, &req)?;
     let mut out: Box<dyn Write> = if path.as_os_str() == "-" {
         Box::new(std::io::stdout().lock())
     } else {
@@ -51,7 +35,7 @@ pub fn run(args: &CtlArgs, port: &str) -> anyhow::Result<()> {
         Box::new(std::io::BufWriter::new(f))
     };
     let to_stdout = path.as_os_str() == "-";
-    let res = &answer["result"];
+    let res = &f.result;
     eprintln!(
         "capturing {} ({}{}{}), snaplen {}, pcapng to {}; Ctrl-C to stop",
         res["port"].as_str().unwrap_or(port),
@@ -62,17 +46,12 @@ pub fn run(args: &CtlArgs, port: &str) -> anyhow::Result<()> {
         if to_stdout { "stdout".into() } else { path.display().to_string() },
     );
     let mut tally = Tally::default();
-    let mut shut = false;
     loop {
-        if interrupted.load(Relaxed) && !shut {
-            // The server sees the client's side closed, ends the capture and writes the statistics.
-            let _ = s.shutdown(std::net::Shutdown::Write);
-            shut = true;
-        }
-        let block = match read_block(&mut r) {
+        f.check_interrupt();
+        let block = match read_block(&mut f.reader) {
             Ok(Some(b)) => b,
             Ok(None) => break,
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => continue,
+            Err(e) if timed_out(&e) => continue,
             Err(e) => anyhow::bail!("capture: reading the stream: {e}"),
         };
         tally.add(&block);
@@ -86,21 +65,6 @@ pub fn run(args: &CtlArgs, port: &str) -> anyhow::Result<()> {
     out.flush()?;
     eprintln!("{}", tally.summary());
     Ok(())
-}
-
-/// Reads the answer line, waiting as long as it takes unless interrupted.
-fn read_answer(r: &mut BufReader<UnixStream>, line: &mut String, interrupted: &AtomicBool) -> anyhow::Result<()> {
-    loop {
-        match r.read_line(line) {
-            Ok(_) => return Ok(()),
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) => {
-                if interrupted.load(Relaxed) {
-                    anyhow::bail!("interrupted before the capture started");
-                }
-            }
-            Err(e) => return Err(e.into()),
-        }
-    }
 }
 
 /// One whole pcapng block (None at the end of the stream). A read that times out part way keeps
@@ -127,7 +91,7 @@ fn read_full(r: &mut impl Read, mut buf: &mut [u8]) -> std::io::Result<()> {
         match r.read(buf) {
             Ok(0) => return Err(ErrorKind::UnexpectedEof.into()),
             Ok(n) => buf = &mut buf[n..],
-            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut | ErrorKind::Interrupted) => {}
+            Err(e) if timed_out(&e) => {}
             Err(e) => return Err(e),
         }
     }

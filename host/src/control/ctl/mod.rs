@@ -1,7 +1,10 @@
 //! `wasmdp ctl`: one request to a running dataplane's control socket, printed as a table (or as
-//! the JSON answer with `--json`); `capture` ([`capture`]) writes the pcapng stream it answers.
+//! the JSON answer with `--json`); `capture` ([`capture`]) writes the pcapng stream it answers,
+//! `events` ([`events`]) the policies' events as JSON lines.
 
 mod capture;
+mod events;
+mod follow;
 
 use clap::Args;
 use serde_json::{json, Value};
@@ -16,8 +19,8 @@ pub struct CtlArgs {
     /// Print the JSON answer instead of a table.
     #[arg(long)]
     pub json: bool,
-    /// `top`: stop after this many refreshes; `capture`: after this many packets (0: until
-    /// interrupted).
+    /// `top`: stop after this many refreshes; `capture`: after this many packets; `events`: after
+    /// this many events (0: until interrupted).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub count: u64,
     /// `capture`: what the port receives only.
@@ -43,7 +46,7 @@ pub struct CtlArgs {
     pub write: Option<PathBuf>,
     /// version | stats | ports | streams | policies | policy enable|disable PORT (LINK) | maps |
     /// map dump PORT MAP | map get|delete PORT MAP KEY | map update PORT MAP KEY VALUE | reload |
-    /// top | capture PORT -w FILE | help (keys and values in hex, or as `name=value ...` when the map's module declares a
+    /// top | capture PORT -w FILE | events PORT | help (keys and values in hex, or as `name=value ...` when the map's module declares a
     /// layout: quote them)
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
@@ -54,6 +57,10 @@ pub fn main(args: &CtlArgs) -> anyhow::Result<()> {
     let words: Vec<&str> = args.command.iter().map(String::as_str).collect();
     if words == ["top"] {
         return super::top::run(&args.socket.clone().unwrap_or_else(super::default_path), args.count);
+    }
+    if let ["events", rest @ ..] = words.as_slice() {
+        let [port] = rest else { anyhow::bail!("usage: wasmdp ctl events PORT [--count N]") };
+        return events::run(args, port);
     }
     if let ["capture", rest @ ..] = words.as_slice() {
         let [port] = rest else {

@@ -1,12 +1,17 @@
 //! What the plugin knows and tells (`counter_register`, `counter_add`, `gauge_register`,
-//! `gauge_set`, `param_get`, `now_ns`, `log`, `context`) linked to their semantics in `ops::info`.
+//! `gauge_set`, `param_get`, `now_ns`, `log`, `context`, `event_register`, `event_emit`) linked to
+//! their semantics in `ops::info` and `ops::events`.
 
 use super::{guest_bytes, guest_span, C};
 use crate::plugin::logs::MAX_LOG_BYTES;
+use crate::plugin::ops::events::{event_emit, event_register};
 use crate::plugin::ops::info::{context, counter_add, counter_register, gauge_register, log, param_get, MAX_PARAM_KEY};
 use crate::plugin::state::HostState;
 use wasmdp_abi::import;
 use wasmtime::Linker;
+
+/// Longest event layout read (32 fields of `NAME:TYPE`).
+const MAX_EVENT_LAYOUT: usize = 2048;
 
 pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()> {
     linker.func_wrap(m, import::COUNTER_REGISTER, |mut c: C<'_>, ptr: i32, len: i32| {
@@ -34,6 +39,18 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
     })?;
     linker
         .func_wrap(m, import::CONTEXT, |mut c: C<'_>, ptr: i32, cap: i32| with_guest_mut(&mut c, ptr, cap, context))?;
+    linker.func_wrap(m, import::EVENT_REGISTER, |mut c: C<'_>, np: i32, nl: i32, lp: i32, ll: i32, size: i32| {
+        let limit = crate::plugin::events::MAX_NAME + 1;
+        let (name, layout) = match (guest_bytes(&mut c, np, nl, limit), guest_bytes(&mut c, lp, ll, MAX_EVENT_LAYOUT)) {
+            (Ok((n, nt)), Ok((l, lt))) if nt == n.len() && lt == l.len() => (n, l),
+            (Ok(_), Ok(_)) => return wasmdp_abi::err::BAD_RANGE,
+            (Err(e), _) | (_, Err(e)) => return e,
+        };
+        event_register(c.data_mut(), &name, &layout, size)
+    })?;
+    linker.func_wrap(m, import::EVENT_EMIT, |mut c: C<'_>, id: i32, ptr: i32, len: i32| {
+        with_guest(&mut c, ptr, len, |st, b| event_emit(st, id, b))
+    })?;
     Ok(())
 }
 

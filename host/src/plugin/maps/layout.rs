@@ -61,23 +61,56 @@ fn field(text: &str) -> Result<Field, String> {
     if name.is_empty() || name.len() > 32 || !name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_') {
         return Err(format!("field name {name:?}: use 1-32 characters of [A-Za-z0-9_]"));
     }
-    let (kind, size) = match ty {
-        "u8" => (Kind::Le, 1),
-        "u16" => (Kind::Le, 2),
-        "u32" => (Kind::Le, 4),
-        "u64" => (Kind::Le, 8),
-        "be16" => (Kind::Be, 2),
-        "be32" => (Kind::Be, 4),
-        "be64" => (Kind::Be, 8),
-        "ipv4" => (Kind::Ipv4, 4),
-        "ipv6" => (Kind::Ipv6, 16),
-        "mac" => (Kind::Mac, 6),
-        hex => match hex.strip_prefix("hex").and_then(|n| n.parse::<usize>().ok()) {
-            Some(n @ 1..=1024) => (Kind::Hex, n),
-            _ => return Err(format!("field {name:?}: type {ty:?} is not one of {TYPES}")),
-        },
+    let size = wasmdp_abi::map::field_size(ty).ok_or(format!("field {name:?}: type {ty:?} is not one of {TYPES}"))?;
+    let kind = match ty {
+        "u8" | "u16" | "u32" | "u64" => Kind::Le,
+        "be16" | "be32" | "be64" => Kind::Be,
+        "ipv4" => Kind::Ipv4,
+        "ipv6" => Kind::Ipv6,
+        "mac" => Kind::Mac,
+        _ => Kind::Hex,
     };
     Ok(Field { name: name.to_string(), kind, size })
+}
+
+/// A record's fields from `NAME:TYPE ...` (an event's), at most [`MAX_FIELDS`], each name once.
+pub fn fields(text: &str) -> Result<Vec<Field>, String> {
+    let mut out: Vec<Field> = Vec::new();
+    for w in text.split_whitespace() {
+        if out.len() == MAX_FIELDS {
+            return Err(format!("more than {MAX_FIELDS} fields"));
+        }
+        let f = field(w)?;
+        if out.iter().any(|g| g.name == f.name) {
+            return Err(format!("field {:?} appears twice", f.name));
+        }
+        out.push(f);
+    }
+    if out.is_empty() {
+        return Err(format!("no fields: write NAME:TYPE ... (types {TYPES})"));
+    }
+    Ok(out)
+}
+
+/// The bytes the fields take.
+pub fn size(fields: &[Field]) -> usize {
+    fields.iter().map(|f| f.size).sum()
+}
+
+/// `bytes` as a JSON object of the fields: integers as numbers, addresses and `hexN` as text.
+pub fn json(fields: &[Field], mut bytes: &[u8]) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    for f in fields {
+        let (b, rest) = bytes.split_at(f.size.min(bytes.len()));
+        bytes = rest;
+        let v = match f.kind {
+            Kind::Le => serde_json::json!(b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x))),
+            Kind::Be => serde_json::json!(b.iter().fold(0u64, |w, &x| w << 8 | u64::from(x))),
+            _ => serde_json::json!(value_text(f, b)),
+        };
+        out.insert(f.name.clone(), v);
+    }
+    serde_json::Value::Object(out)
 }
 
 /// Parses the section's text: the layouts by map name, or what is wrong (naming the line).
@@ -234,17 +267,21 @@ fn show(fields: &[Field], mut bytes: &[u8]) -> String {
         if !out.is_empty() {
             out.push(' ');
         }
-        let _ = write!(out, "{}=", f.name);
-        let _ = match f.kind {
-            Kind::Le => write!(out, "{}", b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x))),
-            Kind::Be => write!(out, "{}", b.iter().fold(0u64, |w, &x| w << 8 | u64::from(x))),
-            Kind::Ipv4 => write!(out, "{}", std::net::Ipv4Addr::from(<[u8; 4]>::try_from(b).unwrap_or_default())),
-            Kind::Ipv6 => write!(out, "{}", std::net::Ipv6Addr::from(<[u8; 16]>::try_from(b).unwrap_or_default())),
-            Kind::Mac => write!(out, "{}", b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(":")),
-            Kind::Hex => write!(out, "{}", b.iter().map(|x| format!("{x:02x}")).collect::<String>()),
-        };
+        let _ = write!(out, "{}={}", f.name, value_text(f, b));
     }
     out
+}
+
+/// One field's bytes as text.
+fn value_text(f: &Field, b: &[u8]) -> String {
+    match f.kind {
+        Kind::Le => b.iter().rev().fold(0u64, |w, &x| w << 8 | u64::from(x)).to_string(),
+        Kind::Be => b.iter().fold(0u64, |w, &x| w << 8 | u64::from(x)).to_string(),
+        Kind::Ipv4 => std::net::Ipv4Addr::from(<[u8; 4]>::try_from(b).unwrap_or_default()).to_string(),
+        Kind::Ipv6 => std::net::Ipv6Addr::from(<[u8; 16]>::try_from(b).unwrap_or_default()).to_string(),
+        Kind::Mac => b.iter().map(|x| format!("{x:02x}")).collect::<Vec<_>>().join(":"),
+        Kind::Hex => b.iter().map(|x| format!("{x:02x}")).collect(),
+    }
 }
 
 fn read(fields: &[Field], text: &str) -> Result<Vec<u8>, String> {

@@ -3,7 +3,7 @@
 //! memory. The length arguments the slices stand for are checked against them.
 
 use crate::plugin::logs::MAX_LOG_BYTES;
-use crate::plugin::ops::{area, decide, info, maps, packets};
+use crate::plugin::ops::{area, decide, events, info, maps, packets};
 use crate::plugin::state::HostState;
 use wasmdp_abi::{err, map};
 
@@ -195,5 +195,14 @@ impl wasmdp_sdk::native::Host for NativeHost<'_> {
 
     fn gauge_set(&mut self, id: i32, value: i64) -> i32 {
         self.0.counters.gauges.set(id, value)
+    }
+
+    fn event_register(&mut self, name: &str, _len: i32, layout: &str, _layout_len: i32, size: i32) -> i32 {
+        events::event_register(self.0, name.as_bytes(), layout.as_bytes(), size)
+    }
+
+    fn event_emit(&mut self, id: i32, data: &[u8], len: i32) -> i32 {
+        let bytes = usize::try_from(len).ok().and_then(|n| data.get(..n));
+        events::event_emit(self.0, id, bytes)
     }
 }

@@ -8,6 +8,7 @@
 
 pub(crate) mod area;
 pub(crate) mod decide;
+pub(crate) mod events;
 pub(crate) mod info;
 pub(crate) mod maps;
 pub(crate) mod packets;
