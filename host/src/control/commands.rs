@@ -42,7 +42,7 @@ const RELOAD_WAIT: Duration = Duration::from_secs(30);
 
 /// The commands, for errors and `help`.
 pub const COMMANDS: &str =
-    "version, stats, ports, streams, policies, policy {action: enable|disable, port, link?}, maps, map_dump {port, map, cursor?, limit?}, map_get|map_delete {port, map, key}, map_update {port, map, key, value}, capture {port, dir?, queue?, count?, snaplen?, filter?}, events {port, count?}, reload, help";
+    "version, stats, ports, streams, policies, policy {action: enable|disable, port, link?}, maps, map_dump {port, map, cursor?, limit?}, map_get|map_delete {port, map, key}, map_update {port, map, key, value}, capture {port, dir?, queue?, count?, snaplen?, filter?}, events {port, count?}, trace {port, count?}, reload, help";
 
 /// An error answer line.
 pub fn error(msg: &str) -> String {
@@ -77,6 +77,7 @@ fn run(cmd: &str, req: &Value, st: &State) -> Result<Value, String> {
         "map_dump" => map_dump(req, st)?,
         "map_get" | "map_update" | "map_delete" => map_entry(req, st)?,
         "policy" => policy(req, st)?,
+        "trace" => super::trace::trace(req, st)?,
         "reload" => reload(st)?,
         "help" => json!(COMMANDS),
         other => return Err(format!("unknown command {other:?}; commands: {COMMANDS}")),

@@ -7,6 +7,7 @@
 //! - [`commands`]: what each request answers;
 //! - [`follow`]: answers that follow the dataplane: [`capture`] (a pcapng stream) and [`events`]
 //!   (the policies' events as JSON lines);
+//! - [`trace`]: the `trace` request, the paths of the next packets a port receives;
 //! - [`ctl`]: the `wasmdp ctl` client;
 //! - [`metrics`]: Prometheus metrics over HTTP, from the same counters;
 //! - [`top`]: `wasmdp ctl top`, the live view.
@@ -21,6 +22,7 @@ pub mod metrics;
 mod server;
 mod socket;
 pub mod top;
+mod trace;
 
 pub use commands::State;
 pub use server::{spawn, MAX_CLIENTS, MAX_REQUEST, TIMEOUT};

@@ -66,8 +66,6 @@ pub struct StreamParts {
 struct Round {
     flow: Flow,
     drops: Drops,
-    /// Whether the RX or TX port is being captured (looked at once per round).
-    tapped: bool,
 }
 
 /// A stream ready to poll.
@@ -152,19 +150,31 @@ impl Stream {
     #[inline]
     pub fn poll(&mut self, cache: &mut PoolCache) -> usize {
         match self.own.take() {
-            None => self.round(cache, None),
+            None => self.round_any(cache, None),
             Some(mut own) => {
-                let n = self.round(&mut own, Some(cache));
+                let n = self.round_any(&mut own, Some(cache));
                 self.own = Some(own);
                 n
             }
         }
     }
 
+    /// A round, tapped or not: whether a capture or trace runs on the stream's ports is looked at
+    /// once per round (one relaxed load), and a round without one is compiled without any of
+    /// their work (`TAPPED`), so that the taps cost the forwarding loop nothing else.
+    #[inline(always)]
+    fn round_any(&mut self, cache: &mut PoolCache, outside: Option<&mut PoolCache>) -> usize {
+        if self.p.tap.active() {
+            self.round::<true>(cache, outside)
+        } else {
+            self.round::<false>(cache, outside)
+        }
+    }
+
     /// [`Stream::poll`] with the stream's cache, and the lcore's as `outside` when they differ.
     #[inline(always)]
-    fn round(&mut self, cache: &mut PoolCache, mut outside: Option<&mut PoolCache>) -> usize {
-        let mut round = Round { tapped: self.p.tap.active(), ..Round::default() };
+    fn round<const TAPPED: bool>(&mut self, cache: &mut PoolCache, mut outside: Option<&mut PoolCache>) -> usize {
+        let mut round = Round::default();
         if self.p.needs_rx {
             let rx = self.p.rxq.rx_burst(cache, &mut self.burst, self.p.burst_size);
             round.flow.rx_nombuf = rx.nombuf as u64;
@@ -174,14 +184,14 @@ impl Stream {
                 if let Some(policy) = &mut self.p.policy {
                     policy.idle();
                 }
-                return self.flush_injected(cache, outside, round);
+                return self.flush_injected::<TAPPED>(cache, outside, round);
             }
             if let Some(out) = outside.as_deref_mut().filter(|_| self.p.rxq.foreign()) {
                 round.flow.rx_nombuf += adopt_foreign(&mut self.burst, cache, out);
             }
         }
-        if round.tapped {
-            self.p.tap.received(self.burst.iter());
+        if TAPPED {
+            self.p.tap.received(&self.burst, self.p.info.engine);
         }
         let mut ctx = FwdCtx {
             cache,
@@ -203,8 +213,16 @@ impl Stream {
             outside: outside.as_deref_mut(),
         };
         match &mut self.p.policy {
+            // A traced round: each link's step recorded (out of line).
+            Some(policy) if TAPPED && self.p.tap.following().is_some() => {
+                policy.on_burst_traced(&mut ctx, &mut self.burst, self.p.run, &mut self.p.tap)
+            }
             Some(policy) => policy.on_burst(&mut ctx, &mut self.burst, self.p.run),
             None => (self.p.run)(&mut ctx, &mut self.burst),
+        }
+        if TAPPED {
+            // What a trace's packets ask of the TX port, before software offloads clear it.
+            self.p.tap.offloading(&self.burst);
         }
         round.drops = ctx.drops;
         round.flow.generated = ctx.generated;
@@ -215,13 +233,13 @@ impl Stream {
         round.flow.tunnel_passed = ctx.tunnel.passed;
         round.flow.redirected_in = self.take_injected(cache, outside.as_deref_mut(), &mut round);
         let n = self.burst.len();
-        self.send(cache, outside, &mut round);
+        self.send(cache, outside, &mut round, TAPPED);
         n
     }
 
     /// Transmits what other streams' plugins sent to this TX port, when nothing was received.
     #[inline]
-    fn flush_injected(
+    fn flush_injected<const TAPPED: bool>(
         &mut self,
         cache: &mut PoolCache,
         mut outside: Option<&mut PoolCache>,
@@ -230,7 +248,7 @@ impl Stream {
         round.flow.redirected_in = self.take_injected(cache, outside.as_deref_mut(), &mut round);
         let n = self.burst.len();
         if n != 0 {
-            self.send(cache, outside, &mut round);
+            self.send(cache, outside, &mut round, TAPPED);
         } else {
             self.p.txq.flush();
             if round.flow.rx_nombuf != 0 {
@@ -269,8 +287,11 @@ impl Stream {
 
     /// Offloads, transmit with retry, count the round. A stream with its own pool whose TX queue
     /// hands packets to another thread (a `ring` port) first copies them out of its pool.
-    #[inline]
-    fn send(&mut self, cache: &mut PoolCache, outside: Option<&mut PoolCache>, round: &mut Round) {
+    // One copy, out of line, with `prepare_tx` and `transmit` inside: letting the compiler choose
+    // per caller (a copy per `TAPPED`) moved `transmit` out of line or changed its loops, which
+    // cost the forwarding loop more than the taps' two tests here.
+    #[inline(never)]
+    fn send(&mut self, cache: &mut PoolCache, outside: Option<&mut PoolCache>, round: &mut Round, tapped: bool) {
         let cache = match outside {
             Some(out) if self.p.txq.crosses_threads() => {
                 round.flow.rx_nombuf += adopt_foreign_all(&mut self.burst, out, cache);
@@ -279,13 +300,13 @@ impl Stream {
             _ => cache,
         };
         let bytes = self.prepare_tx(cache, &mut round.drops);
-        // The capture's work out of line, around the one call of `transmit` (a second call site
-        // would keep it from being inlined, which costs the loop more than the checks).
-        if round.tapped {
+        // The taps' work out of line, around the one call of `transmit` (a second call site
+        // would keep it from being inlined).
+        if tapped {
             self.capture_sending(round);
         }
         self.transmit(cache, bytes, round);
-        if round.tapped {
+        if tapped {
             self.capture_sent(round);
         }
         self.counters.add(&round.flow);
@@ -294,7 +315,7 @@ impl Stream {
 
     /// Counts the bytes to send and, on software ports, carries out TX offloads, dropping (and
     /// counting) packets where that is impossible. One pass over the burst.
-    #[inline]
+    #[inline(always)]
     fn prepare_tx(&mut self, cache: &mut PoolCache, drops: &mut Drops) -> u64 {
         let mut bytes = 0;
         let mut i = 0;
@@ -315,7 +336,7 @@ impl Stream {
     #[cold]
     #[inline(never)]
     fn capture_sending(&mut self, round: &Round) {
-        self.p.tap.sending(self.burst.iter(), round.drops.tx_full);
+        self.p.tap.sending(&self.burst, &round.drops);
     }
 
     /// ... and publishes the copies with their fate after it.
@@ -326,7 +347,7 @@ impl Stream {
     }
 
     /// Transmits the burst with bounded retry; frees and counts (`tx_full`) what is left.
-    #[inline]
+    #[inline(always)]
     fn transmit(&mut self, cache: &mut PoolCache, bytes: u64, round: &mut Round) {
         if self.burst.is_empty() {
             return;
@@ -379,7 +400,7 @@ impl Stream {
                 self.p.template.fill(p, &mut self.flow);
             }
             round.flow.generated = self.burst.len() as u64;
-            self.send(cache, None, &mut round);
+            self.send(cache, None, &mut round, false);
         }
     }
 

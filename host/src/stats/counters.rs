@@ -14,6 +14,13 @@ macro_rules! counters {
         #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
         pub struct $plain { $($(#[$fm])* pub $f: u64),* }
 
+        impl $plain {
+            /// Each figure with its name, in declaration order.
+            pub fn named(&self) -> Vec<(&'static str, u64)> {
+                vec![$((stringify!($f), self.$f)),*]
+            }
+        }
+
         impl Add for $plain {
             type Output = $plain;
             fn add(self, o: $plain) -> $plain {

@@ -33,11 +33,8 @@ pub fn report_json(view: &StatsView, facts: &RunFacts) -> Value {
     let t = total(&snap);
     let plugins = view.plugins_per_port();
     let figures: Vec<super::PortFigures> = view.port_stats.iter().map(|s| s.snapshot()).collect();
-    let drops = |d: super::counters::Drops| {
-        json!({"tx_full": d.tx_full, "nombuf": d.nombuf, "engine": d.engine, "offload": d.offload,
-            "plugin": d.plugin, "policy": d.policy, "tunnel": d.tunnel, "headroom": d.headroom,
-            "tx_oversize": d.tx_oversize, "tx_error": d.tx_error})
-    };
+    let drops =
+        |d: super::counters::Drops| Value::Object(d.named().into_iter().map(|(k, v)| (k.into(), v.into())).collect());
     let ports_json: Vec<Value> = ports
         .iter()
         .zip(&view.ports)

@@ -1,10 +1,11 @@
 //! `wasmdp ctl`: one request to a running dataplane's control socket, printed as a table (or as
 //! the JSON answer with `--json`); `capture` ([`capture`]) writes the pcapng stream it answers,
-//! `events` ([`events`]) the policies' events as JSON lines.
+//! `events` ([`events`]) the policies' events as JSON lines; `trace` ([`trace`]) prints packets' paths.
 
 mod capture;
 mod events;
 mod follow;
+mod trace;
 
 use clap::Args;
 use serde_json::{json, Value};
@@ -20,7 +21,7 @@ pub struct CtlArgs {
     #[arg(long)]
     pub json: bool,
     /// `top`: stop after this many refreshes; `capture`: after this many packets; `events`: after
-    /// this many events (0: until interrupted).
+    /// this many events (0: until interrupted); `trace`: packets to trace (0: 10).
     #[arg(long, value_name = "N", default_value_t = 0)]
     pub count: u64,
     /// `capture`: what the port receives only.
@@ -46,7 +47,7 @@ pub struct CtlArgs {
     pub write: Option<PathBuf>,
     /// version | stats | ports | streams | policies | policy enable|disable PORT (LINK) | maps |
     /// map dump PORT MAP | map get|delete PORT MAP KEY | map update PORT MAP KEY VALUE | reload |
-    /// top | capture PORT -w FILE | events PORT | help (keys and values in hex, or as `name=value ...` when the map's module declares a
+    /// top | capture PORT -w FILE | events PORT | trace PORT | help (keys and values in hex, or as `name=value ...` when the map's module declares a
     /// layout: quote them)
     #[arg(required = true, num_args = 1..)]
     pub command: Vec<String>,
@@ -83,6 +84,8 @@ pub fn main(args: &CtlArgs) -> anyhow::Result<()> {
             json!({"cmd": "policy", "action": action, "port": port, "link": link})
         }
         ["policy", ..] => anyhow::bail!("usage: wasmdp ctl policy enable|disable PORT [LINK]"),
+        ["trace", port] => json!({"cmd": "trace", "port": port, "count": (args.count != 0).then_some(args.count)}),
+        ["trace", ..] => anyhow::bail!("usage: wasmdp ctl trace PORT [--count N] (default 10 packets)"),
         [cmd] => json!({"cmd": cmd}),
         _ => anyhow::bail!(
             "one command ({}), `policy enable|disable PORT [LINK]` or `map dump PORT MAP`",
@@ -162,6 +165,7 @@ fn table(cmd: &str, r: &Value) -> String {
         "streams" => &["rx_port", "rx_queue", "tx_port", "engine", "lcore", "rx_packets", "tx_packets", "dropped"],
         "policies" => &["port", "state", "plugin", "generation", "calls", "traps", "errors", "timeouts"],
         "stats" => return table("ports", &r["ports"]),
+        "trace" => return trace::text(r),
         "maps" => {
             let rows: Vec<Value> = r
                 .as_array()

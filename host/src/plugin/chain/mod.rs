@@ -79,6 +79,30 @@ impl Chain {
     }
 
     /// A poll that received nothing: each link's tick still comes when it is due.
+    /// [`Chain::on_burst`] for a round in which a trace follows packets: each link's call timed
+    /// and its step recorded for every followed packet (out of line: only while a trace runs).
+    #[cold]
+    #[inline(never)]
+    pub fn on_burst_traced(
+        &mut self,
+        ctx: &mut FwdCtx<'_>,
+        burst: &mut Burst,
+        native: EngineFn,
+        tap: &mut crate::capture::StreamTap,
+    ) {
+        for (k, link) in self.links.iter_mut().enumerate() {
+            if k != 0 && burst.is_empty() {
+                break;
+            }
+            let (drops, sent, t0) = (ctx.drops.total(), ctx.redirected_out, std::time::Instant::now());
+            link.runner.on_burst(ctx, burst, native);
+            let ns = t0.elapsed().as_nanos() as u64;
+            if let Some(f) = tap.following() {
+                f.after_link(&link.name, burst, ns, ctx.drops.total() - drops, ctx.redirected_out - sent);
+            }
+        }
+    }
+
     #[inline]
     pub fn idle(&mut self) {
         for link in &mut self.links {
