@@ -356,45 +356,10 @@ fn netns_a_frame_over_the_mtu_is_dropped_alone_and_counted() {
     assert_eq!((u(&o["dropped_by_reason"], "tx_oversize"), u(&o["dropped_by_reason"], "tx_full")), (1, 0), "{o}");
 }
 
-/// `wasmdp ctl capture` on a live interface: ping's echo requests as received (interface a-rx,
-/// inbound) and the icmpecho engine's replies as handed to the kernel (a-tx, outbound), read by
-/// tshark, with the filter leaving ARP out.
+/// `wasmdp ctl capture` on a live af_packet port (`common::netns::check_capture_of_ping`).
 #[test]
 fn netns_a_capture_of_a_live_port_shows_requests_in_and_replies_out() {
     let mut net = Net::new();
     let Some(a) = setup("netns_capture", || net.side('a', 1)) else { return };
-    let port_ip = net.ip(2);
-    let sock = std::env::temp_dir().join(format!("wasmdp-netns-capture-{}.sock", std::process::id()));
-    let yaml = format!(
-        "engine: icmpecho\ntopology: loop\ncontrol: {{socket: {}}}\nports:\n  - {{name: a, driver: af_packet, af_packet: {{iface: {}}}, icmpecho: {{ipv4: [{port_ip}]}}}}\n",
-        sock.display(),
-        a.2
-    );
-    let w = Wasmdp::start("netns_capture", &yaml);
-    let file = w.dir.join("a.pcapng");
-    let mut ctl = Command::new(env!("CARGO_BIN_EXE_wasmdp"))
-        .args(["ctl", "--socket", sock.to_str().unwrap(), "capture", "a", "--filter", "icmp", "--count", "6"])
-        .arg("-w")
-        .arg(&file)
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // It says "capturing ..." once the capture runs.
-    let mut first = String::new();
-    std::io::BufRead::read_line(&mut std::io::BufReader::new(ctl.stderr.as_mut().unwrap()), &mut first).unwrap();
-    assert!(first.starts_with("capturing a (both, filter \"icmp\")"), "{first}");
-    let err = || std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
-    let o = ping(&a.0, &port_ip);
-    assert_ok("ping of the icmpecho port", &o, &err());
-    assert!(ctl.wait().unwrap().success());
-    let out = Command::new("tshark")
-        .args(["-r", file.to_str().unwrap(), "-T", "fields", "-e", "frame.interface_name", "-e", "icmp.type"])
-        .output()
-        .expect("tshark (scripts/setup.sh installs it)");
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let lines: Vec<&str> = text.lines().collect();
-    assert_eq!(lines.iter().filter(|l| **l == "a-rx\t8").count(), 3, "three echo requests received:\n{text}");
-    assert_eq!(lines.iter().filter(|l| **l == "a-tx\t0").count(), 3, "three echo replies sent:\n{text}");
-    let j = w.stop();
-    check_accounting(&j);
+    check_capture_of_ping("netns_capture", &a, &net.ip(2), "driver: af_packet, af_packet");
 }

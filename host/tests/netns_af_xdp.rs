@@ -326,3 +326,12 @@ fn netns_af_xdp_every_frame_posted_leaves_and_what_cannot_is_counted() {
     assert_eq!(u(&o["dropped_by_reason"], "tx_full"), 0, "{o}");
     assert_detached(&[&b.2]);
 }
+
+/// `wasmdp ctl capture` on a live af_xdp port (`common::netns::check_capture_of_ping`).
+#[test]
+fn netns_af_xdp_a_capture_of_the_port_shows_requests_in_and_replies_out() {
+    let mut net = Net::new();
+    let Some(a) = setup("netns_af_xdp_capture", || net.side('a', 1)) else { return };
+    check_capture_of_ping("netns_af_xdp_capture", &a, &net.ip(2), "driver: af_xdp, af_xdp");
+    assert_detached(&[&a.2]);
+}

@@ -382,3 +382,42 @@ pub fn replay_into(
 pub fn frames_of(net: &Net, n: usize, size: usize) -> Vec<Vec<u8>> {
     (0..n).map(|_| udp_frame(net, &[], &vec![0x5a; size - 42])).collect()
 }
+
+/// `wasmdp ctl capture` of a live port `a` (`driver`: `driver: X, X`, its options then given the
+/// interface of side `a`) running the icmpecho engine for `port_ip`, while `a`'s namespace pings
+/// it: the three echo requests inbound on `a-rx` and the three replies outbound on `a-tx`, read by
+/// tshark, the filter leaving ARP out; the run's accounting checked at stop.
+pub fn check_capture_of_ping(name: &str, a: &(String, String, String), port_ip: &str, driver: &str) {
+    let sock = std::env::temp_dir().join(format!("wasmdp-{name}-{}.sock", std::process::id()));
+    let yaml = format!(
+        "engine: icmpecho\ntopology: loop\ncontrol: {{socket: {}}}\nports:\n  - {{name: a, {driver}: {{iface: {}}}, icmpecho: {{ipv4: [{port_ip}]}}}}\n",
+        sock.display(),
+        a.2
+    );
+    let w = Wasmdp::start(name, &yaml);
+    let file = w.dir.join("a.pcapng");
+    let mut ctl = Command::new(env!("CARGO_BIN_EXE_wasmdp"))
+        .args(["ctl", "--socket", sock.to_str().unwrap(), "capture", "a", "--filter", "icmp", "--count", "6"])
+        .arg("-w")
+        .arg(&file)
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // It says "capturing ..." once the capture runs.
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(ctl.stderr.as_mut().unwrap()), &mut first).unwrap();
+    assert!(first.starts_with("capturing a (both, filter \"icmp\")"), "{first}");
+    let err = || std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok("ping of the icmpecho port", &ping(&a.0, port_ip), &err());
+    assert!(ctl.wait().unwrap().success());
+    let out = Command::new("tshark")
+        .args(["-r", file.to_str().unwrap(), "-T", "fields", "-e", "frame.interface_name", "-e", "icmp.type"])
+        .output()
+        .expect("tshark (scripts/setup.sh installs it)");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.iter().filter(|l| **l == "a-rx\t8").count(), 3, "three echo requests received:\n{text}");
+    assert_eq!(lines.iter().filter(|l| **l == "a-tx\t0").count(), 3, "three echo replies sent:\n{text}");
+    let j = w.stop();
+    check_accounting(&j);
+}
