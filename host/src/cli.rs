@@ -31,7 +31,8 @@ pub enum Command {
     /// bursts on null ports through the real poll loop; `bench memcpy` for the memcpy table.
     Bench(crate::bench::BenchArgs),
     /// Ask a running dataplane through its control socket: stats, ports, streams, policies, maps,
-    /// map dump PORT MAP, reload, version (docs/CONTROL.md).
+    /// map dump PORT MAP, reload, version, top, capture PORT -w FILE, events PORT, trace PORT
+    /// (docs/CONTROL.md).
     Ctl(crate::control::ctl::CtlArgs),
 }
 
