@@ -2,8 +2,8 @@
 //! ends (its count reached, the client closed or shut down its side, or the dataplane stopped);
 //! the last blocks are each interface's statistics (seen, accepted, lost to overruns).
 
-use super::commands::{error, State};
 use super::follow::{follow, now_ns, End};
+use super::state::{error, State};
 use crate::capture::{pcapng, Filter, Session, Want};
 use serde_json::{json, Value};
 use std::io::Write;
@@ -59,13 +59,13 @@ pub fn serve(mut s: UnixStream, line: &[u8], st: &State) {
     let (want, port) = match want(&req, st) {
         Ok(w) => w,
         Err(e) => {
-            let _ = super::server::write_by(&mut s, error(&e).as_bytes(), deadline());
+            let _ = super::deadline::write_by(&mut s, error(&e).as_bytes(), deadline());
             return;
         }
     };
     let session = Arc::new(Session::new(want));
     if let Err(e) = st.taps.start(session.clone()) {
-        let _ = super::server::write_by(&mut s, error(&format!("capture {port}: {e}")).as_bytes(), deadline());
+        let _ = super::deadline::write_by(&mut s, error(&format!("capture {port}: {e}")).as_bytes(), deadline());
         return;
     }
     let w = &session.want;
@@ -78,7 +78,7 @@ pub fn serve(mut s: UnixStream, line: &[u8], st: &State) {
         "snaplen": w.snaplen, "filter": w.filter.as_ref().map(Filter::text), "format": "pcapng"}});
     let mut out = format!("{ok}\n").into_bytes();
     out.extend(pcapng::header(&port, w.snaplen));
-    let alive = super::server::write_by(&mut s, &out, deadline())
+    let alive = super::deadline::write_by(&mut s, &out, deadline())
         && follow(&mut s, st, w.count, |out| match session.ring().next() {
             Some(r) => {
                 out.extend(pcapng::packet(&r));
@@ -101,7 +101,7 @@ pub fn serve(mut s: UnixStream, line: &[u8], st: &State) {
             out.extend(pcapng::packet(&r));
         }
         out.extend(pcapng::statistics(&session, now_ns()));
-        let _ = super::server::write_by(&mut s, &out, deadline());
+        let _ = super::deadline::write_by(&mut s, &out, deadline());
     }
     let _ = s.flush();
 }

@@ -2,34 +2,11 @@
 //! and its arguments; the answer is one line: `{"ok": true, "result": ...}` or
 //! `{"ok": false, "error": "..."}`.
 
-use crate::reload::ReloadStats;
-use crate::stats::{self, StatsView};
+use super::state::{error, State};
+use crate::stats;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::Arc;
+use std::sync::atomic::Ordering::Relaxed;
 use std::time::{Duration, Instant};
-
-/// What the commands read: counters (atomics the workers write), reload figures, the reload trigger.
-pub struct State {
-    /// The dataplane's counters.
-    pub view: StatsView,
-    /// Live reload figures.
-    pub reloads: Arc<ReloadStats>,
-    /// When forwarding started.
-    pub start: Instant,
-    /// Kernel variant.
-    pub simd: String,
-    /// Set to reload the config file (None: not watching one).
-    pub reload: Option<Arc<AtomicBool>>,
-    /// Each port's chain now (empty: no policy), refreshed by reloads.
-    pub plugins: Arc<std::sync::Mutex<Vec<Vec<crate::reload::PluginShown>>>>,
-    /// The packet pool (occupancy for the metrics).
-    pub pool: Arc<crate::mbuf::Pool>,
-    /// The ports' capture points (`capture`).
-    pub taps: Arc<crate::capture::Taps>,
-    /// The dataplane's stop flag: a capture ends when it is set.
-    pub stop: Arc<AtomicBool>,
-}
 
 /// Most map entries one `map_dump` page holds (a request may ask for fewer with `limit`).
 pub const MAX_DUMP: usize = 4096;
@@ -43,11 +20,6 @@ const RELOAD_WAIT: Duration = Duration::from_secs(30);
 /// The commands, for errors and `help`.
 pub const COMMANDS: &str =
     "version, stats, ports, streams, policies, policy {action: enable|disable, port, link?}, maps, map_dump {port, map, cursor?, limit?}, map_get|map_delete {port, map, key}, map_update {port, map, key, value}, capture {port, dir?, queue?, count?, snaplen?, filter?}, events {port, count?}, trace {port, count?}, reload, help";
-
-/// An error answer line.
-pub fn error(msg: &str) -> String {
-    format!("{}\n", json!({"ok": false, "error": msg}))
-}
 
 /// The answer line to one request line.
 pub fn answer(line: &[u8], st: &State) -> String {

@@ -3,8 +3,8 @@
 //! the client closes its side, or the dataplane stops. One reader per port at a time: reading
 //! takes the events out of the ring.
 
-use super::commands::{error, State};
 use super::follow::{follow, End};
+use super::state::{error, State};
 use serde_json::{json, Value};
 use std::io::Write;
 use std::os::unix::net::UnixStream;
@@ -16,7 +16,7 @@ pub fn serve(mut s: UnixStream, line: &[u8], st: &State) {
     let req: Value = serde_json::from_slice(line).unwrap_or_default();
     let deadline = || Instant::now() + super::TIMEOUT;
     let refuse = |s: &mut UnixStream, e: String| {
-        let _ = super::server::write_by(s, error(&e).as_bytes(), deadline());
+        let _ = super::deadline::write_by(s, error(&e).as_bytes(), deadline());
     };
     let Some(port) = req.get("port").and_then(Value::as_str) else {
         return refuse(&mut s, "events needs \"port\" (a port name)".into());
@@ -44,7 +44,7 @@ pub fn serve(mut s: UnixStream, line: &[u8], st: &State) {
         .collect();
     let ok = json!({"ok": true, "result": {"port": port, "count": count, "kinds": kinds,
         "emitted": events.emitted.load(Relaxed), "lost": events.lost.load(Relaxed), "waiting": events.waiting()}});
-    if super::server::write_by(&mut s, format!("{ok}\n").as_bytes(), deadline()) {
+    if super::deadline::write_by(&mut s, format!("{ok}\n").as_bytes(), deadline()) {
         let end = follow(&mut s, st, count, |out| match events.next() {
             Some(r) => {
                 out.extend(events.json(port, &r).to_string().as_bytes());

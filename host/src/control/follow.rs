@@ -4,7 +4,7 @@
 //! wait: the workers hand records over through a ring, and a client that takes nothing for
 //! [`super::TIMEOUT`] is closed.
 
-use super::commands::State;
+use super::state::State;
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::sync::atomic::Ordering::Relaxed;
@@ -42,7 +42,7 @@ pub fn follow(s: &mut UnixStream, st: &State, count: u64, mut next: impl FnMut(&
         }
         let wrote = !out.is_empty();
         if wrote {
-            if !super::server::write_by(s, &out, Instant::now() + super::TIMEOUT) {
+            if !super::deadline::write_by(s, &out, Instant::now() + super::TIMEOUT) {
                 return End::Gone;
             }
             out.clear();

@@ -3,8 +3,8 @@
 //! worker takes). Each scrape fills a fresh `prometheus-client` registry from a snapshot and encodes
 //! it in the text format.
 
-use super::commands::State;
 use super::http::Answer;
+use super::state::State;
 use prometheus_client::encoding::text::encode;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;

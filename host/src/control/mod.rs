@@ -4,7 +4,8 @@
 //!
 //! - [`socket`]: where it lives, owner-only, a stale socket replaced, a live one left alone;
 //! - [`server`]: accepting clients, each on a short-lived thread, with size and time limits;
-//! - [`commands`]: what each request answers;
+//! - [`state`]: what every request reads; [`commands`]: what each request answers;
+//! - [`deadline`]: writing to a client by a deadline;
 //! - [`follow`]: answers that follow the dataplane: [`capture`] (a pcapng stream) and [`events`]
 //!   (the policies' events as JSON lines);
 //! - [`trace`]: the `trace` request, the paths of the next packets a port receives;
@@ -15,18 +16,20 @@
 mod capture;
 mod commands;
 pub mod ctl;
+mod deadline;
 mod events;
 mod follow;
 mod http;
 pub mod metrics;
 mod server;
 mod socket;
+mod state;
 pub mod top;
 mod trace;
 
-pub use commands::State;
 pub use server::{spawn, MAX_CLIENTS, MAX_REQUEST, TIMEOUT};
 pub use socket::default_path;
+pub use state::State;
 
 /// One request to a socket and its answer (for `wasmdp ctl` and tests): `request` is one JSON
 /// object; the answer is the server's JSON line.

@@ -8,7 +8,8 @@
 //! waiters, so they cannot keep `wasmdp ctl` out. Only when every client is being answered (a
 //! `reload` waits for its outcome) is a new one refused.
 
-use super::commands::State;
+use super::deadline::write_by;
+use super::state::{error, State};
 use std::io::{ErrorKind, Read, Write};
 use std::os::unix::net::UnixStream;
 use std::path::PathBuf;
@@ -100,7 +101,7 @@ fn admit(s: UnixStream, id: u64, state: &Arc<State>, places: &Arc<Places>) {
     let _ = s.set_nonblocking(false);
     if places.take(id, &s).is_none() {
         let _ = s.set_write_timeout(Some(TIMEOUT));
-        let _ = (&s).write_all(super::commands::error("too many clients at once; try again").as_bytes());
+        let _ = (&s).write_all(error("too many clients at once; try again").as_bytes());
         return;
     }
     let (state, places) = (state.clone(), places.clone());
@@ -154,24 +155,6 @@ fn read_line(s: &mut UnixStream, pending: &mut Vec<u8>, deadline: Instant) -> Li
     }
 }
 
-/// Writes `bytes` to `s`, all of them by `deadline` (a client that takes its answer a byte at a time
-/// is closed then); false when it did not.
-pub(super) fn write_by(s: &mut UnixStream, mut bytes: &[u8], deadline: Instant) -> bool {
-    while !bytes.is_empty() {
-        let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() || s.set_write_timeout(Some(left)).is_err() {
-            return false;
-        }
-        match s.write(bytes) {
-            Ok(0) => return false,
-            Ok(k) => bytes = &bytes[k..],
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return false,
-        }
-    }
-    true
-}
-
 /// Answers each request line of the client until it closes, runs out of time or sends too much.
 fn serve(mut s: UnixStream, id: u64, state: &State, places: &Places) {
     let mut pending = Vec::new();
@@ -194,7 +177,7 @@ fn serve(mut s: UnixStream, id: u64, state: &State, places: &Places) {
             }
             Line::TooLong => {
                 let msg = format!("request longer than {MAX_REQUEST} bytes; closing");
-                let _ = s.write_all(super::commands::error(&msg).as_bytes());
+                let _ = s.write_all(error(&msg).as_bytes());
                 return;
             }
             Line::Gone => return,

@@ -2,7 +2,7 @@
 //! (`crate::capture::trace`) and answers with their paths once all are done, the wait is over, or
 //! the dataplane stops.
 
-use super::commands::State;
+use super::state::State;
 use crate::capture::trace::{Trace, MAX_TRACE};
 use serde_json::{json, Value};
 use std::sync::atomic::Ordering::Relaxed;
