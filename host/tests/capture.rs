@@ -177,6 +177,15 @@ fn a_capture_of_both_directions_reads_in_tshark_and_tcpdump_with_exact_bytes() {
     let (code, err) =
         ctl_capture(&sock, &["out", "--tx", "--count", "40", "-w", d.join("out.pcapng").to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
+    // `-w -` into tshark reading stdin: tshark stops after 5 packets, the capture ends with it.
+    let pipe = format!(
+        "timeout 30 {} ctl --socket {} capture in -w - 2>/dev/null | timeout 30 tshark -r - -c 5 -T fields -e frame.interface_name",
+        env!("CARGO_BIN_EXE_wasmdp"),
+        sock.display()
+    );
+    let out = Command::new("sh").args(["-c", &pipe]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert_eq!(String::from_utf8_lossy(&out.stdout).lines().filter(|l| *l == "in-rx").count(), 5);
     running.finish(&opts).unwrap();
 
     let rx = tshark(&d.join("in.pcapng"));
