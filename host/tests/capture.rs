@@ -120,6 +120,8 @@ struct Seen {
     direction: u32,
     comment: String,
     bytes: Vec<u8>,
+    /// The packet's length on the wire (the block's original length).
+    len: usize,
 }
 
 /// Every packet of `file` as tshark reads it (its JSON output with the raw bytes).
@@ -143,6 +145,7 @@ fn tshark(file: &Path) -> Vec<Seen> {
                 )
                 .unwrap_or(0),
                 comment: text(&l["pkt_comment"]["frame.comment"]),
+                len: text(&l["frame"]["frame.len"]).parse().unwrap_or(0),
                 bytes: (0..hex.len() / 2).map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap()).collect(),
             }
         })
@@ -177,6 +180,17 @@ fn a_capture_of_both_directions_reads_in_tshark_and_tcpdump_with_exact_bytes() {
     let (code, err) =
         ctl_capture(&sock, &["out", "--tx", "--count", "40", "-w", d.join("out.pcapng").to_str().unwrap()]);
     assert_eq!(code, 0, "{err}");
+    // --snaplen: the first 20 bytes kept, the length on the wire recorded; --queue 0 is the port's.
+    let cut = d.join("cut.pcapng");
+    let (code, err) = ctl_capture(
+        &sock,
+        &["in", "--rx", "--queue", "0", "--snaplen", "20", "--count", "3", "-w", cut.to_str().unwrap()],
+    );
+    assert_eq!(code, 0, "{err}");
+    for s in tshark(&cut) {
+        assert_eq!(s.bytes.len(), 20);
+        assert!(input.iter().any(|f| f.len() == s.len && f[..20] == s.bytes[..]), "{s:?}");
+    }
     // `-w -` into tshark reading stdin: tshark stops after 5 packets, the capture ends with it.
     let pipe = format!(
         "timeout 30 {} ctl --socket {} capture in -w - 2>/dev/null | timeout 30 tshark -r - -c 5 -T fields -e frame.interface_name",
