@@ -12,9 +12,10 @@
 //! at most [`MAX_TRACE`].
 
 use crate::mbuf::{Burst, Pkt};
+use crossbeam_queue::ArrayQueue;
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 /// Most packets one trace follows.
 pub const MAX_TRACE: usize = 1000;
@@ -28,7 +29,9 @@ pub struct Trace {
     /// Packets to trace.
     pub count: usize,
     taken: AtomicUsize,
-    done: Mutex<Vec<Path>>,
+    /// The paths finished, handed to the control thread without a lock (room for `count`: no more
+    /// are claimed).
+    done: ArrayQueue<Path>,
 }
 
 /// A link of the chain as a packet passed it.
@@ -74,7 +77,8 @@ pub struct Path {
 impl Trace {
     /// A trace of the next `count` packets of `port`.
     pub fn new(port: u16, count: usize) -> Trace {
-        Trace { port, count: count.min(MAX_TRACE), taken: AtomicUsize::new(0), done: Mutex::default() }
+        let count = count.clamp(1, MAX_TRACE);
+        Trace { port, count, taken: AtomicUsize::new(0), done: ArrayQueue::new(count) }
     }
 
     /// Claims up to `n` packets to trace: how many.
@@ -88,17 +92,20 @@ impl Trace {
     }
 
     fn finish(&self, paths: impl Iterator<Item = Path>) {
-        self.done.lock().unwrap_or_else(|p| p.into_inner()).extend(paths);
+        for p in paths {
+            // Cannot be full: at most `count` paths are claimed.
+            let _ = self.done.push(p);
+        }
     }
 
     /// Paths finished so far.
     pub fn finished(&self) -> usize {
-        self.done.lock().unwrap_or_else(|p| p.into_inner()).len()
+        self.done.len()
     }
 
-    /// The paths finished, in the order they finished.
-    pub fn paths(&self) -> Vec<Path> {
-        self.done.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    /// Takes the paths finished, in the order they finished.
+    pub fn take_paths(&self) -> Vec<Path> {
+        std::iter::from_fn(|| self.done.pop()).collect()
     }
 }
 
@@ -207,6 +214,9 @@ impl Following {
     /// After the transmit, of which the last `unsent` packets handed over found no room (the
     /// queue keeps them at the end, in order): finishes the round's paths into `t`.
     pub fn sent(&mut self, t: &Trace, unsent: usize) {
+        if self.live.is_empty() {
+            return;
+        }
         for l in self.live.iter_mut().filter(|l| !l.gone) {
             l.path.fate = if l.at + unsent >= self.total {
                 "dropped: tx_full (the TX queue had no room after the retries)".into()

@@ -35,6 +35,6 @@ pub fn trace(req: &Value, st: &State) -> Result<Value, String> {
     while Arc::strong_count(&t) > 1 && Instant::now() < let_go {
         std::thread::sleep(Duration::from_micros(200));
     }
-    let paths: Vec<Value> = t.paths().iter().take(t.count).map(|p| p.json(&st.view.ports)).collect();
+    let paths: Vec<Value> = t.take_paths().iter().map(|p| p.json(&st.view.ports)).collect();
     Ok(json!({"port": port, "asked": count, "traced": paths.len(), "packets": paths}))
 }
