@@ -4,45 +4,16 @@
 use wasmdp_abi::{export, import, IMPORT_MODULE};
 use wasmtime::{ExternType, FuncType, Module, ValType};
 
-/// Host functions of ABI 1.1 (1.0's and the ones 1.1 added) with their parameter and result types.
-pub(crate) fn host_signature(name: &str) -> Option<(&'static [ValType], &'static [ValType])> {
-    use ValType::{I32, I64};
-    let sig: (&[ValType], &[ValType]) = match name {
-        import::BURST_LEN => (&[], &[I32]),
-        import::PKT_LEN => (&[I32], &[I32]),
-        import::PKT_READ | import::PKT_WRITE => (&[I32, I32, I32, I32], &[I32]),
-        import::PKT_COPY => (&[I32, I32, I32, I32, I32], &[I32]),
-        import::RUN_ENGINE => (&[I32, I32, I32], &[I32]),
-        import::MACSWAP => (&[I32, I32], &[I32]),
-        import::SET_OFFLOADS => (&[I32, I64, I32, I32], &[I32]),
-        import::DROP_PKT => (&[I32], &[I32]),
-        import::SEND_TO => (&[I32, I32], &[I32]),
-        import::SET_STICKY => (&[I32, I64, I32, I32, I32], &[I32]),
-        import::CLEAR_STICKY => (&[], &[I32]),
-        import::COUNTER_REGISTER => (&[I32, I32], &[I32]),
-        import::COUNTER_ADD => (&[I32, I64], &[I32]),
-        import::PARAM_GET => (&[I32, I32, I32, I32], &[I32]),
-        import::NOW_NS => (&[], &[I64]),
-        import::LOG => (&[I32, I32, I32], &[]),
-        // 1.1
-        import::BURST_AREA => (&[I32, I32, I32], &[I32]),
-        import::PKT_ADJUST => (&[I32, I32, I32], &[I32]),
-        import::PKT_ROOM => (&[I32], &[I64]),
-        import::CONTEXT => (&[I32, I32], &[I32]),
-        import::MAP_DECLARE => (&[I32, I32, I32, I32, I32, I32], &[I32]),
-        import::MAP_DECLARE_TTL => (&[I32, I32, I32, I32, I32, I32, I64], &[I32]),
-        import::MAP_LOOKUP | import::MAP_UPDATE | import::MAP_NEXT_KEY => (&[I32, I32, I32], &[I32]),
-        import::MAP_DELETE => (&[I32, I32], &[I32]),
-        import::MAP_ADD => (&[I32, I32, I32, I64], &[I32]),
-        import::MAP_LOOKUP_BATCH => (&[I32, I32, I32, I32, I32], &[I32]),
-        import::MAP_UPDATE_BATCH => (&[I32, I32, I32, I32], &[I32]),
-        import::GAUGE_REGISTER => (&[I32, I32], &[I32]),
-        import::GAUGE_SET => (&[I32, I64], &[I32]),
-        import::EVENT_REGISTER => (&[I32, I32, I32, I32, I32], &[I32]),
-        import::EVENT_EMIT => (&[I32, I32, I32], &[I32]),
-        _ => return None,
+/// The parameter and result types of host function `name`, from the ABI's one table
+/// (`wasmdp_abi::import::IMPORTS`).
+pub(crate) fn host_signature(name: &str) -> Option<(Vec<ValType>, Vec<ValType>)> {
+    use wasmdp_abi::import::Ty;
+    let ty = |t: &Ty| match t {
+        Ty::I32 => ValType::I32,
+        Ty::I64 => ValType::I64,
     };
-    Some(sig)
+    let i = import::find(name)?;
+    Some((i.params.iter().map(ty).collect(), i.results.iter().map(ty).collect()))
 }
 
 fn same(f: &FuncType, params: &[ValType], results: &[ValType]) -> bool {
@@ -72,9 +43,9 @@ pub(crate) fn module(m: &Module) -> Result<(), String> {
             ));
         };
         match imp.ty() {
-            ExternType::Func(f) if same(&f, p, r) => {}
+            ExternType::Func(f) if same(&f, &p, &r) => {}
             ExternType::Func(f) => {
-                return Err(format!("imports `{module}::{name}` as {f}, but the host provides {}", show(p, r)))
+                return Err(format!("imports `{module}::{name}` as {f}, but the host provides {}", show(&p, &r)))
             }
             other => return Err(format!("imports `{module}::{name}` as a {other:?}, but it is a function")),
         }

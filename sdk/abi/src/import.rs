@@ -104,49 +104,97 @@ pub const EVENT_REGISTER: &str = "event_register";
 /// event ring; 0, or `FULL` when the ring is full (the event is lost and counted). Never waits.
 pub const EVENT_EMIT: &str = "event_emit";
 
-/// The imports ABI 1.1 added: a module that declares 1.0 may not import them.
-pub const ADDED_IN_1_1: [&str; 17] = [
-    BURST_AREA,
-    PKT_ADJUST,
-    PKT_ROOM,
-    CONTEXT,
-    MAP_DECLARE,
-    MAP_DECLARE_TTL,
-    MAP_LOOKUP,
-    MAP_UPDATE,
-    MAP_DELETE,
-    MAP_ADD,
-    MAP_LOOKUP_BATCH,
-    MAP_UPDATE_BATCH,
-    MAP_NEXT_KEY,
-    GAUGE_REGISTER,
-    GAUGE_SET,
-    EVENT_REGISTER,
-    EVENT_EMIT,
+/// A value type of an import's signature.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ty {
+    /// `i32`.
+    I32,
+    /// `i64`.
+    I64,
+}
+
+/// One host function: its name, parameter and result types, and the minor ABI version that
+/// introduced it (a module declaring an older one may not import it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Import {
+    /// Its name in module [`IMPORT_MODULE`](crate::IMPORT_MODULE).
+    pub name: &'static str,
+    /// Parameter types.
+    pub params: &'static [Ty],
+    /// Result types (none or one).
+    pub results: &'static [Ty],
+    /// The minor version of ABI 1 that introduced it.
+    pub since: u32,
+}
+
+const fn imp(name: &'static str, params: &'static [Ty], results: &'static [Ty], since: u32) -> Import {
+    Import { name, params, results, since }
+}
+
+use Ty::{I32, I64};
+const R: &[Ty] = &[I32];
+
+/// Every host function: the one table the host checks a module's imports against (signatures and
+/// versions); the names above are its entries'.
+pub const IMPORTS: &[Import] = &[
+    imp(BURST_LEN, &[], R, 0),
+    imp(PKT_LEN, &[I32], R, 0),
+    imp(PKT_READ, &[I32, I32, I32, I32], R, 0),
+    imp(PKT_WRITE, &[I32, I32, I32, I32], R, 0),
+    imp(PKT_COPY, &[I32, I32, I32, I32, I32], R, 0),
+    imp(RUN_ENGINE, &[I32, I32, I32], R, 0),
+    imp(MACSWAP, &[I32, I32], R, 0),
+    imp(SET_OFFLOADS, &[I32, I64, I32, I32], R, 0),
+    imp(DROP_PKT, &[I32], R, 0),
+    imp(SEND_TO, &[I32, I32], R, 0),
+    imp(SET_STICKY, &[I32, I64, I32, I32, I32], R, 0),
+    imp(CLEAR_STICKY, &[], R, 0),
+    imp(COUNTER_REGISTER, &[I32, I32], R, 0),
+    imp(COUNTER_ADD, &[I32, I64], R, 0),
+    imp(PARAM_GET, &[I32, I32, I32, I32], R, 0),
+    imp(NOW_NS, &[], &[I64], 0),
+    imp(LOG, &[I32, I32, I32], &[], 0),
+    imp(BURST_AREA, &[I32, I32, I32], R, 1),
+    imp(PKT_ADJUST, &[I32, I32, I32], R, 1),
+    imp(PKT_ROOM, &[I32], &[I64], 1),
+    imp(CONTEXT, &[I32, I32], R, 1),
+    imp(MAP_DECLARE, &[I32, I32, I32, I32, I32, I32], R, 1),
+    imp(MAP_DECLARE_TTL, &[I32, I32, I32, I32, I32, I32, I64], R, 1),
+    imp(MAP_LOOKUP, &[I32, I32, I32], R, 1),
+    imp(MAP_UPDATE, &[I32, I32, I32], R, 1),
+    imp(MAP_DELETE, &[I32, I32], R, 1),
+    imp(MAP_ADD, &[I32, I32, I32, I64], R, 1),
+    imp(MAP_LOOKUP_BATCH, &[I32, I32, I32, I32, I32], R, 1),
+    imp(MAP_UPDATE_BATCH, &[I32, I32, I32, I32], R, 1),
+    imp(MAP_NEXT_KEY, &[I32, I32, I32], R, 1),
+    imp(GAUGE_REGISTER, &[I32, I32], R, 1),
+    imp(GAUGE_SET, &[I32, I64], R, 1),
+    imp(EVENT_REGISTER, &[I32, I32, I32, I32, I32], R, 1),
+    imp(EVENT_EMIT, &[I32, I32, I32], R, 1),
 ];
 
-/// The minor ABI version that introduced import `name` (0 or 1; None: not an import).
+/// The host function called `name`.
+pub fn find(name: &str) -> Option<&'static Import> {
+    IMPORTS.iter().find(|i| i.name == name)
+}
+
+/// The minor ABI version that introduced import `name` (None: not an import).
 pub fn since(name: &str) -> Option<u32> {
-    if ADDED_IN_1_1.contains(&name) {
-        return Some(1);
+    find(name).map(|i| i.since)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_import_is_in_the_table_once() {
+        for (k, i) in IMPORTS.iter().enumerate() {
+            assert!(IMPORTS[k + 1..].iter().all(|j| j.name != i.name), "{} twice", i.name);
+            assert!(i.results.len() <= 1, "{}", i.name);
+        }
+        assert_eq!(since(LOG), Some(0));
+        assert_eq!(since(EVENT_EMIT), Some(1));
+        assert_eq!(since("nope"), None);
     }
-    const V1_0: [&str; 16] = [
-        BURST_LEN,
-        PKT_LEN,
-        PKT_READ,
-        PKT_WRITE,
-        PKT_COPY,
-        RUN_ENGINE,
-        MACSWAP,
-        SET_OFFLOADS,
-        DROP_PKT,
-        SEND_TO,
-        SET_STICKY,
-        CLEAR_STICKY,
-        COUNTER_REGISTER,
-        COUNTER_ADD,
-        PARAM_GET,
-        NOW_NS,
-    ];
-    (V1_0.contains(&name) || name == LOG).then_some(0)
 }

@@ -61,3 +61,37 @@ pub(super) fn guest_bytes(c: &mut C<'_>, ptr: i32, len: i32, max: usize) -> Resu
     let total = r.len();
     Ok((data[r.start..r.start + total.min(max)].to_vec(), total))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use wasmdp_abi::import::{Ty, IMPORTS};
+
+    /// The linker and the ABI's table (which load-time checks read) agree: a module importing every
+    /// entry with the table's signature links.
+    #[test]
+    fn the_linker_serves_every_import_of_the_abi_table_with_its_signature() {
+        let rt = crate::plugin::Runtime::new().unwrap();
+        let mut linker = Linker::new(rt.engine());
+        link(&mut linker).unwrap();
+        let ty = |t: &Ty| match t {
+            Ty::I32 => "i32",
+            Ty::I64 => "i64",
+        };
+        let list = |ts: &[Ty]| ts.iter().map(ty).collect::<Vec<_>>().join(" ");
+        let imports: String = IMPORTS
+            .iter()
+            .map(|i| {
+                format!(
+                    "(import \"{IMPORT_MODULE}\" \"{}\" (func (param {}) (result {})))",
+                    i.name,
+                    list(i.params),
+                    list(i.results)
+                )
+            })
+            .collect();
+        let bytes = wat::parse_str(format!("(module {imports})")).unwrap();
+        let module = wasmtime::Module::new(rt.engine(), bytes).unwrap();
+        linker.instantiate_pre(&module).unwrap();
+    }
+}
