@@ -306,3 +306,30 @@ fn a_configmap_update_swapping_the_data_link_is_applied_exactly_once() {
     assert_eq!(report.leaked, 0);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A file the dataplane writes all the time in the config's folder (a pcap port's TX file) is not
+/// a change of the config: its events must not keep the debounce from ever ending.
+#[test]
+fn a_file_written_all_the_time_beside_the_config_does_not_hold_reloads_back() {
+    let dir = std::env::temp_dir().join(format!("wasmdp-busy-folder-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("config.yaml");
+    let yaml = |engine: &str| {
+        format!(
+            "engine: {engine}\nstreams: [{{rx: a, tx: w}}]\nports:\n  - {{name: a, driver: null}}\n  - {{name: w, driver: pcap, pcap: {{tx: {}}}}}\n",
+            dir.join("out.pcap").display()
+        )
+    };
+    save(&path, &yaml("io"));
+    let cfg = wasmdp::config::load(&path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let opts = RunOptions { watch: Some(path.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = running.reloads.clone();
+    std::thread::sleep(Duration::from_millis(200));
+    save(&path, &yaml("macswap"));
+    wait_for("the edit to be applied while out.pcap grows", || r.applied.load(Relaxed) == 1);
+    running.finish(&opts).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

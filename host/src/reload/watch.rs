@@ -2,12 +2,13 @@
 //! that editors that write a new file and rename it over the old one are seen), debounces bursts of
 //! events, also reloads on SIGHUP, and reports each reload.
 //!
-//! Any change in a watched folder is checked, not only one named after a watched file: a file may
-//! be a symlink through another name in its folder, as in a Kubernetes ConfigMap volume, where
-//! `config.yaml` points to `..data/config.yaml` and an update renames a new `..data` link over
-//! the old one, touching neither `config.yaml` nor its target's name. The files' identities
-//! (inode, modification time and size, through symlinks) decide whether anything changed, so a
-//! swap made of several renames and removals reloads once.
+//! A change counts when it names a watched file or a name in its folder that the file is a link
+//! through: in a Kubernetes ConfigMap volume `config.yaml` points to `..data/config.yaml`, and an
+//! update renames a new `..data` link over the old one, touching neither `config.yaml` nor its
+//! target's name. Other names in the folders do not count (a capture or pcap file written there
+//! all the time must not keep the debounce from ever ending). The files' identities (inode,
+//! modification time and size, through symlinks) decide whether anything changed, so a swap made
+//! of several renames and removals reloads once.
 
 use super::plane::{Outcome, Plane};
 use crate::config;
@@ -44,6 +45,7 @@ pub fn spawn(
         watcher,
         watched_dirs: HashSet::new(),
         files: HashSet::new(),
+        links: HashSet::new(),
         last_stamp: Vec::new(),
     };
     ctl.rewatch();
@@ -57,6 +59,8 @@ struct ControlThread {
     watcher: notify::RecommendedWatcher,
     watched_dirs: HashSet<PathBuf>,
     files: HashSet<PathBuf>,
+    /// Names the files are links through (`..data` of a ConfigMap volume).
+    links: HashSet<PathBuf>,
     /// The identity of the watched files at the last reload: one change can arrive as several
     /// events (a rename is reported for both names and as a pair), possibly further apart than the
     /// debounce on a loaded machine; a file whose identity did not move is the same change.
@@ -101,9 +105,10 @@ impl ControlThread {
         files.into_iter().map(|f| stamp(f)).collect()
     }
 
-    /// Whether `p` is in a folder watched for a file (the stamps then say whether a file changed).
-    fn in_watched_dir(&self, p: &Path) -> bool {
-        normal(p).parent().is_some_and(|d| self.watched_dirs.contains(d))
+    /// Whether `p` is a watched file or a name one of them is a link through.
+    fn names(&self, p: &Path) -> bool {
+        let p = normal(p);
+        self.files.contains(&p) || self.links.contains(&p)
     }
 
     /// Watches the folders of the config file and of every plugin file of the running config.
@@ -114,6 +119,16 @@ impl ControlThread {
             policies.filter(|pc| crate::plugin::native::named(&pc.plugin).is_none()).map(|pc| pc.plugin.clone()),
         );
         self.files = files.iter().map(|f| normal(f)).collect();
+        // A file that is a link whose target starts with another name of its folder (`..data/x`).
+        self.links = self
+            .files
+            .iter()
+            .filter_map(|f| {
+                let target = std::fs::read_link(f).ok().filter(|t| t.is_relative())?;
+                let first = target.components().next()?;
+                Some(f.parent()?.join(first))
+            })
+            .collect();
         for f in &self.files {
             let Some(dir) = f.parent() else { continue };
             if self.watched_dirs.insert(dir.to_path_buf()) {
@@ -130,7 +145,7 @@ impl ControlThread {
         while !stop.load(Relaxed) {
             match rx.recv_timeout(Duration::from_millis(5)) {
                 Ok((e, at)) => {
-                    if relevant(&e.kind) && e.paths.iter().any(|p| self.in_watched_dir(p)) {
+                    if relevant(&e.kind) && e.paths.iter().any(|p| self.names(p)) {
                         pending.get_or_insert(at);
                         last_event = Instant::now();
                     }
