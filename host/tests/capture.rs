@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::pcap::{self, Rec};
+use common::pcap;
 use common::{skip, Skip};
 use pcap_parser::pcapng::Block;
 use serde_json::{json, Value};
@@ -91,19 +91,6 @@ fn frames() -> Vec<Vec<u8>> {
     out
 }
 
-fn write_input(path: &Path, frames: &[Vec<u8>]) {
-    let recs: Vec<Rec> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, f)| Rec {
-            ts: Duration::from_millis(1_700_000_000_000 + i as u64),
-            data: f.clone(),
-            orig_len: f.len() as u32,
-        })
-        .collect();
-    pcap::write_us(path, pcap::ETHERNET, &recs);
-}
-
 /// `wasmdp ctl capture ARGS`: (exit code, stderr).
 fn ctl_capture(sock: &Path, args: &[&str]) -> (i32, String) {
     let mut all = vec!["ctl", "--socket", sock.to_str().unwrap(), "capture"];
@@ -167,7 +154,7 @@ fn a_capture_of_both_directions_reads_in_tshark_and_tcpdump_with_exact_bytes() {
     }
     let d = dir("both");
     let input = frames();
-    write_input(&d.join("in.pcap"), &input);
+    pcap::write_frames(&d.join("in.pcap"), &input);
     let yaml = format!(
         "engine: macswap\nstreams: [{{rx: in, tx: out}}]\nports:\n  - {{name: in, driver: pcap, pcap: {{rx: \"{}\", repeat: forever, rate_pps: 5000}}}}\n  - {{name: out, driver: pcap, pcap: {{tx: \"{}\"}}}}\n",
         d.join("in.pcap").display(),
@@ -246,7 +233,7 @@ fn filters_select_exactly_what_tcpdump_selects() {
     let d = dir("filters");
     let input = frames();
     let in_pcap = d.join("in.pcap");
-    write_input(&in_pcap, &input);
+    pcap::write_frames(&in_pcap, &input);
     let yaml = format!(
         "engine: io\nstreams: [{{rx: in, tx: out}}]\nports:\n  - {{name: in, driver: pcap, pcap: {{rx: \"{}\", repeat: forever, rate_pps: 20000}}}}\n  - {{name: out, driver: null}}\n",
         in_pcap.display()
@@ -371,6 +358,10 @@ fn bad_capture_requests_are_refused_with_the_rule() {
     // Raw requests with wrong types.
     let a = wasmdp::control::request(&sock, &json!({"cmd": "capture", "port": "b", "dir": "up"})).unwrap();
     assert!(a["error"].as_str().unwrap().contains("\"dir\" \"up\": allowed \"rx\", \"tx\", \"both\""), "{a}");
+    // A filter longer than the bound is refused before libpcap sees it.
+    let long = "udp and ".repeat(600) + "udp";
+    let a = wasmdp::control::request(&sock, &json!({"cmd": "capture", "port": "b", "filter": long})).unwrap();
+    assert!(a["error"].as_str().unwrap().contains("\"filter\" is 4803 bytes; at most 4096"), "{a}");
     let a = wasmdp::control::request(&sock, &json!({"cmd": "capture", "port": "b", "filter": 5})).unwrap();
     assert!(a["error"].as_str().unwrap().contains("must be a string (a pcap filter expression)"), "{a}");
     drop(first);

@@ -4,11 +4,10 @@
 
 mod common;
 
-use common::pcap::{self, Rec};
+use common::pcap;
 use common::plugin_path;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// A 1.1 module that appends 4 bytes to every packet (`pkt_adjust(i, 0, 4)`).
 fn grow() -> PathBuf {
@@ -32,12 +31,8 @@ fn grow() -> PathBuf {
 /// A replay of UDP frames to ports 9 and 53 in turn, slow enough to trace.
 fn input(dir: &Path) -> (PathBuf, Vec<Vec<u8>>) {
     let frames = vec![common::udp(64, [10, 0, 0, 2], 1000, 9, None), common::udp(64, [10, 0, 0, 2], 1001, 53, None)];
-    let recs: Vec<Rec> = frames
-        .iter()
-        .map(|f| Rec { ts: Duration::from_secs(1_700_000_000), data: f.clone(), orig_len: f.len() as u32 })
-        .collect();
     let path = dir.join("in.pcap");
-    pcap::write_us(&path, pcap::ETHERNET, &recs);
+    pcap::write_frames(&path, &frames);
     (path, frames)
 }
 

@@ -4,30 +4,16 @@
 
 mod common;
 
-use common::pcap::{self, Rec};
+use common::pcap;
 use etherparse::{PacketBuilder, VlanId};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("wasmdp-tunnels-{}-{name}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn write_capture(path: &Path, frames: &[Vec<u8>]) {
-    let recs: Vec<Rec> = frames
-        .iter()
-        .enumerate()
-        .map(|(i, d)| Rec {
-            ts: Duration::from_millis(1_700_000_000_000 + i as u64),
-            data: d.clone(),
-            orig_len: d.len() as u32,
-        })
-        .collect();
-    pcap::write_us(path, pcap::ETHERNET, &recs);
 }
 
 /// 240 frames: IPv4 and IPv6, TCP, UDP and ICMP, untagged and 802.1Q-tagged, 60 to 1500 bytes.
@@ -82,7 +68,7 @@ fn encapsulated_carried_and_decapsulated_frames_come_out_byte_for_byte() {
     {
         let d = dir(&format!("{kind}-{v6}"));
         let (input, output) = (d.join("in.pcap"), d.join("out.pcap"));
-        write_capture(&input, &frames);
+        pcap::write_frames(&input, &frames);
         let (j, _) = common::run_until(&tunnel_yaml(kind, v6, &input, &output, checksum), 2 * frames.len() as u64);
         let got = common::pcap_packets(&output);
         assert_eq!(got.len(), frames.len(), "{kind} v6={v6}: {j}");
@@ -108,7 +94,7 @@ fn frames_not_of_the_tunnel_are_dropped_with_their_reason_or_passed() {
     let d = dir("others");
     let (input, output) = (d.join("in.pcap"), d.join("out.pcap"));
     let frames = varied();
-    write_capture(&input, &frames);
+    pcap::write_frames(&input, &frames);
     for (others, passed) in [("drop", 0), ("pass", frames.len())] {
         let yaml = format!(
             "streams:\n  - {{rx: in, tx: out}}\nports:\n  - {{name: in, driver: pcap, engine: vxlan_decap, tunnel_others: {others}, vxlan: {{local_ip: 192.0.2.1}}, pcap: {{rx: \"{}\"}}}}\n  - {{name: out, driver: pcap, pcap: {{tx: \"{}\"}}}}\n",
@@ -133,7 +119,7 @@ fn no_headroom_for_the_outer_headers_is_a_counted_drop() {
     let d = dir("headroom");
     let (input, output) = (d.join("in.pcap"), d.join("out.pcap"));
     let frames = varied();
-    write_capture(&input, &frames);
+    pcap::write_frames(&input, &frames);
     let yaml = format!(
         "pool: {{headroom: 64}}\nstreams:\n  - {{rx: in, tx: b}}\n  - {{rx: c, tx: out}}\nports:\n\
          \x20 - {{name: in, driver: pcap, engine: vxlan_encap, pcap: {{rx: \"{}\"}}}}\n\
@@ -236,7 +222,7 @@ fn tcpdump_reads_the_encapsulated_frames_as_the_originals() {
     let d = dir("tcpdump-encap");
     let (input, output) = (d.join("in.pcap"), d.join("out.pcap"));
     let frames = varied();
-    write_capture(&input, &frames);
+    pcap::write_frames(&input, &frames);
     let Some(originals) = tcpdump_lines(&input, &[]) else {
         common::skip("tcpdump reads the encapsulation", "tcpdump is not installed", common::Skip::Required);
         return;

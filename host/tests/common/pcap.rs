@@ -55,6 +55,20 @@ pub fn write_us(path: &Path, link: u32, recs: &[Rec]) {
     std::fs::write(path, v).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
 }
 
+/// Writes whole Ethernet `frames` as a microsecond pcap, 1 ms apart.
+pub fn write_frames(path: &Path, frames: &[Vec<u8>]) {
+    let recs: Vec<Rec> = frames
+        .iter()
+        .enumerate()
+        .map(|(i, f)| Rec {
+            ts: std::time::Duration::from_millis(1_700_000_000_000 + i as u64),
+            data: f.clone(),
+            orig_len: f.len() as u32,
+        })
+        .collect();
+    write_us(path, ETHERNET, &recs);
+}
+
 /// Reads a pcap file; panics when it is not one or is not well formed to its end.
 pub fn read(path: &Path) -> Pcap {
     let b = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
