@@ -333,3 +333,27 @@ fn a_file_written_all_the_time_beside_the_config_does_not_hold_reloads_back() {
     running.finish(&opts).unwrap();
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An edit saved the moment the previous reload is counted must be applied too: the watcher's
+/// record of what it loaded is taken before it reads the files, never after (a record taken after
+/// a reload can already hold the next edit, which then looks like nothing changed).
+#[test]
+fn an_edit_saved_as_soon_as_the_last_reload_is_counted_is_applied() {
+    let dir = common::live::fresh_dir("edit-right-after");
+    let path = dir.join("config.yaml");
+    let valid = [(config(&tagger("vlan"), "io", ""), 68.0), (config(&tagger("qinq"), "macswap", ""), 72.0)];
+    save(&path, &valid[0].0);
+    let cfg = wasmdp::config::load(&path).unwrap();
+    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap();
+    let opts = RunOptions { watch: Some(path.clone()), ..RunOptions::default() };
+    let running = dataplane::start(dp, &opts, Arc::new(AtomicBool::new(false))).unwrap();
+    let r = running.reloads.clone();
+    for i in 1..=30u64 {
+        save(&path, &valid[i as usize % 2].0);
+        wait_for(&format!("edit {i} to be applied"), || r.applied.load(Relaxed) >= i);
+    }
+    assert_eq!((r.applied.load(Relaxed), r.rejected.load(Relaxed)), (30, 0));
+    assert_eq!(bytes_per_packet(&running.view), valid[0].1, "the last edit runs");
+    running.finish(&opts).unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+}

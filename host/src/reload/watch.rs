@@ -13,7 +13,7 @@
 use super::plane::{Outcome, Plane};
 use crate::config;
 use notify::{Event, EventKind, RecursiveMode, Watcher};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc;
@@ -46,7 +46,7 @@ pub fn spawn(
         watched_dirs: HashSet::new(),
         files: HashSet::new(),
         links: HashSet::new(),
-        last_stamp: Vec::new(),
+        last_stamp: HashMap::new(),
     };
     ctl.rewatch();
     ctl.last_stamp = ctl.stamps();
@@ -61,10 +61,12 @@ struct ControlThread {
     files: HashSet<PathBuf>,
     /// Names the files are links through (`..data` of a ConfigMap volume).
     links: HashSet<PathBuf>,
-    /// The identity of the watched files at the last reload: one change can arrive as several
-    /// events (a rename is reported for both names and as a pair), possibly further apart than the
-    /// debounce on a loaded machine; a file whose identity did not move is the same change.
-    last_stamp: Vec<Stamp>,
+    /// The identity of each watched file as it was just before the last reload read it: one change
+    /// can arrive as several events (a rename is reported for both names and as a pair), possibly
+    /// further apart than the debounce on a loaded machine; a file whose identity did not move is
+    /// the same change. Taken before the read, never after: an edit saved while a reload runs
+    /// must look like a change afterwards.
+    last_stamp: HashMap<PathBuf, Stamp>,
 }
 
 /// What identifies a version of a file: inode, modification time, size (None: missing).
@@ -99,10 +101,8 @@ fn relevant(kind: &EventKind) -> bool {
 }
 
 impl ControlThread {
-    fn stamps(&self) -> Vec<Stamp> {
-        let mut files: Vec<_> = self.files.iter().collect();
-        files.sort();
-        files.into_iter().map(|f| stamp(f)).collect()
+    fn stamps(&self) -> HashMap<PathBuf, Stamp> {
+        self.files.iter().map(|f| (f.clone(), stamp(f))).collect()
     }
 
     /// Whether `p` is a watched file or a name one of them is a link through.
@@ -207,7 +207,14 @@ impl ControlThread {
                 }
                 self.plane.publish_plugins();
                 self.rewatch();
-                self.last_stamp = self.stamps();
+                // Files the new config names that the old one did not: stamped now, a moment after
+                // the reload read them (their identity before the read is not known); the files
+                // both name keep the stamps taken before the read.
+                let files = &self.files;
+                self.last_stamp.retain(|f, _| files.contains(f));
+                for f in files {
+                    self.last_stamp.entry(f.clone()).or_insert_with(|| stamp(f));
+                }
             }
             Ok(Outcome::Unchanged) => {
                 stats.applied.fetch_add(1, Relaxed);
