@@ -653,3 +653,53 @@ fn a_map_layout_that_does_not_fit_its_map_or_does_not_parse_is_refused_with_the_
     let e = build_error(&yaml(&bad));
     assert!(e.contains("wasmdp.map_layouts, line 2") && e.contains("type \"u9\""), "{e}");
 }
+
+/// A module writing `random()` into bytes 20..28 of every packet, declaring ABI 1.`minor`.
+fn random_module(minor: u32) -> String {
+    format!(
+        r#"(module
+  (import "wasmdp" "random" (func $random (result i64)))
+  (import "wasmdp" "pkt_write" (func $write (param i32 i32 i32 i32) (result i32)))
+  (memory (export "memory") 1)
+  (func (export "wasmdp_abi_version") (result i32) (i32.const {}))
+  (func (export "wasmdp_init") (param i32 i32) (result i32) (i32.const 0))
+  (func (export "wasmdp_on_burst") (param $port i32) (param $n i32) (result i32)
+    (local $i i32)
+    (block $done (loop $next
+      (br_if $done (i32.ge_u (local.get $i) (local.get $n)))
+      (i64.store (i32.const 0) (call $random))
+      (drop (call $write (local.get $i) (i32.const 20) (i32.const 0) (i32.const 8)))
+      (local.set $i (i32.add (local.get $i) (i32.const 1)))
+      (br $next)))
+    (i32.const 0)))"#,
+        0x10000 | minor
+    )
+}
+
+#[test]
+fn random_draws_differ_per_call_and_per_instance_and_need_abi_1_1() {
+    let p = write_wat("random", &random_module(1));
+    let draws = |w: &mut Wire| -> Vec<u64> {
+        let frames: Vec<Vec<u8>> = (0..64).map(frame).collect();
+        let out = w.send(&frames);
+        assert_eq!(out.len(), 64);
+        out.iter().map(|o| u64::from_le_bytes(o[20..28].try_into().unwrap())).collect()
+    };
+    let first = draws(&mut Wire::new(&policy(&p)));
+    let mut distinct = first.clone();
+    distinct.sort_unstable();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 64, "64 calls, 64 values: {first:x?}");
+    // Every bit both set and clear among 64 uniform draws (a stuck bit fails; chance 2^-57).
+    let (any, all) = first.iter().fold((0u64, u64::MAX), |(o, a), v| (o | v, a & v));
+    assert_eq!((any, all), (u64::MAX, 0), "bits that never change");
+    // Another instance is seeded anew from the OS: not the same sequence.
+    let second = draws(&mut Wire::new(&policy(&p)));
+    assert!(second.iter().all(|v| !first.contains(v)), "a second instance repeated the first's draws");
+    let old = write_wat("random-1-0", &random_module(0));
+    let e = build_error(&format!(
+        "engine: io\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n",
+        policy(&old)
+    ));
+    assert!(e.contains("declares ABI v1.0 but imports `random`, which ABI v1.1 added"), "{e}");
+}

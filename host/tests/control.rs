@@ -75,6 +75,7 @@ fn every_command_answers_from_the_live_dataplane() {
     assert_eq!((pol[0]["port"].as_str(), pol[0]["state"].as_str()), (Some("a"), Some("running")), "{pol}");
     assert!(pol[0]["plugin"].as_str().unwrap().ends_with("l4_lb.wasm"));
     assert_eq!(pol[0]["sha256"].as_str().unwrap().len(), 64, "{pol}");
+    assert_eq!(pol[0]["abi"], "1.1", "the version the module declares: {pol}");
     let maps = ok(&sock, json!({"cmd": "maps"}));
     assert_eq!((maps[0]["port"].as_str(), maps[0]["map"]["name"].as_str()), (Some("a"), Some("flows")), "{maps}");
     let dump = ok(&sock, json!({"cmd": "map_dump", "port": "a", "map": "flows"}));
@@ -91,6 +92,11 @@ fn every_command_answers_from_the_live_dataplane() {
     let (code, out, e) = common::wasmdp(&["ctl", "--socket", s, "ports"]);
     assert_eq!(code, 0, "{e}");
     assert!(out.starts_with("name") && out.lines().count() == 4, "{out}");
+    let (code, out, e) = common::wasmdp(&["ctl", "--socket", s, "policies"]);
+    assert_eq!(code, 0, "{e}");
+    let head: Vec<&str> = out.lines().next().unwrap().split_whitespace().collect();
+    let row: Vec<&str> = out.lines().nth(1).unwrap().split_whitespace().collect();
+    assert_eq!((head[3], row[3]), ("abi", "1.1"), "{out}");
     let (code, out, _) = common::wasmdp(&["ctl", "--socket", s, "--json", "map", "dump", "a", "flows"]);
     assert_eq!(code, 0);
     assert_eq!(serde_json::from_str::<Value>(&out).unwrap()["count"], 8);
@@ -657,6 +663,7 @@ fn a_chain_is_shown_link_by_link_and_one_link_can_be_disabled() {
     let names: Vec<&str> = links.iter().map(|l| l["link"].as_str().unwrap()).collect();
     assert_eq!(names, ["acl", "lb"], "{pol}");
     assert!(links[0]["plugin"].as_str().unwrap().ends_with("acl.wasm"), "{pol}");
+    assert!(links.iter().all(|l| l["abi"] == "1.1"), "{pol}");
     assert!(links.iter().all(|l| l["state"] == "running"), "{pol}");
     assert!(links[0]["calls"].as_u64().unwrap() > 0 && links[1]["calls"] == 0, "{pol}");
     // The null port's frames go to UDP port 9 (the template's): the ACL drops them all, counted

@@ -92,4 +92,15 @@ mod tests {
         mock::with(|h| h.now_ns = 42);
         assert_eq!(now_ns(), 42);
     }
+
+    #[test]
+    fn the_mock_draws_a_seeded_sequence_that_repeats_after_reset() {
+        mock::reset();
+        let a: std::vec::Vec<u64> = (0..4).map(|_| crate::random()).collect();
+        assert!(a.windows(2).all(|w| w[0] != w[1]), "{a:x?}");
+        mock::reset();
+        assert_eq!(crate::random(), a[0], "reset starts the sequence again");
+        mock::with(|h| h.random_seed = 7);
+        assert!(!a.contains(&crate::random()), "another seed, another sequence");
+    }
 }

@@ -20,9 +20,10 @@
 //! | [`Params`] | `param_get` |
 //! | [`log`], [`info!`] & co. | `log` |
 //! | [`now_ns`] | `now_ns` |
+//! | [`random`] | `random` |
 //!
-//! Every import is declared in [`sys`], next to its safe wrapper; nothing else in the crate is
-//! `extern`. Every wrapper returns `Result<_, `[`Error`]`>` and never panics.
+//! Every import's safe wrapper is in [`sys`], and its `extern` declaration is made there from the
+//! ABI's one table ([`wasmdp_abi::for_each_import!`]); nothing else in the crate is `extern`. Every wrapper returns `Result<_, `[`Error`]`>` and never panics.
 //!
 //! # Example: a static policy
 //!
@@ -176,6 +177,7 @@ pub use params_net::{parse_mac, Cidr, Prefix4};
 #[doc(hidden)]
 pub use policy::__private;
 pub use policy::{status, Policy, Refusal, REASON_CAP};
+pub use sys::random;
 pub use text::StackStr;
 pub use typed_map::TypedMap;
 /// The ABI crate: versions, import names, engine ids, flags, error codes.

@@ -85,7 +85,7 @@ fn policies(st: &State) -> Value {
                 .iter()
                 .map(|f| {
                     let l = p.links.iter().find(|(n, _)| *n == f.link).map(|(_, l)| l.clone()).unwrap_or_default();
-                    json!({"link": f.link, "plugin": f.path, "sha256": f.sha256, "state": state(&l),
+                    json!({"link": f.link, "plugin": f.path, "sha256": f.sha256, "abi": f.abi, "state": state(&l),
                         "calls": l.calls, "traps": l.traps, "timeouts": l.timeouts, "errors": l.errors,
                         "sticky": l.sticky, "drops": l.drops, "ns_per_call": l.ns_per_call(),
                         "disabled_streams": l.disabled, "counters": l.counters, "gauges": l.gauges})
@@ -93,6 +93,7 @@ fn policies(st: &State) -> Value {
                 .collect();
             Some(json!({
                 "port": name, "plugin": file.map(|f| &f.path), "sha256": file.map(|f| &f.sha256),
+                "abi": file.map(|f| &f.abi),
                 "state": state(p),
                 "generation": st.reloads.generation.load(Relaxed), "calls": p.calls, "traps": p.traps,
                 "timeouts": p.timeouts, "errors": p.errors, "sticky": p.sticky, "drops": p.drops,

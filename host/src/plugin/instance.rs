@@ -34,6 +34,9 @@ pub struct Plugin {
     layouts: Arc<crate::plugin::maps::Layouts>,
     /// The initial entries of its maps (`policy: map_entries:`), read at load.
     pub initial: Arc<crate::plugin::maps::Initials>,
+    /// The ABI minor version the module declares (`wasmdp_abi_version`), once an instance was
+    /// made; `u32::MAX` before.
+    declared_minor: std::sync::atomic::AtomicU32,
 }
 
 /// What runs: a module, or a native build (`plugin: native:NAME`).
@@ -113,6 +116,14 @@ impl Live {
 const INIT_BUDGET_NS: u64 = 1_000_000_000;
 
 impl Plugin {
+    /// The ABI version the module declares, as `1.1`, once an instance of it was made.
+    pub fn declared_abi(&self) -> Option<String> {
+        match self.declared_minor.load(std::sync::atomic::Ordering::Relaxed) {
+            u32::MAX => None,
+            minor => Some(format!("{}.{minor}", wasmdp_abi::ABI_MAJOR)),
+        }
+    }
+
     /// Reads, checks and compiles the plugin of a `policy:` section. Errors say what is wrong with
     /// the file; the caller adds which port.
     pub fn load(runtime: &Arc<Runtime>, cfg: &PolicyCfg) -> Result<Arc<Plugin>, LoadError> {
@@ -123,7 +134,17 @@ impl Plugin {
         );
         let made = |path, digest, code, layouts| {
             let runtime = runtime.clone();
-            Ok(Arc::new(Plugin { path, cfg: cfg.clone(), digest, runtime, code, params, layouts, initial }))
+            Ok(Arc::new(Plugin {
+                path,
+                cfg: cfg.clone(),
+                digest,
+                runtime,
+                code,
+                params,
+                layouts,
+                initial,
+                declared_minor: u32::MAX.into(),
+            }))
         };
         if let Some(twin) = native::named(&path) {
             let twin = twin.map_err(|name| LoadError::File {
@@ -233,6 +254,7 @@ impl Plugin {
             });
             return Err(InstanceError::MapEntries(why));
         }
+        self.declared_minor.store(minor, std::sync::atomic::Ordering::Relaxed);
         st.in_init = false;
         st.counters.seal();
         st.watch = Watch::new(l.deadline_us.0 * 1000);

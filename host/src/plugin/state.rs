@@ -255,6 +255,18 @@ pub(crate) struct HostState {
     pub initial_refused: Option<String>,
     pub in_init: bool,
     pub logs: LogLimit,
+    /// What `random` answers from: the instance's own generator, seeded from the OS when the
+    /// instance is made (another instance, or the next one after a swap, draws another sequence).
+    pub rng: fastrand::Rng,
+}
+
+/// A seed from the operating system (`getrandom`); should the OS fail to give one, std's
+/// per-process random keys (also from the OS, once) mixed with the clock.
+fn os_seed() -> u64 {
+    getrandom::u64().unwrap_or_else(|_| {
+        use std::hash::BuildHasher;
+        std::collections::hash_map::RandomState::new().hash_one(super::counters::now_ns())
+    })
 }
 
 impl HostState {
@@ -298,6 +310,7 @@ impl HostState {
             initial_refused: None,
             in_init: true,
             logs: LogLimit::default(),
+            rng: fastrand::Rng::with_seed(os_seed()),
         }
     }
 

@@ -50,6 +50,8 @@ pub struct PluginShown {
     pub path: String,
     /// Its SHA-256, hex.
     pub sha256: String,
+    /// The ABI version it declares (`1.1`).
+    pub abi: Option<String>,
 }
 
 impl Plane {
@@ -65,6 +67,7 @@ impl Plane {
                         link: l.name.to_string(),
                         path: l.plugin.path.display().to_string(),
                         sha256: l.plugin.digest.iter().map(|b| format!("{b:02x}")).collect(),
+                        abi: l.plugin.declared_abi(),
                     })
                     .collect()
             })

@@ -38,7 +38,8 @@ pub fn set_area(spec: AreaSpec) {
     assert!(r.is_ok(), "mock::set_area: {r:?}");
 }
 
-pub(crate) fn burst_area(ptr: usize, len: usize, max_pkts: i32, window: i32) -> i32 {
+pub(crate) fn burst_area(area: *mut [u8], max_pkts: i32, window: i32) -> i32 {
+    let (ptr, len) = (area as *mut u8 as usize, area.len());
     let Ok(max_pkts) = usize::try_from(max_pkts) else { return err::BAD_RANGE };
     let Some(shape) = area::parse_window(window as u32).filter(|_| max_pkts <= wasmdp_abi::MAX_BURST as usize) else {
         return err::BAD_RANGE;

@@ -49,6 +49,15 @@ pub(crate) fn param_get(key: &str, _key_len: i32, out: &mut [u8], _out_cap: i32)
     })
 }
 
+pub(crate) fn random() -> i64 {
+    with(|h| {
+        let mut rng = fastrand::Rng::with_seed(h.random_seed);
+        let r = rng.u64(..);
+        h.random_seed = rng.get_seed();
+        r as i64
+    })
+}
+
 pub(crate) fn now_ns() -> i64 {
     with(|h| h.now_ns)
 }

@@ -36,7 +36,7 @@ use decide::{clear_sticky, drop_pkt, macswap, run_engine, send_to, set_offloads,
 pub use info::MockContext;
 use info::{
     context, counter_add, counter_register, event_emit, event_register, gauge_register, gauge_set, log, now_ns,
-    param_get,
+    param_get, random,
 };
 pub use maps::MockMap;
 use maps::{
@@ -141,6 +141,9 @@ pub struct MockHost {
     pub sticky: Option<MockSticky>,
     /// What `now_ns` returns.
     pub now_ns: i64,
+    /// The state of what `random` returns: a seeded generator's (0 after [`reset`]; set it to draw
+    /// another sequence), so tests repeat.
+    pub random_seed: u64,
     /// Range calls made, in order.
     pub calls: Vec<Call>,
     /// The burst area registered (`burst_area`), filled by [`begin_burst`] and carried out by
@@ -169,6 +172,7 @@ impl Default for MockHost {
             logs: Vec::new(),
             sticky: None,
             now_ns: 0,
+            random_seed: 0,
             calls: Vec::new(),
             area: None,
             maps: Vec::new(),
@@ -202,14 +206,15 @@ pub fn reset() {
 struct MockImports;
 
 macro_rules! answer_from_mock {
-    ($( $(#[$doc:meta])* fn $name:ident($($arg:ident: $ty:ty),*) -> $ret:ty; )*) => {
+    ($( $(#[doc = $doc:literal])* [$since:literal $when:ident] $konst:ident $name:ident
+        ($($arg:ident: $wty:ident $(=> $nty:ty)?),*) -> $ret:tt; )*) => {
         impl crate::backend::Host for MockImports {
-            $( fn $name(&mut self, $($arg: $ty),*) -> $ret { $name($($arg),*) } )*
+            $( fn $name(&mut self, $($arg: wasmdp_abi::native_ty!($wty $(, $nty)?)),*) -> $ret { $name($($arg),*) } )*
         }
     };
 }
 
-crate::backend::with_imports!(answer_from_mock);
+wasmdp_abi::for_each_import!(answer_from_mock);
 
 /// Sets a `params:` entry.
 pub fn set_param(key: &str, value: &str) {

@@ -1,6 +1,8 @@
 //! The decision imports of ABI 1.0 (engines on runs of the burst, the native MAC swap, offloads,
 //! drops, sends, sticky decisions), each declared next to its safe wrapper.
 
+#[cfg(target_arch = "wasm32")]
+use super::raw;
 use super::{arg, burst_len};
 #[cfg(not(target_arch = "wasm32"))]
 use crate::backend as host;
@@ -8,13 +10,6 @@ use crate::Error;
 
 // ---------------------------------------------------------------------------------------------------
 // run_engine
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "run_engine"]
-    fn wasmdp_run_engine(engine: i32, start: i32, count: i32) -> i32;
-}
 
 /// `run_engine(engine, start, count) -> i32`: runs native engine `engine` ([`wasmdp_abi::engine`]) on
 /// packets `start..start + count` of the burst.
@@ -25,7 +20,7 @@ pub fn run_engine(engine: u32, start: u32, count: u32) -> Result<u32, Error> {
     let count = arg(count, Error::BadIndex)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments, checked by the host.
-    let rc = unsafe { wasmdp_run_engine(engine, start, count) };
+    let rc = unsafe { raw::run_engine(engine, start, count) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::run_engine(engine, start, count);
     Error::check(rc)
@@ -33,13 +28,6 @@ pub fn run_engine(engine: u32, start: u32, count: u32) -> Result<u32, Error> {
 
 // ---------------------------------------------------------------------------------------------------
 // macswap
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "macswap"]
-    fn wasmdp_macswap(start: i32, count: i32) -> i32;
-}
 
 /// `macswap(start, count) -> i32`: the native SIMD MAC swap on packets `start..start + count` (the bytes
 /// only: no offload marking).
@@ -49,7 +37,7 @@ pub fn macswap(start: u32, count: u32) -> Result<u32, Error> {
     let count = arg(count, Error::BadIndex)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments, checked by the host.
-    let rc = unsafe { wasmdp_macswap(start, count) };
+    let rc = unsafe { raw::macswap(start, count) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::macswap(start, count);
     Error::check(rc)
@@ -57,13 +45,6 @@ pub fn macswap(start: u32, count: u32) -> Result<u32, Error> {
 
 // ---------------------------------------------------------------------------------------------------
 // set_offloads
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "set_offloads"]
-    fn wasmdp_set_offloads(idx: i32, flags: i64, vlan_tci: i32, vlan_tci_outer: i32) -> i32;
-}
 
 /// `set_offloads(idx, flags, vlan_tci, vlan_tci_outer) -> i32`: requests TX offloads
 /// ([`wasmdp_abi::flags`]) for packet `idx`, or for every packet of the burst with `idx =`
@@ -78,7 +59,7 @@ pub fn set_offloads(idx: i32, flags: u64, vlan_tci: u16, vlan_tci_outer: u16) ->
     let (flags, tci, outer) = (flags as i64, i32::from(vlan_tci), i32::from(vlan_tci_outer));
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments, checked by the host.
-    let rc = unsafe { wasmdp_set_offloads(idx, flags, tci, outer) };
+    let rc = unsafe { raw::set_offloads(idx, flags, tci, outer) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::set_offloads(idx, flags, tci, outer);
     Error::check(rc).map(drop)
@@ -87,13 +68,6 @@ pub fn set_offloads(idx: i32, flags: u64, vlan_tci: u16, vlan_tci_outer: u16) ->
 // ---------------------------------------------------------------------------------------------------
 // drop_pkt
 
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "drop_pkt"]
-    fn wasmdp_drop_pkt(idx: i32) -> i32;
-}
-
 /// `drop_pkt(idx) -> i32`: drops packet `idx` (counted as a `policy` drop) once `wasmdp_on_burst`
 /// returns. Later calls on it return [`Error::Gone`].
 #[inline]
@@ -101,7 +75,7 @@ pub fn drop_pkt(idx: u32) -> Result<(), Error> {
     let idx = arg(idx, Error::BadIndex)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar argument, checked by the host.
-    let rc = unsafe { wasmdp_drop_pkt(idx) };
+    let rc = unsafe { raw::drop_pkt(idx) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::drop_pkt(idx);
     Error::check(rc).map(drop)
@@ -109,13 +83,6 @@ pub fn drop_pkt(idx: u32) -> Result<(), Error> {
 
 // ---------------------------------------------------------------------------------------------------
 // send_to
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "send_to"]
-    fn wasmdp_send_to(idx: i32, port: i32) -> i32;
-}
 
 /// `send_to(idx, port) -> i32`: transmits packet `idx` on port `port` (an index in the config's
 /// `ports:` list) instead of the stream's TX port.
@@ -125,7 +92,7 @@ pub fn send_to(idx: u32, port: u32) -> Result<(), Error> {
     let port = arg(port, Error::BadPort)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments, checked by the host.
-    let rc = unsafe { wasmdp_send_to(idx, port) };
+    let rc = unsafe { raw::send_to(idx, port) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::send_to(idx, port);
     Error::check(rc).map(drop)
@@ -133,13 +100,6 @@ pub fn send_to(idx: u32, port: u32) -> Result<(), Error> {
 
 // ---------------------------------------------------------------------------------------------------
 // set_sticky
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "set_sticky"]
-    fn wasmdp_set_sticky(engine: i32, flags: i64, vlan_tci: i32, vlan_tci_outer: i32, bursts: i32) -> i32;
-}
 
 /// `set_sticky(engine, flags, vlan_tci, vlan_tci_outer, bursts) -> i32`: for the next `bursts` bursts
 /// (-1: until [`clear_sticky`]) the host does not call `wasmdp_on_burst` and runs `engine` with these
@@ -150,7 +110,7 @@ pub fn set_sticky(engine: u32, flags: u64, vlan_tci: u16, vlan_tci_outer: u16, b
     let (flags, tci, outer) = (flags as i64, i32::from(vlan_tci), i32::from(vlan_tci_outer));
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments, checked by the host.
-    let rc = unsafe { wasmdp_set_sticky(engine, flags, tci, outer, bursts) };
+    let rc = unsafe { raw::set_sticky(engine, flags, tci, outer, bursts) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::set_sticky(engine, flags, tci, outer, bursts);
     Error::check(rc).map(drop)
@@ -159,20 +119,13 @@ pub fn set_sticky(engine: u32, flags: u64, vlan_tci: u16, vlan_tci_outer: u16, b
 // ---------------------------------------------------------------------------------------------------
 // clear_sticky
 
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "clear_sticky"]
-    fn wasmdp_clear_sticky() -> i32;
-}
-
 /// `clear_sticky() -> i32`: ends a sticky decision; `wasmdp_on_burst` is called again from the next
 /// burst on.
 #[inline]
 pub fn clear_sticky() -> Result<(), Error> {
     #[cfg(target_arch = "wasm32")]
     // SAFETY: no arguments.
-    let rc = unsafe { wasmdp_clear_sticky() };
+    let rc = unsafe { raw::clear_sticky() };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::clear_sticky();
     Error::check(rc).map(drop)

@@ -20,6 +20,8 @@ use crate::Error;
 use crate::backend as host;
 
 mod decide;
+#[cfg(target_arch = "wasm32")]
+mod raw;
 mod v1_1;
 pub use decide::*;
 pub use v1_1::*;
@@ -46,19 +48,12 @@ fn len_arg(len: usize) -> Result<i32, Error> {
 // ---------------------------------------------------------------------------------------------------
 // burst_len
 
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "burst_len"]
-    fn wasmdp_burst_len() -> i32;
-}
-
 /// `burst_len() -> i32`: packets in the current burst ([`Error::NoBurst`] outside `wasmdp_on_burst`).
 #[inline]
 pub fn burst_len() -> Result<u32, Error> {
     #[cfg(target_arch = "wasm32")]
     // SAFETY: no arguments; the host only reads its own burst state.
-    let rc = unsafe { wasmdp_burst_len() };
+    let rc = unsafe { raw::burst_len() };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::burst_len();
     Error::check(rc)
@@ -67,20 +62,13 @@ pub fn burst_len() -> Result<u32, Error> {
 // ---------------------------------------------------------------------------------------------------
 // pkt_len
 
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "pkt_len"]
-    fn wasmdp_pkt_len(idx: i32) -> i32;
-}
-
 /// `pkt_len(idx) -> i32`: length of packet `idx` in bytes.
 #[inline]
 pub fn pkt_len(idx: u32) -> Result<u32, Error> {
     let idx = arg(idx, Error::BadIndex)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar argument, checked by the host.
-    let rc = unsafe { wasmdp_pkt_len(idx) };
+    let rc = unsafe { raw::pkt_len(idx) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::pkt_len(idx);
     Error::check(rc)
@@ -88,13 +76,6 @@ pub fn pkt_len(idx: u32) -> Result<u32, Error> {
 
 // ---------------------------------------------------------------------------------------------------
 // pkt_read
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "pkt_read"]
-    fn wasmdp_pkt_read(idx: i32, off: i32, ptr: i32, len: i32) -> i32;
-}
 
 /// `pkt_read(idx, off, ptr, len) -> i32`: copies packet bytes `off..off + buf.len()` into `buf`;
 /// returns the number of bytes copied (`buf.len()`). A range past the packet's end is
@@ -107,7 +88,7 @@ pub fn pkt_read(idx: u32, off: u32, buf: &mut [u8]) -> Result<usize, Error> {
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `buf` is an exclusive borrow of `len` bytes of our own linear memory, so the host writing
     // up to `len` bytes at its address cannot alias anything else; the host checks the packet range.
-    let rc = unsafe { wasmdp_pkt_read(idx, off, ptr(buf.as_mut_ptr()), len) };
+    let rc = unsafe { raw::pkt_read(idx, off, ptr(buf.as_mut_ptr()), len) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::pkt_read(idx, off, buf, len);
     Error::check(rc).map(|n| n as usize)
@@ -115,13 +96,6 @@ pub fn pkt_read(idx: u32, off: u32, buf: &mut [u8]) -> Result<usize, Error> {
 
 // ---------------------------------------------------------------------------------------------------
 // pkt_write
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "pkt_write"]
-    fn wasmdp_pkt_write(idx: i32, off: i32, ptr: i32, len: i32) -> i32;
-}
 
 /// `pkt_write(idx, off, ptr, len) -> i32`: copies `data` into the packet at `off`; returns the number
 /// of bytes copied. The range must lie inside the packet ([`Error::BadRange`]): writes do not grow it.
@@ -132,7 +106,7 @@ pub fn pkt_write(idx: u32, off: u32, data: &[u8]) -> Result<usize, Error> {
     let len = len_arg(data.len())?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `data` is a shared borrow of `len` bytes of our linear memory; the host only reads them.
-    let rc = unsafe { wasmdp_pkt_write(idx, off, ptr(data.as_ptr()), len) };
+    let rc = unsafe { raw::pkt_write(idx, off, ptr(data.as_ptr()), len) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::pkt_write(idx, off, data, len);
     Error::check(rc).map(|n| n as usize)
@@ -140,13 +114,6 @@ pub fn pkt_write(idx: u32, off: u32, data: &[u8]) -> Result<usize, Error> {
 
 // ---------------------------------------------------------------------------------------------------
 // pkt_copy
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "pkt_copy"]
-    fn wasmdp_pkt_copy(dst_idx: i32, dst_off: i32, src_idx: i32, src_off: i32, len: i32) -> i32;
-}
 
 /// `pkt_copy(dst_idx, dst_off, src_idx, src_off, len) -> i32`: copies `len` bytes between two packets of
 /// the burst (or within one; overlapping ranges behave like `memmove`); returns `len`.
@@ -159,7 +126,7 @@ pub fn pkt_copy(dst_idx: u32, dst_off: u32, src_idx: u32, src_off: u32, len: u32
     let len = arg(len, Error::BadRange)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments only (no guest memory involved), checked by the host.
-    let rc = unsafe { wasmdp_pkt_copy(dst_idx, dst_off, src_idx, src_off, len) };
+    let rc = unsafe { raw::pkt_copy(dst_idx, dst_off, src_idx, src_off, len) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::pkt_copy(dst_idx, dst_off, src_idx, src_off, len);
     Error::check(rc)
@@ -168,13 +135,6 @@ pub fn pkt_copy(dst_idx: u32, dst_off: u32, src_idx: u32, src_off: u32, len: u32
 // ---------------------------------------------------------------------------------------------------
 // counter_register
 
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "counter_register"]
-    fn wasmdp_counter_register(name_ptr: i32, name_len: i32) -> i32;
-}
-
 /// `counter_register(name_ptr, name_len) -> i32`: registers a plugin counter (in `wasmdp_init` only; at
 /// most [`wasmdp_abi::MAX_COUNTERS`]); returns its id.
 #[inline]
@@ -182,7 +142,7 @@ pub fn counter_register(name: &str) -> Result<u32, Error> {
     let len = len_arg(name.len())?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `name` is a shared borrow of `len` bytes of our linear memory; the host only reads them.
-    let rc = unsafe { wasmdp_counter_register(ptr(name.as_ptr()), len) };
+    let rc = unsafe { raw::counter_register(ptr(name.as_ptr()), len) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::counter_register(name, len);
     Error::check(rc)
@@ -191,20 +151,13 @@ pub fn counter_register(name: &str) -> Result<u32, Error> {
 // ---------------------------------------------------------------------------------------------------
 // counter_add
 
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "counter_add"]
-    fn wasmdp_counter_add(id: i32, value: i64) -> i32;
-}
-
 /// `counter_add(id, value) -> i32`: adds `value` to counter `id`.
 #[inline]
 pub fn counter_add(id: u32, value: i64) -> Result<(), Error> {
     let id = arg(id, Error::NotFound)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments, checked by the host.
-    let rc = unsafe { wasmdp_counter_add(id, value) };
+    let rc = unsafe { raw::counter_add(id, value) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::counter_add(id, value);
     Error::check(rc).map(drop)
@@ -212,13 +165,6 @@ pub fn counter_add(id: u32, value: i64) -> Result<(), Error> {
 
 // ---------------------------------------------------------------------------------------------------
 // param_get
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "param_get"]
-    fn wasmdp_param_get(key_ptr: i32, key_len: i32, out_ptr: i32, out_cap: i32) -> i32;
-}
 
 /// `param_get(key_ptr, key_len, out_ptr, out_cap) -> i32`: copies the text of the `params:` value of
 /// `key` into `out`; returns its length in bytes, [`Error::NotFound`] or [`Error::TooSmall`] (nothing
@@ -230,7 +176,7 @@ pub fn param_get(key: &str, out: &mut [u8]) -> Result<usize, Error> {
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `key` is a shared borrow the host only reads; `out` an exclusive borrow of `out_cap` bytes
     // of our linear memory, which the host writes at most; the two cannot overlap.
-    let rc = unsafe { wasmdp_param_get(ptr(key.as_ptr()), key_len, ptr(out.as_mut_ptr()), out_cap) };
+    let rc = unsafe { raw::param_get(ptr(key.as_ptr()), key_len, ptr(out.as_mut_ptr()), out_cap) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::param_get(key, key_len, out, out_cap);
     Error::check(rc).map(|n| n as usize)
@@ -239,33 +185,35 @@ pub fn param_get(key: &str, out: &mut [u8]) -> Result<usize, Error> {
 // ---------------------------------------------------------------------------------------------------
 // now_ns
 
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "now_ns"]
-    fn wasmdp_now_ns() -> i64;
-}
-
 /// `now_ns() -> i64`: the host's monotonic clock in nanoseconds.
 #[inline]
 pub fn now_ns() -> u64 {
     #[cfg(target_arch = "wasm32")]
     // SAFETY: no arguments.
-    let ns = unsafe { wasmdp_now_ns() };
+    let ns = unsafe { raw::now_ns() };
     #[cfg(not(target_arch = "wasm32"))]
     let ns = host::now_ns();
     ns.max(0) as u64
 }
 
 // ---------------------------------------------------------------------------------------------------
-// log
+// random
 
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "log"]
-    fn wasmdp_log(level: i32, ptr: i32, len: i32);
+/// `random() -> i64`: a uniformly random `u64` from the instance's own generator, seeded from the
+/// operating system when the instance was made (not for cryptography): for sampling and for picking
+/// backends.
+#[inline]
+pub fn random() -> u64 {
+    #[cfg(target_arch = "wasm32")]
+    // SAFETY: no arguments.
+    let r = unsafe { raw::random() };
+    #[cfg(not(target_arch = "wasm32"))]
+    let r = host::random();
+    r as u64
 }
+
+// ---------------------------------------------------------------------------------------------------
+// log
 
 /// `log(level, ptr, len)`: logs `msg` at `level` ([`wasmdp_abi::level`]) through the host, tagged
 /// with the plugin and port. A message longer than `i32::MAX` bytes is not sent.
@@ -277,7 +225,7 @@ pub fn log(level: u32, msg: &str) {
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `msg` is a shared borrow of `len` bytes of our linear memory; the host only reads them.
     unsafe {
-        wasmdp_log(level, ptr(msg.as_ptr()), len)
+        raw::log(level, ptr(msg.as_ptr()), len)
     };
     #[cfg(not(target_arch = "wasm32"))]
     host::log(level, msg, len);

@@ -5,64 +5,12 @@
 use super::len_arg;
 #[cfg(target_arch = "wasm32")]
 use super::ptr;
+#[cfg(target_arch = "wasm32")]
+use super::raw;
 use crate::Error;
 
 #[cfg(not(target_arch = "wasm32"))]
 use crate::backend as host;
-
-#[cfg(target_arch = "wasm32")]
-#[link(wasm_import_module = "wasmdp")]
-unsafe extern "C" {
-    #[link_name = "burst_area"]
-    fn wasmdp_burst_area(ptr: i32, max_pkts: i32, window: i32) -> i32;
-    #[link_name = "pkt_adjust"]
-    fn wasmdp_pkt_adjust(idx: i32, head: i32, tail: i32) -> i32;
-    #[link_name = "pkt_room"]
-    fn wasmdp_pkt_room(idx: i32) -> i64;
-    #[link_name = "context"]
-    fn wasmdp_context(ptr: i32, cap: i32) -> i32;
-    #[link_name = "map_declare"]
-    fn wasmdp_map_declare(
-        name_ptr: i32,
-        name_len: i32,
-        kind: i32,
-        key_size: i32,
-        value_size: i32,
-        capacity: i32,
-    ) -> i32;
-    #[link_name = "map_declare_ttl"]
-    fn wasmdp_map_declare_ttl(
-        name_ptr: i32,
-        name_len: i32,
-        kind: i32,
-        key_size: i32,
-        value_size: i32,
-        capacity: i32,
-        ttl_ms: i64,
-    ) -> i32;
-    #[link_name = "map_lookup"]
-    fn wasmdp_map_lookup(id: i32, key_ptr: i32, value_ptr: i32) -> i32;
-    #[link_name = "map_update"]
-    fn wasmdp_map_update(id: i32, key_ptr: i32, value_ptr: i32) -> i32;
-    #[link_name = "map_delete"]
-    fn wasmdp_map_delete(id: i32, key_ptr: i32) -> i32;
-    #[link_name = "map_add"]
-    fn wasmdp_map_add(id: i32, key_ptr: i32, word: i32, delta: i64) -> i32;
-    #[link_name = "map_lookup_batch"]
-    fn wasmdp_map_lookup_batch(id: i32, keys_ptr: i32, n: i32, values_ptr: i32, found_ptr: i32) -> i32;
-    #[link_name = "map_update_batch"]
-    fn wasmdp_map_update_batch(id: i32, keys_ptr: i32, values_ptr: i32, n: i32) -> i32;
-    #[link_name = "map_next_key"]
-    fn wasmdp_map_next_key(id: i32, cursor_ptr: i32, key_ptr: i32) -> i32;
-    #[link_name = "gauge_register"]
-    fn wasmdp_gauge_register(name_ptr: i32, name_len: i32) -> i32;
-    #[link_name = "gauge_set"]
-    fn wasmdp_gauge_set(id: i32, value: i64) -> i32;
-    #[link_name = "event_register"]
-    fn wasmdp_event_register(name_ptr: i32, name_len: i32, layout_ptr: i32, layout_len: i32, size: i32) -> i32;
-    #[link_name = "event_emit"]
-    fn wasmdp_event_emit(id: i32, ptr: i32, len: i32) -> i32;
-}
 
 /// `burst_area(ptr, max_pkts, window)`: registers `len` bytes at `area` (init only) as the burst area
 /// for `max_pkts` packets of `window` bytes each; `len` must be
@@ -81,9 +29,9 @@ pub unsafe fn burst_area(area: *mut u8, len: usize, max_pkts: u32, window: u32) 
     let (n, w) = (len_arg(max_pkts as usize)?, len_arg(window as usize)?);
     #[cfg(target_arch = "wasm32")]
     // SAFETY: the caller guarantees the region is the area's own for the instance's life.
-    let rc = unsafe { wasmdp_burst_area(ptr(area), n, w) };
+    let rc = unsafe { raw::burst_area(ptr(area), n, w) };
     #[cfg(not(target_arch = "wasm32"))]
-    let rc = host::burst_area(area as usize, len, n, w);
+    let rc = host::burst_area(core::ptr::slice_from_raw_parts_mut(area, len), n, w);
     Error::check(rc).map(drop)
 }
 
@@ -93,7 +41,7 @@ pub fn pkt_adjust(idx: u32, head: i32, tail: i32) -> Result<u32, Error> {
     let idx = i32::try_from(idx).map_err(|_| Error::BadIndex)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments, checked by the host.
-    let rc = unsafe { wasmdp_pkt_adjust(idx, head, tail) };
+    let rc = unsafe { raw::pkt_adjust(idx, head, tail) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::pkt_adjust(idx, head, tail);
     Error::check(rc)
@@ -104,7 +52,7 @@ pub fn pkt_room(idx: u32) -> Result<(u32, u32), Error> {
     let idx = i32::try_from(idx).map_err(|_| Error::BadIndex)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar argument, checked by the host.
-    let rc = unsafe { wasmdp_pkt_room(idx) };
+    let rc = unsafe { raw::pkt_room(idx) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::pkt_room(idx);
     if rc < 0 {
@@ -119,7 +67,7 @@ pub fn context(out: &mut [u8]) -> Result<usize, Error> {
     let cap = len_arg(out.len())?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `out` is an exclusive borrow of `cap` bytes of our memory.
-    let rc = unsafe { wasmdp_context(ptr(out.as_mut_ptr()), cap) };
+    let rc = unsafe { raw::context(ptr(out.as_mut_ptr()), cap) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::context(out, cap);
     Error::check(rc).map(|n| n as usize)
@@ -132,7 +80,7 @@ pub fn map_declare(name: &str, kind: u32, key_size: u32, value_size: u32, capaci
     let (k, ks, vs, cap) = (num(kind)?, num(key_size)?, num(value_size)?, num(capacity)?);
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `name` is `nl` readable bytes of our memory; the host only reads them.
-    let rc = unsafe { wasmdp_map_declare(ptr(name.as_ptr()), nl, k, ks, vs, cap) };
+    let rc = unsafe { raw::map_declare(ptr(name.as_ptr()), nl, k, ks, vs, cap) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_declare(name, nl, k, ks, vs, cap);
     Error::check(rc)
@@ -154,7 +102,7 @@ pub fn map_declare_ttl(
     let ttl = i64::try_from(ttl_ms).map_err(|_| Error::BadRange)?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `name` is `nl` readable bytes of our memory; the host only reads them.
-    let rc = unsafe { wasmdp_map_declare_ttl(ptr(name.as_ptr()), nl, k, ks, vs, cap, ttl) };
+    let rc = unsafe { raw::map_declare_ttl(ptr(name.as_ptr()), nl, k, ks, vs, cap, ttl) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_declare_ttl(name, nl, k, ks, vs, cap, ttl);
     Error::check(rc)
@@ -171,7 +119,7 @@ pub unsafe fn map_lookup(id: u32, key: &[u8], value: &mut [u8]) -> Result<bool, 
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `key` is readable and `value` an exclusive borrow of our memory, at least the map's
     // sizes (the caller's contract); the host checks the ranges against the memory.
-    let rc = unsafe { wasmdp_map_lookup(id as i32, ptr(key.as_ptr()), ptr(value.as_mut_ptr())) };
+    let rc = unsafe { raw::map_lookup(id as i32, ptr(key.as_ptr()), ptr(value.as_mut_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_lookup(id as i32, key, value);
     found(rc)
@@ -186,7 +134,7 @@ pub unsafe fn map_update(id: u32, key: &[u8], value: &[u8]) -> Result<(), Error>
     #[cfg(target_arch = "wasm32")]
     // SAFETY: both are readable bytes of our memory of at least the map's sizes (the caller's
     // contract); the host only reads them.
-    let rc = unsafe { wasmdp_map_update(id as i32, ptr(key.as_ptr()), ptr(value.as_ptr())) };
+    let rc = unsafe { raw::map_update(id as i32, ptr(key.as_ptr()), ptr(value.as_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_update(id as i32, key, value);
     Error::check(rc).map(drop)
@@ -200,7 +148,7 @@ pub unsafe fn map_delete(id: u32, key: &[u8]) -> Result<bool, Error> {
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `key` is at least the map's key size (the caller's contract), readable; the host only
     // reads it.
-    let rc = unsafe { wasmdp_map_delete(id as i32, ptr(key.as_ptr())) };
+    let rc = unsafe { raw::map_delete(id as i32, ptr(key.as_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_delete(id as i32, key);
     found(rc)
@@ -215,7 +163,7 @@ pub unsafe fn map_add(id: u32, key: &[u8], word: u32, delta: i64) -> Result<(), 
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `key` is at least the map's key size (the caller's contract), readable; the host only
     // reads it.
-    let rc = unsafe { wasmdp_map_add(id as i32, ptr(key.as_ptr()), w, delta) };
+    let rc = unsafe { raw::map_add(id as i32, ptr(key.as_ptr()), w, delta) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_add(id as i32, key, w, delta);
     Error::check(rc).map(drop)
@@ -233,7 +181,7 @@ pub unsafe fn map_lookup_batch(id: u32, keys: &[u8], values: &mut [u8], found: &
     // SAFETY: `keys` is readable, `values` and `found` exclusive borrows of our memory, sized for `n`
     // entries (the caller's contract); the host checks every range against the memory.
     let rc = unsafe {
-        wasmdp_map_lookup_batch(id as i32, ptr(keys.as_ptr()), n, ptr(values.as_mut_ptr()), ptr(found.as_mut_ptr()))
+        raw::map_lookup_batch(id as i32, ptr(keys.as_ptr()), n, ptr(values.as_mut_ptr()), ptr(found.as_mut_ptr()))
     };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_lookup_batch(id as i32, keys, n, values, found);
@@ -251,7 +199,7 @@ pub unsafe fn map_update_batch(id: u32, keys: &[u8], values: &[u8], n: u32) -> R
     #[cfg(target_arch = "wasm32")]
     // SAFETY: both are readable bytes of our memory sized for `n` entries (the caller's contract);
     // the host only reads them.
-    let rc = unsafe { wasmdp_map_update_batch(id as i32, ptr(keys.as_ptr()), ptr(values.as_ptr()), n) };
+    let rc = unsafe { raw::map_update_batch(id as i32, ptr(keys.as_ptr()), ptr(values.as_ptr()), n) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_update_batch(id as i32, keys, values, n);
     Error::check(rc)
@@ -277,7 +225,7 @@ pub unsafe fn map_next_key(id: u32, cursor: &mut u64, key: &mut [u8]) -> Result<
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `cursor` is 8 writable bytes and `key` writable bytes of at least the map's key size
     // (the caller's contract), both exclusive borrows of our memory.
-    let rc = unsafe { wasmdp_map_next_key(id as i32, ptr((cursor as *mut u64).cast()), ptr(key.as_mut_ptr())) };
+    let rc = unsafe { raw::map_next_key(id as i32, ptr((cursor as *mut u64).cast()), ptr(key.as_mut_ptr())) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::map_next_key(id as i32, cursor, key);
     match rc {
@@ -291,7 +239,7 @@ pub fn gauge_register(name: &str) -> Result<u32, Error> {
     let nl = len_arg(name.len())?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `name` is readable bytes of our memory; the host only reads them.
-    let rc = unsafe { wasmdp_gauge_register(ptr(name.as_ptr()), nl) };
+    let rc = unsafe { raw::gauge_register(ptr(name.as_ptr()), nl) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::gauge_register(name, nl);
     Error::check(rc)
@@ -301,7 +249,7 @@ pub fn gauge_register(name: &str) -> Result<u32, Error> {
 pub fn gauge_set(id: u32, value: i64) -> Result<(), Error> {
     #[cfg(target_arch = "wasm32")]
     // SAFETY: scalar arguments.
-    let rc = unsafe { wasmdp_gauge_set(id as i32, value) };
+    let rc = unsafe { raw::gauge_set(id as i32, value) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::gauge_set(id as i32, value);
     Error::check(rc).map(drop)
@@ -312,7 +260,7 @@ pub fn event_register(name: &str, layout: &str, size: usize) -> Result<u32, Erro
     let (nl, ll, sz) = (len_arg(name.len())?, len_arg(layout.len())?, len_arg(size)?);
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `name` and `layout` are readable bytes of our memory; the host only reads them.
-    let rc = unsafe { wasmdp_event_register(ptr(name.as_ptr()), nl, ptr(layout.as_ptr()), ll, sz) };
+    let rc = unsafe { raw::event_register(ptr(name.as_ptr()), nl, ptr(layout.as_ptr()), ll, sz) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::event_register(name, nl, layout, ll, sz);
     Error::check(rc)
@@ -324,7 +272,7 @@ pub fn event_emit(id: u32, data: &[u8]) -> Result<bool, Error> {
     let len = len_arg(data.len())?;
     #[cfg(target_arch = "wasm32")]
     // SAFETY: `data` is readable bytes of our memory; the host only reads them.
-    let rc = unsafe { wasmdp_event_emit(id as i32, ptr(data.as_ptr()), len) };
+    let rc = unsafe { raw::event_emit(id as i32, ptr(data.as_ptr()), len) };
     #[cfg(not(target_arch = "wasm32"))]
     let rc = host::event_emit(id as i32, data, len);
     match rc {

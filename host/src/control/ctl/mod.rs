@@ -163,7 +163,7 @@ fn table(cmd: &str, r: &Value) -> String {
     let cols: &[&str] = match cmd {
         "ports" => &["name", "rx_packets", "tx_packets", "dropped", "rx_nombuf", "plugin_calls", "plugin_traps"],
         "streams" => &["rx_port", "rx_queue", "tx_port", "engine", "lcore", "rx_packets", "tx_packets", "dropped"],
-        "policies" => &["port", "state", "plugin", "generation", "calls", "traps", "errors", "timeouts"],
+        "policies" => &["port", "state", "plugin", "abi", "generation", "calls", "traps", "errors", "timeouts"],
         "stats" => return table("ports", &r["ports"]),
         "trace" => return trace::text(r),
         "maps" => {

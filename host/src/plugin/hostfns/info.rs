@@ -30,6 +30,7 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
         };
         with_guest_mut(&mut c, op, cap, |st, out| param_get(st, &key, total, out))
     })?;
+    linker.func_wrap(m, import::RANDOM, |mut c: C<'_>| c.data_mut().rng.u64(..) as i64)?;
     linker.func_wrap(m, import::NOW_NS, |_: C<'_>| crate::plugin::counters::now_ns() as i64)?;
     linker.func_wrap(m, import::LOG, |mut c: C<'_>, lvl: i32, ptr: i32, len: i32| {
         // The rate is checked first: a line over it reads nothing.

@@ -100,6 +100,10 @@ impl wasmdp_sdk::native::Host for NativeHost<'_> {
         crate::plugin::counters::now_ns() as i64
     }
 
+    fn random(&mut self) -> i64 {
+        self.0.rng.u64(..) as i64
+    }
+
     fn log(&mut self, level: i32, msg: &str, _len: i32) {
         if let Some(suppressed) = self.0.logs.allow() {
             let bytes = &msg.as_bytes()[..msg.len().min(MAX_LOG_BYTES)];
@@ -107,7 +111,8 @@ impl wasmdp_sdk::native::Host for NativeHost<'_> {
         }
     }
 
-    fn burst_area(&mut self, ptr: usize, len: usize, max_pkts: i32, window: i32) -> i32 {
+    fn burst_area(&mut self, area: *mut [u8], max_pkts: i32, window: i32) -> i32 {
+        let (ptr, len) = (area as *mut u8 as usize, area.len());
         let n = usize::try_from(max_pkts).unwrap_or(0);
         let shape = wasmdp_abi::area::parse_window(window as u32);
         // A native build has no linear memory to map a packet region into.
