@@ -79,6 +79,11 @@ for n in "" _native; do
   config vxlan_encap_wasm$n io "$(pol vxlan_encap 'vni: 42, local_ip: 192.0.2.1, remote_ip: 192.0.2.2' $k)" \
     "$(pol vxlan_encap 'vni: 42, local_ip: 192.0.2.2, remote_ip: 192.0.2.1' $k)"
 done
+# The same ACL written in C, Zig and AssemblyScript (plugins/c-acl, zig-acl, as-acl), beside the Rust one.
+for lang in c zig as; do
+  config acl_$lang io "$(pol acl_$lang 'deny_udp_dst_port: 9')" "$(pol acl_$lang 'deny_udp_dst_port: 9')"
+  config acl_pass_$lang io "$(pol acl_$lang 'deny_udp_dst_port: 53')" "$(pol acl_$lang 'deny_udp_dst_port: 53')"
+done
 config vxlan_decap vxlan_decap "$v0" "$v1" ", tunnel: vxlan"
 config vxlan_encap vxlan_encap "$v0" "$v1"
 # The stateful firewall (issue 30): p0 the inside (64 flows, each packet an update of the flow map
@@ -141,7 +146,8 @@ if [[ -n "$user" ]]; then
   [[ -n "$native" ]] && rows+=("native_user:io" "plugin_user:native_user")
 else
   rows+=(macswap: plugin:macswap plugin_1_0:macswap chain1:io chain2:chain1 chain4:chain1 wasm_macswap:macswap wasm_macswap_native:macswap \
-  wasm_macswap:wasm_macswap_native acl_native:io acl:acl_native acl_pass_native:io acl_pass:acl_pass_native dnat_native:io dnat:dnat_native dscp_remark_native:io \
+  wasm_macswap:wasm_macswap_native acl_native:io acl:acl_native acl_pass_native:io acl_pass:acl_pass_native \
+  acl_c:acl acl_zig:acl acl_as:acl acl_pass_c:acl_pass acl_pass_zig:acl_pass acl_pass_as:acl_pass dnat_native:io dnat:dnat_native dscp_remark_native:io \
   dscp_remark:dscp_remark_native l4_lb_native:io l4_lb:l4_lb_native \
   ratelimit_native:io ratelimit:ratelimit_native firewall:io vxlan_decap: vxlan_decap_wasm:vxlan_decap \
   vxlan_decap_wasm_native:vxlan_decap vxlan_decap_wasm:vxlan_decap_wasm_native vxlan_encap: \

@@ -3,7 +3,8 @@
 # wasm32-unknown-unknown, release profile, and lists the modules with their sizes. Idempotent; works
 # from any directory. Extra arguments go to cargo build, e.g. scripts/build-plugins.sh -p acl.
 #
-# Modules: plugins/target/wasm32-unknown-unknown/release/<crate name with - as _>.wasm
+# Modules: plugins/target/wasm32-unknown-unknown/release/<crate name with - as _>.wasm, and the
+# ACL example in C, Zig and AssemblyScript: acl_c.wasm, acl_zig.wasm, acl_as.wasm.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 target=wasm32-unknown-unknown
@@ -25,6 +26,27 @@ for toml in "$root"/plugins/*/Cargo.toml; do
 done
 
 out="$root/plugins/target/$target/release"
+
+# The same policy in C and in Zig, on the files generated from the ABI crate (sdk/c/wasmdp.h,
+# sdk/zig/wasmdp.zig; scripts/setup.sh installs clang, wasm-ld and Zig). -O2 for C, ReleaseFast for
+# Zig: what each language's authors ship; BENCHMARKS.md compares them with the Rust acl.
+clang --target=wasm32 -O2 -std=c11 -Wall -Wextra -Werror -ffreestanding -nostdlib \
+  -Wl,--no-entry -Wl,--strip-all -I "$root/sdk/c" -o "$out/acl_c.wasm" "$root/plugins/c-acl/acl.c"
+python3 -m ziglang build-exe -target wasm32-freestanding -fno-entry -rdynamic -O ReleaseFast -fstrip \
+  --stack 65536 --cache-dir "$root/plugins/target/zig-cache" --global-cache-dir "$root/plugins/target/zig-cache" \
+  --dep wasmdp -Mroot="$root/plugins/zig-acl/acl.zig" -Mwasmdp="$root/sdk/zig/wasmdp.zig" \
+  -femit-bin="$out/acl_zig.wasm"
+# And in AssemblyScript, with the stub runtime (no garbage collector; the policy allocates nothing),
+# its compiler pinned and kept under plugins/target.
+asc_dir="$root/plugins/target/assemblyscript"
+asc_version=0.28.20
+if [ "$(cat "$asc_dir/version" 2>/dev/null)" != "$asc_version" ]; then
+  npm install --prefix "$asc_dir" --no-audit --no-fund --silent "assemblyscript@$asc_version" >/dev/null
+  echo "$asc_version" >"$asc_dir/version"
+fi
+"$asc_dir/node_modules/.bin/asc" "$root/plugins/as-acl/acl.ts" --runtime stub -O3 --noAssert --use abort= \
+  -o "$out/acl_as.wasm"
+
 echo "plugins built in $out:"
 shopt -s nullglob
 for wasm in "$out"/*.wasm; do

@@ -16,9 +16,21 @@ command -v promtool >/dev/null || need_apt+=(prometheus)   # promtool checks the
 command -v tshark >/dev/null || need_apt+=(tshark)         # reads the captures of `wasmdp ctl capture`
 # libpcap compiles capture filters (the `pcap` crate links it: needed to build the host)
 [ -e /usr/include/pcap/pcap.h ] || need_apt+=(libpcap-dev)
+# The C example policy: clang and wasm-ld (lld); Zig comes from PyPI (below), through pip.
+command -v clang >/dev/null || need_apt+=(clang)
+command -v wasm-ld >/dev/null || need_apt+=(lld)
+python3 -m pip --version >/dev/null 2>&1 || need_apt+=(python3-pip)
+# The AssemblyScript example policy: its compiler comes from npm (scripts/build-plugins.sh).
+command -v npm >/dev/null || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ] && [ "$(id -u)" = 0 ]; then
   apt-get update -qq
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
 rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown || rustup target add wasm32-unknown-unknown
+# The Zig example policy: Zig from PyPI, pinned (the language changes between releases).
+zig_version=0.17.1
+if [ "$(python3 -m ziglang version 2>/dev/null)" != "$zig_version" ]; then
+  python3 -m pip install -q "ziglang==$zig_version" 2>/dev/null ||
+    python3 -m pip install -q --break-system-packages "ziglang==$zig_version"
+fi

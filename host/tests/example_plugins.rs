@@ -380,3 +380,125 @@ fn firewall_passes_replies_to_inside_flows_only_and_a_flood_of_new_flows_keeps_t
     assert!(m["evicted"].as_u64().unwrap() >= 3050 - 1024, "the flood was evicted: {m}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Frames that walk every branch of the ACLs' parse: VLAN tags (none, one, two, three), not IPv4,
+/// IPv4 with options, a non-first fragment, other protocols and sources, headers cut short.
+fn acl_frames() -> Vec<Vec<u8>> {
+    let mut frames = Vec::new();
+    for (i, dport) in [53u16, 9, 80, 53].into_iter().enumerate() {
+        frames.push(common::udp(64 + i * 30, [10, 0, 0, 2], 1000, dport, None));
+        frames.push(common::udp(64, [10, 0, 0, 2], 1000, dport, Some(100 + i as u16)));
+    }
+    let base = common::udp(96, [10, 0, 0, 2], 1000, 53, None);
+    let with = |f: &dyn Fn(&mut Vec<u8>)| {
+        let mut x = base.clone();
+        f(&mut x);
+        x
+    };
+    // Two tags (802.1ad then 802.1Q), and three (the third is not skipped: no match).
+    frames.push(with(&|x| drop(x.splice(12..12, [0x88, 0xa8, 0, 5, 0x81, 0x00, 0, 6]))));
+    frames.push(with(&|x| drop(x.splice(12..12, [0x91, 0x00, 0, 5, 0x81, 0x00, 0, 6, 0x81, 0x00, 0, 7]))));
+    frames.push(with(&|x| x[12..14].copy_from_slice(&[0x86, 0xdd]))); // IPv6
+    frames.push(with(&|x| x[12..14].copy_from_slice(&[0x08, 0x06]))); // ARP
+    frames.push(with(&|x| x[14] = 0x46)); // IHL 6: the UDP ports 4 bytes further on
+    frames.push(with(&|x| x[14] = 0x4f)); // IHL 15: the ports past a 64-byte window
+    frames.push(with(&|x| x[14] = 0x44)); // IHL 4: not a valid header
+    frames.push(with(&|x| x[14] = 0x65)); // version 6 in an IPv4 frame
+    frames.push(with(&|x| x[20] = 0x20)); // a non-first fragment (offset 8192 bytes)
+    frames.push(with(&|x| x[20] = 0x40)); // DF set, first fragment
+    frames.push(with(&|x| x[23] = 6)); // TCP
+    frames.push(with(&|x| x[23] = 1)); // ICMP
+    frames.push(with(&|x| x[26..30].copy_from_slice(&[10, 0, 0, 7]))); // another source
+    frames.push(with(&|x| x[26..30].copy_from_slice(&[192, 168, 1, 1])));
+    frames.push(base[..14].to_vec()); // Ethernet alone
+    frames.push(base[..33].to_vec()); // IPv4 cut short
+    frames.push(base[..36].to_vec()); // the UDP destination port cut short
+    frames
+}
+
+/// What a port running `plugin` with `params` transmits from [`acl_frames`], its policy drops
+/// and its plugin's counters.
+fn acl_run(plugin: &str, params: &str) -> (Vec<Vec<u8>>, u64, std::collections::BTreeMap<String, u64>) {
+    let mut w = Wire::new(&policy(plugin, params));
+    let mut out = Vec::new();
+    for _ in 0..3 {
+        out.extend(w.send(&acl_frames()));
+    }
+    (out, w.counts().drops.policy, w.plugin().named())
+}
+
+/// The ACL written in C (plugins/c-acl, on sdk/c/wasmdp.h), in Zig (plugins/zig-acl, on
+/// sdk/zig/wasmdp.zig) and in AssemblyScript (plugins/as-acl) does what the Rust `acl` does: the same frames on the wire, byte for byte,
+/// the same drops and counters, the same refusals.
+#[test]
+fn the_acl_in_c_zig_and_assemblyscript_matches_the_rust_acl_byte_for_byte() {
+    let cases = [
+        "deny_udp_dst_port: 53",
+        "deny_src_ip: 10.0.0.7",
+        "deny_proto: 6",
+        "deny_udp_dst_port: 0x50, deny_proto: 1, deny_src_ip: ' 192.168.1.1 '",
+        "engine: macswap, deny_udp_dst_port: 53",
+        "engine: rxonly, deny_proto: 17",
+        "",
+    ];
+    for params in cases {
+        let rust = acl_run("acl", params);
+        assert!(!rust.0.is_empty() || params.contains("rxonly"), "{params}: nothing passed");
+        for other in ["acl_c", "acl_zig", "acl_as"] {
+            let got = acl_run(other, params);
+            assert_eq!(got.0.len(), rust.0.len(), "{other} with `{params}`: frames out");
+            assert!(got.0 == rust.0, "{other} with `{params}`: the frames differ from the Rust acl's");
+            assert_eq!((got.1, &got.2), (rust.1, &rust.2), "{other} with `{params}`: drops and counters");
+        }
+    }
+    for (params, says) in [
+        ("deny_src_ip: 10.0.0", "param `deny_src_ip`: `10.0.0` is not an IPv4 address"),
+        ("deny_src_ip: 10.0.0.256", "param `deny_src_ip`: `10.0.0.256` is not an IPv4 address"),
+        ("deny_udp_dst_port: 65536", "param `deny_udp_dst_port`: `65536` is not a number 0..=65535"),
+        ("deny_proto: +6", "param `deny_proto`: `+6` is not a number 0..=255"),
+        ("engine: warp", "param `engine`: `warp` is not io|mac|macswap|5tswap|copy|drop|vxlan_encap"),
+    ] {
+        for plugin in ["acl", "acl_c", "acl_zig", "acl_as"] {
+            let cfg = null_pair(&policy(plugin, params));
+            let (r, logs) = common::capture_logs(|| wasmdp::dataplane::build(&cfg, &Default::default()).map(drop));
+            let e = format!("{:#}", r.expect_err(plugin));
+            assert!(e.contains("init refused"), "{plugin} with `{params}`: {e}");
+            assert!(logs.contains(says), "{plugin} with `{params}`: `{says}` not logged:\n{logs}");
+        }
+    }
+}
+
+/// docs/ABI.md's "Writing a policy in C" as a reader follows it: its C file and its build command,
+/// run in an empty folder with the two headers copied in; the module then drops what it says.
+#[test]
+fn the_c_walkthrough_of_the_abi_docs_builds_and_does_what_it_says() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let doc = std::fs::read_to_string(root.join("docs/ABI.md")).unwrap();
+    let at = doc.find("### Writing a policy in C").expect("the walkthrough");
+    let block = |lang: &str, nth: usize| -> String {
+        let fence = format!("```{lang}\n");
+        let start = doc[at..].match_indices(&fence).nth(nth).unwrap_or_else(|| panic!("```{lang} #{nth}")).0;
+        let body = at + start + fence.len();
+        doc[body..body + doc[body..].find("```").unwrap()].to_string()
+    };
+    let dir = common::live::fresh_dir("c-walkthrough");
+    for h in ["wasmdp.h", "wasmdp_helpers.h"] {
+        std::fs::copy(root.join("sdk/c").join(h), dir.join(h)).unwrap();
+    }
+    std::fs::write(dir.join("drop_udp.c"), block("c", 0)).unwrap();
+    let build = block("sh", 1);
+    assert!(build.starts_with("clang "), "{build}");
+    let out = std::process::Command::new("sh").arg("-c").arg(&build).current_dir(&dir).output().unwrap();
+    assert!(out.status.success(), "{build}\n{}", String::from_utf8_lossy(&out.stderr));
+    let wasm = dir.join("drop_udp.wasm");
+    let mut w = Wire::new(&format!(
+        "policy: {{plugin: {}, params: {{port: 9}}, limits: {{deadline_us: 500000}}}}",
+        wasm.display()
+    ));
+    let frames: Vec<_> = [9, 53, 9, 80].iter().map(|&p| frame(64, p)).collect();
+    let out = w.send(&frames);
+    assert_eq!(out, [frames[1].clone(), frames[3].clone()], "UDP to port 9 dropped, the rest unchanged");
+    assert_eq!(w.counts().drops.policy, 2);
+    assert_eq!(w.plugin().named(), [("dropped".to_string(), 2)].into());
+    let _ = std::fs::remove_dir_all(&dir);
+}

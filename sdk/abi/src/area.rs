@@ -19,6 +19,9 @@
 pub const HEADER: usize = 64;
 /// Bytes of one descriptor.
 pub const DESC: usize = 32;
+
+const _: () = assert!(crate::layout::check(hdr::FIELDS, HEADER) && crate::layout::check(desc::FIELDS, DESC));
+const _: () = assert!(crate::layout::check(direct_head::FIELDS, DIRECT_HEAD));
 /// Largest window (bytes per packet).
 pub const MAX_WINDOW: usize = 1024;
 /// The bits of `burst_area`'s `window` argument that give the window's bytes; the bits above
@@ -61,13 +64,15 @@ pub const DIRECT_HEAD: usize = 8;
 
 /// Fields of a direct-heads entry (all in).
 pub mod direct_head {
-    /// `u16`: the packet's length.
-    pub const LEN: usize = 0;
-    /// `u16`: bytes from its first byte to its buffer's end (its length plus its tailroom): how
-    /// many may be read or written from `DATA` (past the length, they are not the packet's).
-    pub const END: usize = 2;
-    /// `u32`: offset in the plugin's memory of its first byte.
-    pub const DATA: usize = 4;
+    crate::layout! { FIELDS;
+        /// The packet's length.
+        LEN: u16 in @ 0;
+        /// Bytes from its first byte to its buffer's end (its length plus its tailroom): how many
+        /// may be read or written from `DATA` (past the length, they are not the packet's).
+        END: u16 in @ 2;
+        /// Offset in the plugin's memory of its first byte.
+        DATA: u32 in @ 4;
+    }
 }
 
 /// Bytes of a direct-heads area for `max_pkts` packets.
@@ -119,67 +124,71 @@ pub const fn parse_window(arg: u32) -> Option<Shape> {
 
 /// Header field offsets.
 pub mod hdr {
-    /// `u32` in: packets in the burst.
-    pub const LEN: usize = 0;
-    /// `u16` in: the RX port (index in `ports:`).
-    pub const PORT: usize = 4;
-    /// `u16` in: the RX queue.
-    pub const QUEUE: usize = 6;
-    /// `u16` in: the stream's TX port.
-    pub const TX_PORT: usize = 8;
-    /// `u16` in: bytes per window.
-    pub const WINDOW: usize = 10;
-    /// `i32` out: engine id run natively on every packet whose verdict is `PASS` (-1: none).
-    pub const ENGINE: usize = 12;
-    /// `u32` out: nonzero when the plugin wrote any descriptor's out fields; 0 lets the host skip
-    /// reading them (all `PASS`, nothing to write back).
-    pub const CHANGED: usize = 16;
-    /// `u64` out: TX offload flags (`flags::ALLOWED`) for every packet that is transmitted.
-    pub const OFFLOADS: usize = 24;
-    /// `u16` out: inner VLAN TCI for `TX_VLAN`/`TX_QINQ`.
-    pub const VLAN_TCI: usize = 32;
-    /// `u16` out: outer VLAN TCI for `TX_QINQ`.
-    pub const VLAN_OUTER: usize = 34;
-    /// `u64` in: the host's monotonic clock (nanoseconds, as `now_ns`) when the call began, to
-    /// within the host's epoch tick (250 us): read once per burst, not per call.
-    pub const NOW_NS: usize = 40;
+    crate::layout! { FIELDS;
+        /// Packets in the burst.
+        LEN: u32 in @ 0;
+        /// The RX port (index in `ports:`).
+        PORT: u16 in @ 4;
+        /// The RX queue.
+        QUEUE: u16 in @ 6;
+        /// The stream's TX port.
+        TX_PORT: u16 in @ 8;
+        /// Bytes per window.
+        WINDOW: u16 in @ 10;
+        /// Engine id run natively on every packet whose verdict is `PASS` (-1: none).
+        ENGINE: i32 out @ 12;
+        /// Nonzero when the plugin wrote any descriptor's out fields (heads: any window); 0 lets
+        /// the host skip reading them (all `PASS`, nothing to write back).
+        CHANGED: u32 out @ 16;
+        /// TX offload flags (`flags::ALLOWED`) for every packet that is transmitted.
+        OFFLOADS: u64 out @ 24;
+        /// Inner VLAN TCI for `TX_VLAN`/`TX_QINQ`.
+        VLAN_TCI: u16 out @ 32;
+        /// Outer VLAN TCI for `TX_QINQ`.
+        VLAN_OUTER: u16 out @ 34;
+        /// The host's monotonic clock (nanoseconds, as `now_ns`) when the call began, to within the
+        /// host's epoch tick (250 us): read once per burst, not per call.
+        NOW_NS: u64 in @ 40;
+    }
 }
 
 /// Descriptor field offsets.
 pub mod desc {
-    /// `u32` in: packet length.
-    pub const LEN: usize = 0;
-    /// `u16` in: bytes of the window that hold packet bytes (`min(len, window)`).
-    pub const WIN: usize = 4;
-    /// `u16` in: input port.
-    pub const PORT: usize = 6;
-    /// `u32` in: with [`FLOW_HASH`](super::FLOW_HASH) registered, the host's
-    /// `hash::flow_hash` of the packet; else the RX port's hash (0: none).
-    pub const HASH: usize = 8;
-    /// `u32` in: RX flags (`rx::VLAN`, `rx::TUNNEL`).
-    pub const RX_FLAGS: usize = 12;
-    /// `u8` out: the [verdict](super::verdict).
-    pub const VERDICT: usize = 16;
-    /// `u16` out: the verdict's argument: the port for `SEND`, the engine id for `ENGINE`.
-    pub const ARG: usize = 18;
-    /// `i16` out: length change at the front: `n > 0` prepends `n` bytes, `n < 0` strips `-n`.
-    pub const HEAD: usize = 20;
-    /// `i16` out: length change at the tail: `n > 0` appends `n` bytes, `n < 0` trims `-n`.
-    pub const TAIL: usize = 22;
-    /// `u16` out: window bytes `0..dirty` to copy into the packet, after the `HEAD` and `TAIL`
-    /// changes: window byte 0 is then the new first byte.
-    pub const DIRTY: usize = 24;
-    /// `u16` in: bytes that can be prepended (`HEAD` at most this).
-    pub const HEADROOM: usize = 26;
-    /// `u16` in: bytes that can be appended (`TAIL` at most this).
-    pub const TAILROOM: usize = 28;
-    /// `u32` in, with [`DIRECT`](super::DIRECT) (in place of `WIN` and `PORT`): offset in the
-    /// plugin's memory of the packet's first byte. Its `HEADROOM` bytes before it and
-    /// `LEN + TAILROOM` bytes from it are the buffer's: bytes written in front of it become the
-    /// packet's with a positive `HEAD`, bytes written after its end with a positive `TAIL`.
-    pub const DATA: usize = 4;
-    /// `u16` in, with [`DIRECT`](super::DIRECT): input port.
-    pub const DIRECT_PORT: usize = 30;
+    crate::layout! { FIELDS;
+        /// Packet length.
+        LEN: u32 in @ 0;
+        /// Bytes of the window that hold packet bytes (`min(len, window)`).
+        WIN: u16 in @ 4 windows;
+        /// Input port.
+        PORT: u16 in @ 6 windows;
+        /// With `DIRECT` (in place of `WIN` and `PORT`): offset in the plugin's memory of the
+        /// packet's first byte. Its `HEADROOM` bytes before it and `LEN + TAILROOM` bytes from it
+        /// are the buffer's: bytes written in front of it become the packet's with a positive
+        /// `HEAD`, bytes written after its end with a positive `TAIL`.
+        DATA: u32 in @ 4 direct;
+        /// With `FLOW_HASH` registered, the host's `hash::flow_hash` of the packet; else the RX
+        /// port's hash (0: none).
+        HASH: u32 in @ 8;
+        /// RX flags (`rx::VLAN`, `rx::TUNNEL`).
+        RX_FLAGS: u32 in @ 12;
+        /// The verdict (`verdict::`).
+        VERDICT: u8 out @ 16;
+        /// The verdict's argument: the port for `SEND`, the engine id for `ENGINE`.
+        ARG: u16 out @ 18;
+        /// Length change at the front: `n > 0` prepends `n` bytes, `n < 0` strips `-n`.
+        HEAD: i16 out @ 20;
+        /// Length change at the tail: `n > 0` appends `n` bytes, `n < 0` trims `-n`.
+        TAIL: i16 out @ 22;
+        /// Window bytes `0..dirty` to copy into the packet, after the `HEAD` and `TAIL` changes:
+        /// window byte 0 is then the new first byte. At most the window (0 with `DIRECT`).
+        DIRTY: u16 out @ 24;
+        /// Bytes that can be prepended (`HEAD` at most this).
+        HEADROOM: u16 in @ 26;
+        /// Bytes that can be appended (`TAIL` at most this).
+        TAILROOM: u16 in @ 28;
+        /// With `DIRECT`: input port.
+        DIRECT_PORT: u16 in @ 30 direct;
+    }
 }
 
 /// Verdicts.

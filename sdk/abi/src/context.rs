@@ -5,22 +5,36 @@
 pub const HEADER: usize = 16;
 /// Bytes of one port entry.
 pub const PORT: usize = 16;
-/// `u16`: the RX port.
-pub const RX_PORT: usize = 0;
-/// `u16`: the RX queue (the instance).
-pub const QUEUE: usize = 2;
-/// `u16`: the stream's TX port.
-pub const TX_PORT: usize = 4;
-/// `u16`: number of ports.
-pub const PORTS: usize = 6;
-/// `u16`: the worker core (0xFFFF: not pinned).
-pub const LCORE: usize = 8;
-/// In a port entry: its MAC, 6 bytes.
-pub const MAC: usize = 0;
-/// In a port entry: its peer MAC, 6 bytes.
-pub const PEER_MAC: usize = 6;
-/// In a port entry: `u16` flags ([`SENDABLE`]).
-pub const FLAGS: usize = 12;
+
+crate::layout! { FIELDS;
+    /// The RX port.
+    RX_PORT: u16 in @ 0;
+    /// The RX queue (the instance).
+    QUEUE: u16 in @ 2;
+    /// The stream's TX port.
+    TX_PORT: u16 in @ 4;
+    /// Number of ports.
+    PORTS: u16 in @ 6;
+    /// The worker core (0xFFFF: not pinned).
+    LCORE: u16 in @ 8;
+}
+
+/// A port entry's fields.
+pub mod port {
+    crate::layout! { FIELDS;
+        /// Its MAC.
+        MAC: mac in @ 0;
+        /// Its peer MAC.
+        PEER_MAC: mac in @ 6;
+        /// Flags (`SENDABLE`).
+        FLAGS: u16 in @ 12;
+    }
+}
+
+pub use port::{FLAGS, MAC, PEER_MAC};
+
+const _: () = assert!(crate::layout::check(FIELDS, HEADER) && crate::layout::check(port::FIELDS, PORT));
+
 /// Port flag: this stream may `send_to` the port.
 pub const SENDABLE: u16 = 1;
 /// Most ports a host runs (its config refuses more), so the most port entries a context has.

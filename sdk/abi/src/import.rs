@@ -117,13 +117,15 @@ macro_rules! for_each_import {
             /// at `key_ptr`; 0: none in this window, call again; `NOT_FOUND`: the walk is over.
             [1 any] MAP_NEXT_KEY map_next_key(id: i32, cursor_ptr: i32 => &mut u64, key_ptr: i32 => &mut [u8]) -> i32;
             /// Registers a gauge (a level shown in the stats) named by the `name_len` bytes at
-            /// `name_ptr`; returns its id.
+            /// `name_ptr`; returns its id. At most 16.
             [1 init] GAUGE_REGISTER gauge_register(name_ptr: i32 => &str, name_len: i32) -> i32;
             /// Sets gauge `id` to `value`. Returns 0.
             [1 any] GAUGE_SET gauge_set(id: i32, value: i64) -> i32;
-            /// Registers a kind of event named by the `name_len` bytes at `name_ptr` whose records
-            /// are `size` bytes laid out as the layout text at `layout_ptr` (`NAME:TYPE ...`);
-            /// returns its id; `FULL` past `events::MAX_KINDS` kinds a port.
+            /// Registers a kind of event named by the `name_len` bytes at `name_ptr` (1-64 of
+            /// `[A-Za-z0-9_]`) whose records are `size` bytes (1..=256) laid out as the layout text
+            /// at `layout_ptr` (`NAME:TYPE ...`, the map layouts' types, adding up to `size`);
+            /// returns its id; `BAD_RANGE` (the reason logged) otherwise; `FULL` past 64 kinds a
+            /// port.
             [1 init] EVENT_REGISTER event_register(name_ptr: i32 => &str, name_len: i32, layout_ptr: i32 => &str, layout_len: i32, size: i32) -> i32;
             /// Appends the `len` bytes at `ptr` (the kind's size) to the port's event ring; 0, or
             /// `FULL` when the ring is full (the event is lost and counted). Never waits.
@@ -177,6 +179,9 @@ pub struct Import {
     pub names: &'static [&'static str],
     /// Parameter types.
     pub params: &'static [Ty],
+    /// What a native build passes for each parameter, as the table writes it (`&mut [u8]`); empty
+    /// where it is the wasm type. A slice or reference is a pointer into the plugin's memory.
+    pub natives: &'static [&'static str],
     /// Result types (none or one).
     pub results: &'static [Ty],
     /// The minor version of ABI 1 that introduced it: a module declaring an older one may not
@@ -240,6 +245,7 @@ macro_rules! table {
                 name: stringify!($name),
                 names: &[$(stringify!($arg)),*],
                 params: &[$($crate::__wasm_ty!($wty)),*],
+                natives: &[$(stringify!($($nty)?)),*],
                 results: $crate::__wasm_results!($ret),
                 since: $since,
                 when: $crate::__when!($when),

@@ -166,6 +166,7 @@ pub const MAX_COUNTERS: u32 = 16;
 pub mod area;
 pub mod context;
 pub mod decision;
+pub mod layout;
 pub mod map;
 
 /// [`flow_hash`](hash::flow_hash): the wire crate's, so that the host and a plugin hashing a window
