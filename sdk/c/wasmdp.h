@@ -295,6 +295,25 @@ _Static_assert(offsetof(wasmdp_context_port, mac) == 0, "wasmdp_context_port.mac
 _Static_assert(offsetof(wasmdp_context_port, peer_mac) == 6, "wasmdp_context_port.peer_mac");
 _Static_assert(offsetof(wasmdp_context_port, flags) == 12, "wasmdp_context_port.flags");
 
+/* The exports: the module defines them (with WASMDP_EXPORT of wasmdp_helpers.h, or
+ * __attribute__((export_name(...)))); declared here so that a definition of another type does not
+ * compile. The module also exports its memory as "memory". */
+/* wasmdp_abi_version (required; called at load, before init): `ABI_MAJOR << 16 | ABI_MINOR`; must
+ * not call imports. */
+int32_t wasmdp_abi_version(void);
+
+/* wasmdp_init (required; called once per instance): 0 accepts the configuration; anything else
+ * refuses it. */
+int32_t wasmdp_init(int32_t port, int32_t instance);
+
+/* wasmdp_on_burst (required; called per burst): Decide for packets `0..burst_len`; 0 is success,
+ * `RUN_ENGINE | id` (1.1) success with an engine to run, anything else a plugin failure. */
+int32_t wasmdp_on_burst(int32_t port, int32_t burst_len);
+
+/* wasmdp_tick (optional; called about every `tick_ms`): Periodic work (end a sticky decision, age
+ * state); optional. */
+void wasmdp_tick(int64_t now_ns);
+
 /* The host functions (module "wasmdp"). Non-negative results are values, negative ones WASMDP_ERR_
  * codes (nothing changed). Pointers are into the plugin's own memory. Since: the ABI minor version
  * that added it (a module declaring an older one is refused at load). */

@@ -7,13 +7,20 @@ use wasmtime::{ExternType, FuncType, Module, ValType};
 /// The parameter and result types of host function `name`, from the ABI's one table
 /// (`wasmdp_abi::import::IMPORTS`).
 pub(crate) fn host_signature(name: &str) -> Option<(Vec<ValType>, Vec<ValType>)> {
-    use wasmdp_abi::import::Ty;
-    let ty = |t: &Ty| match t {
-        Ty::I32 => ValType::I32,
-        Ty::I64 => ValType::I64,
-    };
     let i = import::find(name)?;
-    Some((i.params.iter().map(ty).collect(), i.results.iter().map(ty).collect()))
+    Some((valtypes(i.params), valtypes(i.results)))
+}
+
+/// The ABI's value types as wasmtime's.
+fn valtypes(types: &[wasmdp_abi::import::Ty]) -> Vec<ValType> {
+    use wasmdp_abi::import::Ty;
+    types
+        .iter()
+        .map(|t| match t {
+            Ty::I32 => ValType::I32,
+            Ty::I64 => ValType::I64,
+        })
+        .collect()
 }
 
 fn same(f: &FuncType, params: &[ValType], results: &[ValType]) -> bool {
@@ -30,7 +37,8 @@ fn show(params: &[ValType], results: &[ValType]) -> String {
 }
 
 /// Checks a compiled module against ABI v1: every import is a known host function with the right
-/// signature, and the required exports exist with the right signatures.
+/// signature, and the exports of the ABI's table (`wasmdp_abi::export::EXPORTS`) have theirs, the
+/// required ones present.
 pub(crate) fn module(m: &Module) -> Result<(), String> {
     for imp in m.imports() {
         let (module, name) = (imp.module(), imp.name());
@@ -50,21 +58,17 @@ pub(crate) fn module(m: &Module) -> Result<(), String> {
             other => return Err(format!("imports `{module}::{name}` as a {other:?}, but it is a function")),
         }
     }
-    use ValType::{I32, I64};
-    let need: [(&str, &[ValType], &[ValType], bool); 4] = [
-        (export::ABI_VERSION, &[], &[I32], true),
-        (export::INIT, &[I32, I32], &[I32], true),
-        (export::ON_BURST, &[I32, I32], &[I32], true),
-        (export::TICK, &[I64], &[], false),
-    ];
-    for (name, p, r, required) in need {
+    for e in export::EXPORTS {
+        let (name, p, r) = (e.name, valtypes(e.params), valtypes(e.results));
         match m.get_export(name) {
-            Some(ExternType::Func(f)) if same(&f, p, r) => {}
+            Some(ExternType::Func(f)) if same(&f, &p, &r) => {}
             Some(ExternType::Func(f)) => {
-                return Err(format!("exports `{name}` as {f}, but ABI v1 needs {}", show(p, r)))
+                return Err(format!("exports `{name}` as {f}, but ABI v1 needs {}", show(&p, &r)))
             }
             Some(_) => return Err(format!("exports `{name}`, but not as a function")),
-            None if required => return Err(format!("does not export `{name}` {}, which ABI v1 requires", show(p, r))),
+            None if e.required => {
+                return Err(format!("does not export `{name}` {}, which ABI v1 requires", show(&p, &r)))
+            }
             None => {}
         }
     }

@@ -14,8 +14,12 @@ pub const ABI_VERSION: u32 = ABI_MAJOR << 16 | ABI_MINOR;
 /// Module name of every host import.
 pub const IMPORT_MODULE: &str = "wasmdp";
 
-/// Names of the exports a plugin provides.
+/// The exports a plugin provides: their names, and [`EXPORTS`](export::EXPORTS), the table the host
+/// checks a module's exports against and the C header's prototypes and docs/ABI.md's export table
+/// are generated from.
 pub mod export {
+    use crate::import::Ty::{self, I32, I64};
+
     /// `() -> i32`: the ABI version the module was built for.
     pub const ABI_VERSION: &str = "wasmdp_abi_version";
     /// `(port: i32, instance: i32) -> i32`: 0 accepts the configuration, anything else refuses it.
@@ -27,6 +31,66 @@ pub mod export {
     pub const TICK: &str = "wasmdp_tick";
     /// The module's linear memory.
     pub const MEMORY: &str = "memory";
+
+    /// One exported function.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Export {
+        /// Its name.
+        pub name: &'static str,
+        /// Parameter names.
+        pub names: &'static [&'static str],
+        /// Parameter types.
+        pub params: &'static [Ty],
+        /// Result types (none or one).
+        pub results: &'static [Ty],
+        /// Whether a module without it is refused.
+        pub required: bool,
+        /// When the host calls it.
+        pub called: &'static str,
+        /// What it returns and means.
+        pub doc: &'static str,
+    }
+
+    /// Every exported function (and `memory`, a memory, required as well).
+    pub const EXPORTS: &[Export] = &[
+        Export {
+            name: ABI_VERSION,
+            names: &[],
+            params: &[],
+            results: &[I32],
+            required: true,
+            called: "at load, before init",
+            doc: "`ABI_MAJOR << 16 | ABI_MINOR`; must not call imports.",
+        },
+        Export {
+            name: INIT,
+            names: &["port", "instance"],
+            params: &[I32, I32],
+            results: &[I32],
+            required: true,
+            called: "once per instance",
+            doc: "0 accepts the configuration; anything else refuses it.",
+        },
+        Export {
+            name: ON_BURST,
+            names: &["port", "burst_len"],
+            params: &[I32, I32],
+            results: &[I32],
+            required: true,
+            called: "per burst",
+            doc: "Decide for packets `0..burst_len`; 0 is success, `RUN_ENGINE | id` (1.1) success with an \
+                  engine to run, anything else a plugin failure.",
+        },
+        Export {
+            name: TICK,
+            names: &["now_ns"],
+            params: &[I64],
+            results: &[],
+            required: false,
+            called: "about every `tick_ms`",
+            doc: "Periodic work (end a sticky decision, age state); optional.",
+        },
+    ];
 }
 
 pub mod import;

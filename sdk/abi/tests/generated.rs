@@ -60,6 +60,7 @@ fn the_assemblyscript_module_is_what_the_tables_make() {
 #[test]
 fn the_abi_docs_tables_are_what_the_tables_make() {
     let doc = root().join("docs/ABI.md");
+    check_section(&doc, "exports", &render::markdown::exports());
     check_section(&doc, "imports", &render::markdown::imports());
     check_section(&doc, "layouts", &render::markdown::layouts());
 }

@@ -12,8 +12,14 @@ fn arg_type(imp: &Import, i: usize) -> &'static str {
         Arg::Bytes => "const void *",
         Arg::BytesOut => "void *",
         Arg::U64InOut => "uint64_t *",
-        Arg::Int(Ty::I32) => "int32_t ",
-        Arg::Int(Ty::I64) => "int64_t ",
+        Arg::Int(t) => int_type(t),
+    }
+}
+
+fn int_type(t: Ty) -> &'static str {
+    match t {
+        Ty::I32 => "int32_t ",
+        Ty::I64 => "int64_t ",
     }
 }
 
@@ -117,6 +123,25 @@ pub fn header() -> String {
     let _ = writeln!(out, "#define WASMDP_ENGINE_NAMES {{ {} }}\n", names.join(", "));
     for s in structs() {
         structure(&mut out, &s);
+    }
+    comment(
+        &mut out,
+        "",
+        "The exports: the module defines them (with WASMDP_EXPORT of wasmdp_helpers.h, or \
+         __attribute__((export_name(...)))); declared here so that a definition of another type does not \
+         compile. The module also exports its memory as \"memory\".",
+    );
+    for e in wasmdp_abi::export::EXPORTS {
+        let need = if e.required { "required" } else { "optional" };
+        comment(&mut out, "", &format!("{} ({need}; called {}): {}", e.name, e.called, one_line(e.doc)));
+        let args: Vec<String> = e.names.iter().zip(e.params).map(|(n, t)| format!("{}{n}", int_type(*t))).collect();
+        let args = if args.is_empty() { "void".to_string() } else { args.join(", ") };
+        let ret = match e.results {
+            [] => "void",
+            [t] => int_type(*t).trim_end(),
+            _ => unreachable!("at most one result"),
+        };
+        let _ = writeln!(out, "{ret} {}({args});\n", e.name);
     }
     comment(
         &mut out,

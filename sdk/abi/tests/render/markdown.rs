@@ -16,20 +16,28 @@ fn cell(text: &str) -> String {
     one_line(text).replace('|', "\\|")
 }
 
+fn signature(names: &[&str], params: &[Ty], results: &[Ty]) -> String {
+    let args: Vec<String> = names.iter().zip(params).map(|(n, t)| format!("{n}: {}", ty(*t))).collect();
+    let ret = results.first().map(|t| format!(" -> {}", ty(*t))).unwrap_or_default();
+    format!("`({}){ret}`", args.join(", "))
+}
+
+pub fn exports() -> String {
+    let mut out = String::from("| export | signature | required | called | semantics |\n|---|---|---|---|---|\n");
+    for e in wasmdp_abi::export::EXPORTS {
+        let need = if e.required { "yes" } else { "no" };
+        let sig = signature(e.names, e.params, e.results);
+        let _ = writeln!(out, "| `{}` | {sig} | {need} | {} | {} |", e.name, e.called, cell(e.doc));
+    }
+    out
+}
+
 pub fn imports() -> String {
     let mut out = String::from("| import | signature | since | when | contract |\n|---|---|---|---|---|\n");
     for imp in IMPORTS {
-        let args: Vec<String> = imp.names.iter().zip(imp.params).map(|(n, t)| format!("{n}: {}", ty(*t))).collect();
-        let ret = imp.results.first().map(|t| format!(" -> {}", ty(*t))).unwrap_or_default();
         let when = format!("{:?}", imp.when).to_lowercase();
-        let _ = writeln!(
-            out,
-            "| `{}` | `({}){ret}` | 1.{} | {when} | {} |",
-            imp.name,
-            args.join(", "),
-            imp.since,
-            cell(imp.doc)
-        );
+        let sig = signature(imp.names, imp.params, imp.results);
+        let _ = writeln!(out, "| `{}` | {sig} | 1.{} | {when} | {} |", imp.name, imp.since, cell(imp.doc));
     }
     out
 }
