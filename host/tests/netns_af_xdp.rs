@@ -268,6 +268,18 @@ fn netns_af_xdp_refusals_say_why_and_auto_falls_back_to_generic() {
     let o = sh(&["ip", "netns", "exec", &ns, bin, "validate", file.to_str().unwrap()]);
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(!o.status.success() && err.contains("af_xdp.queue_start") && err.contains("which has 1 RX queue"), "{err}");
+    // Pass lists: an unknown entry, and `not_our_mac` without the port's MAC to compare with.
+    for (pass, says) in
+        [("[arp, icmp]", "unknown entry `icmp`"), ("[not_our_mac]", "`not_our_mac` needs the port's `mac:`")]
+    {
+        let yaml = format!(
+            "engine: io\ntopology: loop\nports:\n  - {{name: a, driver: af_xdp, af_xdp: {{iface: br0, pass: {pass}}}}}\n"
+        );
+        std::fs::write(&file, yaml).unwrap();
+        let o = sh(&["ip", "netns", "exec", &ns, bin, "validate", file.to_str().unwrap()]);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && err.contains(says), "{pass}: {err}");
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -334,4 +346,61 @@ fn netns_af_xdp_a_capture_of_the_port_shows_requests_in_and_replies_out() {
     let Some(a) = setup("netns_af_xdp_capture", || net.side('a', 1)) else { return };
     check_capture_of_ping("netns_af_xdp_capture", &a, &net.ip(2), "driver: af_xdp, af_xdp");
     assert_detached(&[&a.2]);
+}
+
+/// The MAC of `dev` in namespace `ns`.
+fn mac_of(ns: &str, dev: &str) -> String {
+    let o = sh(&["ip", "netns", "exec", ns, "cat", &format!("/sys/class/net/{dev}/address")]);
+    String::from_utf8_lossy(&o.stdout).trim().to_string()
+}
+
+/// `af_xdp.pass`: with `[arp, {ipv4_dst: ADDR}]` on port a, the kernel of wasmdp's namespace keeps
+/// its own traffic on a's interface (it answers arping and ping to ADDR, an address of its own
+/// there) while wasmdp forwards the rest (a to b, whose neighbours are static: ARP is the kernel's
+/// now). Without the list, the same arping and ping go to wasmdp and get no answer.
+#[test]
+fn netns_af_xdp_the_pass_list_leaves_the_hosts_own_arp_and_ping_to_its_kernel() {
+    let name = "netns_af_xdp_pass";
+    let mut net = Net::new();
+    let Some((a, b)) = setup(name, || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
+    // The host's own address on a's interface (the root namespace is wasmdp's).
+    let host_ip = net.ip(250);
+    run_ok(&["ip", "addr", "add", &format!("{host_ip}/32"), "dev", &a.2]).unwrap();
+    run_ok(&["ip", "route", "add", &format!("{}/32", net.ip(1)), "dev", &a.2]).unwrap();
+    run_ok(&["ip", "-n", &a.0, "neigh", "replace", &net.ip(2), "lladdr", &mac_of(&b.0, &b.1), "dev", &a.1]).unwrap();
+    run_ok(&["ip", "-n", &b.0, "neigh", "replace", &net.ip(1), "lladdr", &mac_of(&a.0, &a.1), "dev", &b.1]).unwrap();
+    // Nothing but what the test sends (no IPv6 chatter), so that b's counter shows what reached it.
+    for ns in [&a.0, &b.0] {
+        run_ok(&["ip", "netns", "exec", ns, "sysctl", "-q", "-w", "net.ipv6.conf.all.disable_ipv6=1"]).unwrap();
+    }
+    let yaml = |pass: &str| {
+        format!(
+            "engine: io\ntopology: paired\nports:\n{}{}",
+            port_yaml("a", &a.2, &format!(", mode: native{pass}")),
+            port_yaml("b", &b.2, ", mode: native")
+        )
+    };
+    let arping = || sh(&["ip", "netns", "exec", &a.0, "arping", "-c", "2", "-w", "3", "-I", &a.1, &host_ip]);
+    let ping_host = || sh(&["ip", "netns", "exec", &a.0, "ping", "-c", "2", "-W", "1", "-w", "4", &host_ip]);
+
+    let w = Wasmdp::start(&format!("{name}_none"), &yaml(""));
+    let err = || std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok("ping from a to b through af_xdp", &ping(&a.0, &net.ip(2)), &err());
+    assert!(!arping().status.success(), "without a pass list, ARP for the host reached its kernel");
+    assert!(!ping_host().status.success(), "without a pass list, ping to the host reached its kernel");
+    let j = w.stop();
+    check_accounting(&j);
+    assert_detached(&[&a.2, &b.2]);
+
+    let w = Wasmdp::start(name, &yaml(&format!(", pass: [arp, {{ipv4_dst: {host_ip}}}]")));
+    let err = || std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    let before = rx_packets(&b.0, &b.1);
+    assert_ok("arping the host, answered by its kernel", &arping(), &err());
+    assert_ok("ping the host, answered by its kernel", &ping_host(), &err());
+    assert_eq!(rx_packets(&b.0, &b.1), before, "the host's ARP and ping were not forwarded to b");
+    assert_ok("ping from a to b through af_xdp, beside them", &ping(&a.0, &net.ip(2)), &err());
+    let j = w.stop();
+    check_accounting(&j);
+    assert!(u(port(&j, "a"), "rx_packets") >= 3 && u(port(&j, "b"), "tx_packets") >= 3, "{j}");
+    assert_detached(&[&a.2, &b.2]);
 }

@@ -120,6 +120,10 @@ pub struct AfXdpCfg {
     /// them) and in generic mode, where local senders' frames arrive.
     #[serde(default)]
     pub complete_checksums: Switch,
+    /// What the XDP program leaves to the kernel instead of redirecting it to the port (the host's
+    /// own ARP, neighbour discovery, management traffic); empty: every frame of the bound queues.
+    #[serde(default)]
+    pub pass: super::PassList,
 }
 
 /// `af_xdp.mode`.

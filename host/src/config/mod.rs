@@ -17,6 +17,7 @@ mod sizes;
 mod topology;
 mod tunnel;
 mod values;
+mod xdp_pass;
 mod yaml;
 
 pub use checks::{lcores, port_names, validate, MAX_LCORE, MAX_PARAMS, MAX_PORTS};
@@ -27,6 +28,7 @@ pub use sizes::{available_memory, footprint, Footprint, MAX_AF_PACKET_RING, MAX_
 pub use topology::{pairs, Pair};
 pub use tunnel::{engine_kind, section as tunnel_section, TunnelCfg, TunnelOthers};
 pub use values::{in_range, parse_burst, Bounded, DriverName, EngineName, MacAddr, OffloadList};
+pub use xdp_pass::{EtherType, PassList, XdpPass, MAX_PASS};
 pub use yaml::{MAX_CONFIG_BYTES, MAX_DEPTH};
 
 use crate::simd::SimdChoice;

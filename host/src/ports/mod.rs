@@ -113,6 +113,8 @@ pub struct PortSetup<'a> {
     pub cfg: &'a PortCfg,
     /// The frame this port generates.
     pub template: Arc<Template>,
+    /// The port's MAC (`mac:`, or its default).
+    pub mac: [u8; 6],
     /// The port's driver-level counters.
     pub stats: Arc<crate::stats::PortStats>,
 }
@@ -230,7 +232,7 @@ pub fn open_all(cfg: &Config) -> anyhow::Result<Vec<Port>> {
         let template =
             Arc::new(Template::from_config(pc, mac, peer_mac).map_err(|e| anyhow::anyhow!("port `{}`: {e}", pc.name))?);
         let stats = Arc::new(crate::stats::PortStats::default());
-        let setup = PortSetup { id, cfg: pc, template: template.clone(), stats: stats.clone() };
+        let setup = PortSetup { id, cfg: pc, template: template.clone(), mac, stats: stats.clone() };
         let q = (driver.open)(&setup, &mut shared).map_err(|e| anyhow::anyhow!("port `{}`: {e}", pc.name))?;
         ports.push(Port {
             id,

@@ -1,15 +1,16 @@
 //! `af_xdp`: a Linux interface through AF_XDP sockets (DPDK net_af_xdp, VPP af_xdp, OVS's AF_XDP
-//! netdev). One socket per queue ([`xsk`]), each with its own UMEM; an XDP program ([`bpf`]) sends
-//! each frame received on queue q to the socket of queue q, and frames of queues without a socket
-//! of ours on to the kernel's stack. RX ([`rx`]) copies frames from the UMEM into pool buffers and
+//! netdev). One socket per queue ([`xsk`]), each with its own UMEM; an XDP program ([`program`],
+//! loaded by [`bpf`]) sends each frame received on queue q to the socket of queue q, except the
+//! frames the port's `af_xdp.pass` list names, and frames of queues without a socket of ours, which
+//! go on to the kernel's stack. RX ([`rx`]) copies frames from the UMEM into pool buffers and
 //! refills at once; TX ([`tx`]) copies packets into UMEM frames and recycles completions; the
 //! kernel is only called when a ring asks for it (need_wakeup), or every idle RX call when busy
 //! polling.
 //!
 //! Decisions, measured in BENCHMARKS.md:
 //! - **Raw `libc`, no AF_XDP crate.** libc has every structure and constant of `if_xdp.h`; the ring
-//!   protocol is a few dozen lines ([`ring`]) and the program six instructions, loaded with four
-//!   bpf(2) calls. `xdp` 0.8 covers sockets and rings but loads no program; `aya` 0.14 loads
+//!   protocol is a few dozen lines ([`ring`]) and the program six instructions (a few more per
+//!   `pass` entry), loaded with four bpf(2) calls. `xdp` 0.8 covers sockets and rings but loads no program; `aya` 0.14 loads
 //!   programs but brings an object-file stack for six instructions; `xsk-rs` needs clang and m4 to
 //!   build; `xdpilone` is EUPL-licensed. The af_packet driver already speaks libc the same way.
 //! - **One UMEM per queue, not a shared one.** A shared UMEM needs one fill and completion ring
@@ -25,6 +26,8 @@
 
 #[cfg(target_os = "linux")]
 mod bpf;
+#[cfg(target_os = "linux")]
+mod program;
 #[cfg(target_os = "linux")]
 mod ring;
 #[cfg(target_os = "linux")]
@@ -86,6 +89,12 @@ fn preflight(p: &PortCfg) -> anyhow::Result<()> {
 
 /// [`preflight`]'s checks; the interface's MTU.
 fn ready(p: &PortCfg, a: &crate::config::AfXdpCfg) -> anyhow::Result<usize> {
+    if a.pass.0.contains(&crate::config::XdpPass::NotOurMac) && p.mac.is_none() {
+        anyhow::bail!(
+            "af_xdp.pass: `not_our_mac` needs the port's `mac:` (the address wasmdp's traffic is sent to; \
+             frames to any other go to the kernel)"
+        );
+    }
     let mtu = super::iface::interface_ready("af_xdp", &a.iface)?;
     let (start, n) = (a.queue_start.0, p.queues.0);
     if let Some(have) = super::iface::rx_queues(&a.iface) {
@@ -151,7 +160,7 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     }
     let (start, n) = (a.queue_start.0 as u32, s.cfg.queues.get() as u32);
     let map = bpf::xskmap(start + n)?;
-    let prog = bpf::load(&map)?;
+    let prog = bpf::load(&map, &a.pass.0, s.mac)?;
     let (link, mode) = attach(&prog, ifindex, a)?;
     let mut sockets = Vec::with_capacity(n as usize);
     for q in start..start + n {
