@@ -17,18 +17,7 @@ cd "$(dirname "$0")/.."
 cargo build --release -q -p wasmdp --features native-examples
 wasmdp="${CARGO_TARGET_DIR:-target}"/release/wasmdp
 fwd=$(($(nproc) - 1))
-a=wdpx$$a
-b=wdpx$$b
-a=${a:0:15}
-b=${b:0:15}
-tmp=$(mktemp -d)
-cleanup() { ip link del "$a" 2>/dev/null || true; rm -rf "$tmp"; }
-trap cleanup EXIT
-ip link add "$a" type veth peer name "$b"
-for i in "$a" "$b"; do
-  sysctl -q -w "net.ipv6.conf.$i.disable_ipv6=1" || true
-  ip link set "$i" up
-done
+. bench/veth-loop.sh wdpx
 have_testpmd_xdp=0
 if command -v dpdk-testpmd >/dev/null && ls /usr/lib/*/dpdk/pmds-*/librte_net_af_xdp.so >/dev/null 2>&1; then
   have_testpmd_xdp=1

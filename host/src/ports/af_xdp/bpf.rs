@@ -156,15 +156,19 @@ pub(super) fn set_socket(map: &OwnedFd, queue: u32, sock: libc::c_int) -> io::Re
     bpf(BPF_MAP_UPDATE_ELEM, &mut a).map(|_| ())
 }
 
-/// Loads the program for `map`, passing what `pass` names to the kernel (`mac`: the port's); on
-/// refusal, loads it again with the verifier's log to say why.
-pub(super) fn load(map: &OwnedFd, pass: &[crate::config::XdpPass], mac: [u8; 6]) -> Result<OwnedFd> {
+/// `BPF_F_XDP_HAS_FRAGS`: the program handles frames in several buffers (it reads only the first).
+const BPF_F_XDP_HAS_FRAGS: u32 = 1 << 5;
+
+/// Loads the program for `map`, passing what `pass` names to the kernel (`mac`: the port's), marked
+/// as handling multi-buffer frames when `frags`; on refusal, loads it again with the verifier's log
+/// to say why.
+pub(super) fn load(map: &OwnedFd, pass: &[crate::config::XdpPass], mac: [u8; 6], frags: bool) -> Result<OwnedFd> {
     let insns = super::program::build(map.as_raw_fd(), pass, mac, super::program::XDP_PASS);
-    load_insns(&insns)
+    load_insns(&insns, if frags { BPF_F_XDP_HAS_FRAGS } else { 0 })
 }
 
-/// Loads `insns` as an XDP program.
-fn load_insns(insns: &[u64]) -> Result<OwnedFd> {
+/// Loads `insns` as an XDP program with `prog_flags`.
+fn load_insns(insns: &[u64], prog_flags: u32) -> Result<OwnedFd> {
     let license = b"Dual MIT/GPL\0";
     let mut log = vec![0u8; 0];
     let attempt = |log: &mut Vec<u8>| {
@@ -174,6 +178,7 @@ fn load_insns(insns: &[u64]) -> Result<OwnedFd> {
             insns: insns.as_ptr() as u64,
             license: license.as_ptr() as u64,
             prog_name: name16("wasmdp_xsk"),
+            prog_flags,
             expected_attach_type: BPF_XDP,
             ..Default::default()
         };
@@ -307,7 +312,8 @@ mod tests {
         ];
         let map = xskmap(4).unwrap();
         let prog = |pass: &[XdpPass]| {
-            load_insns(&super::super::program::build(map.as_raw_fd(), pass, mac, 1)).unwrap_or_else(|e| panic!("{e:#}"))
+            load_insns(&super::super::program::build(map.as_raw_fd(), pass, mac, 1), 0)
+                .unwrap_or_else(|e| panic!("{e:#}"))
         };
         let frame = |dst: [u8; 6], ethertype: u16, rest: &[u8]| {
             let mut f = dst.to_vec();

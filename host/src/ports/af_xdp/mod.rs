@@ -153,21 +153,41 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     let a = s.cfg.af_xdp.as_ref().ok_or_else(|| anyhow::anyhow!("af_xdp: missing"))?;
     let ifindex = super::iface::ifindex("af_xdp", &a.iface)?;
     let mtu = ready(s.cfg, a)?;
-    if mtu + 14 > a.frame_size.get() - XDP_HEADROOM {
-        tracing::warn!(iface = %a.iface,
-            "port `{}`: af_xdp: MTU {mtu} of `{}` does not fit a frame of {} B less the kernel's {XDP_HEADROOM} B of headroom; \
-             longer frames are dropped (rx_missed): raise af_xdp.frame_size or lower the MTU", s.cfg.name, a.iface, a.frame_size.0);
-    }
+    // Frames longer than a UMEM frame (less the kernel's headroom) come as several descriptors
+    // (multi-buffer, kernel >= 6.6), which RX puts together in one pool buffer and TX writes out
+    // again; a kernel without it drops them (rx_missed), as it did before.
+    let mut sg = mtu + 14 > a.frame_size.get() - XDP_HEADROOM;
     let (start, n) = (a.queue_start.0 as u32, s.cfg.queues.get() as u32);
     let map = bpf::xskmap(start + n)?;
-    let prog = bpf::load(&map, &a.pass.0, s.mac)?;
+    let prog = match bpf::load(&map, &a.pass.0, s.mac, sg) {
+        Err(e) if sg => {
+            tracing::debug!("af_xdp: a program for multi-buffer frames was refused ({e:#}); loading one without");
+            sg = false;
+            bpf::load(&map, &a.pass.0, s.mac, false)?
+        }
+        r => r?,
+    };
     let (link, mode) = attach(&prog, ifindex, a)?;
     let mut sockets = Vec::with_capacity(n as usize);
     for q in start..start + n {
-        let o = xsk::open(a, ifindex, q, mode == bpf::Attach::Generic)?;
+        let copy = mode == bpf::Attach::Generic;
+        let o = match xsk::open(a, ifindex, q, copy, sg) {
+            Err(e) if sg => {
+                tracing::debug!("af_xdp: binding with XDP_USE_SG was refused ({e:#}); binding without");
+                sg = false;
+                xsk::open(a, ifindex, q, copy, false)?
+            }
+            r => r?,
+        };
         bpf::set_socket(&map, q, o.sock.fd.as_raw_fd())
             .map_err(|e| anyhow::anyhow!("af_xdp: putting the socket of queue {q} in the XSKMAP failed: {e}"))?;
         sockets.push(o);
+    }
+    if mtu + 14 > a.frame_size.get() - XDP_HEADROOM && !sg {
+        tracing::warn!(iface = %a.iface,
+            "port `{}`: af_xdp: MTU {mtu} of `{}` does not fit a frame of {} B less the kernel's {XDP_HEADROOM} B of headroom, \
+             and this kernel or driver has no multi-buffer AF_XDP (XDP_USE_SG, Linux >= 6.6): longer frames are dropped \
+             (rx_missed): raise af_xdp.frame_size or lower the MTU", s.cfg.name, a.iface, a.frame_size.0);
     }
     let zc = sockets.iter().all(|o| o.zero_copy);
     let complete_checksums = match a.complete_checksums {
@@ -180,8 +200,8 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     if complete_checksums {
         tracing::info!(iface = %a.iface, "port `{}`: af_xdp completes TCP/UDP checksums local senders left partial", s.cfg.name);
     }
-    tracing::info!(iface = %a.iface, "port `{}`: af_xdp on queues {start}..{}: XDP in {} mode, {}", s.cfg.name,
-        start + n, mode.name(), if zc { "zero copy" } else { "copy mode" });
+    tracing::info!(iface = %a.iface, "port `{}`: af_xdp on queues {start}..{}: XDP in {} mode, {}{}", s.cfg.name,
+        start + n, mode.name(), if zc { "zero copy" } else { "copy mode" }, if sg { ", multi-buffer frames" } else { "" });
     let keep: Arc<dyn Send + Sync> = Arc::new(Attached { _link: link, _prog: prog, _map: map });
     let ring = a.ring_size.0 as u32;
     let mut rx = Vec::with_capacity(n as usize);
@@ -208,6 +228,7 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
             mtu,
             iface: a.iface.clone(),
             copy: !o.zero_copy,
+            sg,
             stats: s.stats.clone(),
             keep: keep.clone(),
         };

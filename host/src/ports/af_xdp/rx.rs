@@ -3,7 +3,10 @@
 //! between the two rings of ring_size slots, so the fill ring always has room for what RX gave.
 //!
 //! Every descriptor is checked against the UMEM before it is read: address and length must lie in
-//! one frame. The socket's drop counters (XDP_STATISTICS, cumulative) are read every 100 ms and at
+//! one frame. With multi-buffer frames (`XDP_USE_SG`), a packet is the run of descriptors up to one
+//! without `XDP_PKT_CONTD`, put together in one pool buffer (as long as `pool.data_room` allows:
+//! else dropped whole, counted `rx_oversize`); a run cut by the end of what the ring holds is read
+//! again whole at the next call. The socket's drop counters (XDP_STATISTICS, cumulative) are read every 100 ms and at
 //! stop into `rx_missed` / `rx_ring_full`.
 
 use super::ring::Ring;
@@ -14,6 +17,9 @@ use crate::ports::{Rx, RxQueue};
 use crate::stats::PortStats;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
+
+/// Most descriptors of one packet: the kernel's MAX_SKB_FRAGS (17) plus its head.
+pub(super) const MAX_FRAGS: usize = 18;
 
 /// One queue's RX side.
 pub(super) struct XdpRx {
@@ -105,9 +111,90 @@ impl XdpRx {
     }
 }
 
+/// What [`XdpRx::gather`] found.
+enum Gathered {
+    /// A whole packet's descriptors, consumed up to `next`, their frames put on the fill ring up
+    /// to `refill`; the packet, unless it was refused (counted).
+    Whole { next: u32, refill: u32, pkt: Option<crate::mbuf::Pkt> },
+    /// Its last descriptor is not on the ring yet: read it whole at a later call.
+    NotYet,
+    /// No pool buffer for it.
+    NoBuffer,
+}
+
 impl XdpRx {
+    /// Marks a received packet as this queue's, and completes its checksum if asked.
+    #[inline(always)]
+    fn finish(&self, p: &mut crate::mbuf::Pkt) {
+        if self.complete_checksums {
+            self.finish_checksum(p);
+        }
+        p.meta_mut().set_input(self.port, self.queue);
+    }
+
+    /// Puts together the packet whose descriptors start at ring position `at` (multi-buffer: a run
+    /// up to one without `XDP_PKT_CONTD`, at most [`MAX_FRAGS`]) in one pool buffer; their frames
+    /// go on the fill ring from slot `refill`. A descriptor outside the UMEM, a run longer than
+    /// the kernel makes or a packet over `pool.data_room` drops the packet whole (counted).
+    #[cold]
+    #[inline(never)]
+    fn gather(&mut self, cache: &mut PoolCache, at: u32, refill: u32) -> Gathered {
+        let avail = self.fill.free(self.rx.ready(at + MAX_FRAGS as u32));
+        let frame = self.sock.umem.frame as u64;
+        let Some(mut p) = cache.alloc() else { return Gathered::NoBuffer };
+        let (mut i, mut r, mut why) = (at, refill, None);
+        loop {
+            if i == avail || i - at == MAX_FRAGS as u32 {
+                if i - at == MAX_FRAGS as u32 {
+                    // Longer than the kernel makes: not a packet; consumed so the ring moves on.
+                    why.get_or_insert("a run of descriptors longer than a packet has");
+                    break;
+                }
+                cache.free(p);
+                return Gathered::NotYet;
+            }
+            let d = self.rx.get(i);
+            i += 1;
+            match self.sock.umem.bytes(d.addr, d.len as usize) {
+                None => {
+                    why.get_or_insert("a descriptor outside the UMEM's RX frames");
+                }
+                Some(bytes) => {
+                    if why.is_none() {
+                        let fits = if i - 1 == at {
+                            p.copy_from(bytes).is_ok()
+                        } else {
+                            p.append(bytes.len()).map(|room| room.copy_from_slice(bytes)).is_ok()
+                        };
+                        if !fits {
+                            why = Some("larger than a buffer: raise pool.data_room");
+                        }
+                    }
+                    self.fill.put(r, d.addr - d.addr % frame);
+                    r += 1;
+                }
+            }
+            if d.options & libc::XDP_PKT_CONTD == 0 {
+                break;
+            }
+        }
+        let pkt = match why {
+            Some(why) => {
+                self.unfit.count(why, p.len() as u32);
+                cache.free(p);
+                None
+            }
+            None => {
+                self.finish(&mut p);
+                Some(p)
+            }
+        };
+        Gathered::Whole { next: i, refill: r, pkt }
+    }
+
     /// Completes the packet's TCP or UDP checksum when the sender's kernel left it partial
     /// (counted as `rx_csum_completed`).
+    #[inline(always)]
     fn finish_checksum(&self, p: &mut crate::mbuf::Pkt) {
         let frame = p.data_mut();
         let h = crate::wire::parse(frame);
@@ -134,6 +221,25 @@ impl RxQueue for XdpRx {
         let (mut done, mut refill) = (0, 0);
         while done < n {
             let d = self.rx.get(done);
+            if d.options & libc::XDP_PKT_CONTD != 0 {
+                // The first of several descriptors (multi-buffer): out of line, off the common path.
+                match self.gather(cache, done, refill) {
+                    Gathered::Whole { next, refill: r, pkt } => {
+                        (done, refill) = (next, r);
+                        if let Some(p) = pkt {
+                            rx.packets += 1;
+                            rx.bytes += p.len() as u64;
+                            out.push(p);
+                        }
+                        continue;
+                    }
+                    Gathered::NotYet => break,
+                    Gathered::NoBuffer => {
+                        rx.nombuf += 1;
+                        break;
+                    }
+                }
+            }
             match self.sock.umem.bytes(d.addr, d.len as usize) {
                 None => {
                     // Not a frame of the RX half: not ours to read, nor to give to the fill ring.
@@ -150,10 +256,7 @@ impl RxQueue for XdpRx {
                         cache.free(p);
                         self.unfit.count("larger than a buffer: raise pool.data_room", d.len);
                     } else {
-                        if self.complete_checksums {
-                            self.finish_checksum(&mut p);
-                        }
-                        p.meta_mut().set_input(self.port, self.queue);
+                        self.finish(&mut p);
                         rx.packets += 1;
                         rx.bytes += u64::from(d.len);
                         out.push(p);

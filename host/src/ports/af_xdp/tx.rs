@@ -8,7 +8,11 @@
 //! all or takes no more (in copy mode each call sends at most 32 frames, and stops at the first frame
 //! the device refuses). A packet the port can never send is dropped before it is posted, counted
 //! `tx_oversize`: over the interface's MTU (what the device would drop after the kernel took it,
-//! holding up the frames behind it) or over a UMEM frame. A frame the device refuses after it was
+//! holding up the frames behind it) or over a UMEM frame (without multi-buffer; with it, over the
+//! 17 frames the kernel takes for one packet). With multi-buffer (`XDP_USE_SG`) a packet longer
+//! than a frame is written into as many frames as it needs, posted as one run of descriptors
+//! (`XDP_PKT_CONTD` on all but the last), and goes only when the ring and the free frames hold
+//! all of it. A frame the device refuses after it was
 //! posted (the kernel says EBUSY) is counted `tx_error` in the burst that posted it; one found in a
 //! later call (the kernel had said "busy" and took it afterwards) is counted on the port
 //! (`tx_errors_late`), since its burst was already counted as sent.
@@ -38,6 +42,12 @@ pub(super) struct XdpTx {
     /// Whether the kernel needs a call to send (copy mode); in zero-copy mode the driver sends by
     /// itself unless the ring says it needs waking.
     copy: bool,
+    /// The longest packet the UMEM frames can carry: one frame, or with multi-buffer
+    /// (`XDP_USE_SG`) as many as the kernel takes for one packet, each a descriptor.
+    max_frames_len: usize,
+    /// Per descriptor posted by a burst that has a packet of several, the packet it belongs to
+    /// (to count a refused frame against its packet).
+    owner: Vec<u16>,
     /// Anything besides this queue alive that holds the port's XDP program attached.
     _keep: Arc<dyn Send + Sync>,
 }
@@ -53,6 +63,7 @@ pub(super) struct TxParts {
     pub mtu: usize,
     pub iface: String,
     pub copy: bool,
+    pub sg: bool,
     pub stats: Arc<PortStats>,
     pub keep: Arc<dyn Send + Sync>,
 }
@@ -65,6 +76,7 @@ impl XdpTx {
     pub(super) fn new(p: TxParts) -> XdpTx {
         let frame = p.sock.umem.frame as u64;
         let free = (p.first..p.first + p.frames).rev().map(|i| u64::from(i) * frame).collect();
+        let max_frames_len = p.sock.umem.frame * if p.sg { super::rx::MAX_FRAGS - 1 } else { 1 };
         XdpTx {
             sock: p.sock,
             tx: p.tx,
@@ -75,6 +87,8 @@ impl XdpTx {
             clock: StatsClock::new(),
             stats: p.stats,
             copy: p.copy,
+            max_frames_len,
+            owner: vec![0; p.frames as usize],
             _keep: p.keep,
         }
     }
@@ -100,11 +114,43 @@ impl XdpTx {
     #[inline(always)]
     fn fits(&self, p: &Pkt) -> bool {
         let len = p.len();
-        if len <= self.max_len && len <= self.sock.umem.frame {
+        if len <= self.max_len && len <= self.max_frames_len {
             return true;
         }
         let tagged = matches!(p.data().get(12..14), Some([0x81, 0x00] | [0x88, 0xa8]));
-        tagged && len <= self.max_len + 4 && len <= self.sock.umem.frame
+        tagged && len <= self.max_len + 4 && len <= self.max_frames_len
+    }
+
+    /// Posts `p`, longer than a frame, as a run of descriptors from ring position `at` (all but the
+    /// last marked `XDP_PKT_CONTD`), each frame's owner packet `pkt`: how many, or None (nothing
+    /// posted) when the ring or the free frames cannot hold all of it now.
+    #[cold]
+    #[inline(never)]
+    fn post_frames(&mut self, p: &Pkt, at: u32, pkt: u16) -> Option<u32> {
+        let frame = self.sock.umem.frame;
+        let need = p.len().div_ceil(frame) as u32;
+        // Ring slots after the `at` this burst already filled, and free frames, for all of it.
+        if self.tx.free(at + need) < at + need || (self.free.len() as u32) < need {
+            return None;
+        }
+        let mut taken = [0u64; super::rx::MAX_FRAGS];
+        for (k, chunk) in p.data().chunks(frame).enumerate() {
+            let addr = self.free.pop().unwrap_or(u64::MAX);
+            // SAFETY: `addr` is a TX frame off our free list: on no ring, ours alone; a chunk is at
+            // most a frame. (u64::MAX, had the list run dry against the count above, is refused.)
+            if !unsafe { self.sock.umem.write(addr, chunk) } {
+                // Cannot happen (counted above, and the list holds TX frames only): nothing posted,
+                // the frames taken go back.
+                self.free.extend(taken[..k].iter().copied().chain((addr != u64::MAX).then_some(addr)));
+                return None;
+            }
+            taken[k] = addr;
+            let options = if (k as u32) + 1 < need { libc::XDP_PKT_CONTD } else { 0 };
+            let i = at + k as u32;
+            self.tx.put(i, libc::xdp_desc { addr, len: chunk.len() as u32, options });
+            self.owner[i as usize] = pkt;
+        }
+        Some(need)
     }
 
     /// Wakes the kernel until it has taken every frame on the TX ring or takes no more. Returns
@@ -165,27 +211,47 @@ impl TxQueue for XdpTx {
         let mut slots = self.tx.free(burst.len().min(self.free.len()) as u32);
         let posted_at = self.tx.produced();
         let mut lens = [0u32; MAX_BURST];
-        let (mut posted, mut taken) = (0u32, 0);
+        // Descriptors posted, packets posted, packets taken off the burst (posted or refused).
+        let (mut posted, mut sent, mut taken) = (0u32, 0usize, 0);
+        // Whether a packet took several descriptors (then `owner` maps descriptors to packets).
+        let mut several = false;
         for p in burst.iter() {
             if !self.fits(p) {
                 refused.count(true, p.len());
                 taken += 1;
                 continue;
             }
-            if slots == 0 {
-                break;
+            if p.len() > self.sock.umem.frame {
+                // Several frames (multi-buffer): out of line, off the common path.
+                if !several {
+                    // The descriptors before this one were a packet each.
+                    for i in 0..posted {
+                        self.owner[i as usize] = i as u16;
+                    }
+                    several = true;
+                }
+                let Some(n) = self.post_frames(p, posted, sent as u16) else { break };
+                posted += n;
+                slots = slots.saturating_sub(n);
+            } else {
+                if slots == 0 {
+                    break;
+                }
+                let Some(addr) = self.free.pop() else { break };
+                // SAFETY: `addr` is a TX frame off our free list: on no ring, ours alone.
+                if !unsafe { self.sock.umem.write(addr, p.data()) } {
+                    // Not a TX frame (cannot happen: the free list holds only those); not used.
+                    break;
+                }
+                self.tx.put(posted, libc::xdp_desc { addr, len: p.len() as u32, options: 0 });
+                if several {
+                    self.owner[posted as usize] = sent as u16;
+                }
+                posted += 1;
+                slots -= 1;
             }
-            let Some(addr) = self.free.pop() else { break };
-            // SAFETY: `addr` is a TX frame off our free list: on no ring, ours alone.
-            if !unsafe { self.sock.umem.write(addr, p.data()) } {
-                // Not a TX frame (cannot happen: the free list holds only those); not used.
-                break;
-            }
-            let len = p.len() as u32;
-            self.tx.put(posted, libc::xdp_desc { addr, len, options: 0 });
-            lens[posted as usize] = len;
-            posted += 1;
-            slots -= 1;
+            lens[sent] = p.len() as u32;
+            sent += 1;
             taken += 1;
         }
         if posted > 0 {
@@ -193,8 +259,16 @@ impl TxQueue for XdpTx {
         }
         let mut errors = [0u32; MAX_BURST];
         let failed = self.push(posted_at, posted, &mut errors);
+        let mut last = None;
+        let mut lost = 0;
         for &at in &errors[..failed] {
-            refused.count(false, lens[at as usize] as usize);
+            let pkt = if several { self.owner[at as usize] } else { at as u16 };
+            // A packet of several frames refused once, however many of its frames the kernel named.
+            if last != Some(pkt) {
+                refused.count(false, lens[pkt as usize] as usize);
+                lost += 1;
+                last = Some(pkt);
+            }
         }
         if taken == burst.len() {
             cache.free_burst(burst);
@@ -203,7 +277,7 @@ impl TxQueue for XdpTx {
                 cache.free(p);
             }
         }
-        posted as usize - failed
+        sent - lost
     }
 
     /// Wakes the kernel for frames still on the TX ring (it was busy when their burst was posted).

@@ -158,7 +158,7 @@ impl Default for Offsets {
 
 /// A socket on queue `queue` of `ifindex` with the options of `a`; `copy`: the program runs in
 /// generic mode, where only copy mode works.
-pub(super) fn open(a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool) -> Result<Opened> {
+pub(super) fn open(a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool, sg: bool) -> Result<Opened> {
     let iface = &a.iface;
     // SAFETY: plain socket(2) call.
     let raw = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
@@ -198,7 +198,7 @@ pub(super) fn open(a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool) -> Result
     if a.busy_poll {
         busy_poll(raw, iface)?;
     }
-    bind(raw, a, ifindex, queue, copy)?;
+    bind(raw, a, ifindex, queue, copy, sg)?;
     let zero_copy = getopt::<u32>(raw, libc::XDP_OPTIONS).is_ok_and(|o| o & libc::XDP_OPTIONS_ZEROCOPY != 0);
     Ok(Opened { sock: Arc::new(Xsk { fd, umem }), fill, comp, rx, tx, zero_copy })
 }
@@ -246,7 +246,9 @@ fn busy_poll(fd: libc::c_int, iface: &str) -> Result<()> {
     Ok(())
 }
 
-fn bind(fd: libc::c_int, a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool) -> Result<()> {
+/// Binds the socket; `sg`: multi-buffer (`XDP_USE_SG`: a frame longer than a UMEM frame comes, and
+/// goes, as several descriptors).
+fn bind(fd: libc::c_int, a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool, sg: bool) -> Result<()> {
     let iface = &a.iface;
     let mode = match (a.zero_copy, copy) {
         (ZeroCopy::Off, _) | (ZeroCopy::Auto, true) => libc::XDP_COPY,
@@ -255,7 +257,7 @@ fn bind(fd: libc::c_int, a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool) -> 
     };
     let sxdp = libc::sockaddr_xdp {
         sxdp_family: libc::AF_XDP as u16,
-        sxdp_flags: libc::XDP_USE_NEED_WAKEUP | mode,
+        sxdp_flags: libc::XDP_USE_NEED_WAKEUP | mode | if sg { libc::XDP_USE_SG } else { 0 },
         sxdp_ifindex: ifindex,
         sxdp_queue_id: queue,
         sxdp_shared_umem_fd: 0,

@@ -1,0 +1,15 @@
+# Sourced by the af_xdp loop scripts: ONE veth pair in the root namespace, ends `$a` and `$b`
+# (named from PREFIX and the script's pid), IPv6 off, up; a temp folder `$tmp`; both removed at
+# exit. usage: . bench/veth-loop.sh PREFIX
+a=$1$$a
+b=$1$$b
+a=${a:0:15}
+b=${b:0:15}
+tmp=$(mktemp -d)
+cleanup() { ip link del "$a" 2>/dev/null || true; rm -rf "$tmp"; }
+trap cleanup EXIT
+ip link add "$a" type veth peer name "$b"
+for i in "$a" "$b"; do
+  sysctl -q -w "net.ipv6.conf.$i.disable_ipv6=1" || true
+  ip link set "$i" up
+done
