@@ -9,13 +9,21 @@
 #
 # usage: bench/instructions.sh [SECONDS=1] [PATH_FILTER]     (needs valgrind: apt-get install valgrind)
 #        bench/instructions.sh --plugin FILE.wasm [--params K=V,...] [--native ENGINE] [SECONDS=1]
+#        bench/instructions.sh --check BASELINE [SECONDS=1]
+#        bench/instructions.sh --bless BASELINE [SECONDS=1]
+# --check measures the guarded paths (native io, macswap and 5tswap, the per-burst and sticky
+# plugin paths, the 1.0 module, each example plugin) and fails when any costs more than 1% over
+# the committed BASELINE (bench/instructions-baseline.txt; scripts/test.sh runs it); --bless writes
+# BASELINE from this machine, in a commit that says why the figures moved.
 # The second form measures your plugin as `wasmdp bench --plugin` does: on both ports, against io
 # on the same ports and frames and, with --native, against that engine. A packet the plugin drops
 # counts as handled (its cost is per packet received).
 set -euo pipefail
-user="" params="" native=""
+user="" params="" native="" check="" bless=""
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
+    --check) check=${2:?--check needs a baseline file}; shift 2 ;;
+    --bless) bless=${2:?--bless needs a baseline file}; shift 2 ;;
     --plugin) user=$(realpath "${2:?--plugin needs a file}"); shift 2 ;;
     --params) params=${2?--params needs K=V,...}; shift 2 ;;
     --native) native=${2:?--native needs an engine}; shift 2 ;;
@@ -55,7 +63,9 @@ v0=", vxlan: {vni: 42, local_ip: 192.0.2.1, remote_ip: 192.0.2.2}"
 v1=", vxlan: {vni: 42, local_ip: 192.0.2.2, remote_ip: 192.0.2.1}"
 config io io "" ""
 config macswap macswap "" ""
+config 5tswap 5tswap "" ""
 config plugin macswap "$(pol static_policy 'engine: macswap')" "$(pol static_policy 'engine: macswap')"
+config plugin_sticky macswap "$(pol static_policy 'engine: macswap, sticky: true')" "$(pol static_policy 'engine: macswap, sticky: true')"
 # The same plugin as the released 1.0 SDK built it (it calls run_engine back every burst).
 plugins10="$PWD/host/tests/data/abi-1.0"
 pol10=", policy: {plugin: $plugins10/static_policy.wasm, params: {engine: macswap}, on_failure: fail_closed, limits: {deadline_us: 1000000}}"
@@ -138,7 +148,61 @@ if reasons:
 print('%.2f' % (ir / (t['tx_packets'] + t['dropped'])))
 PY
 )
+  simd_of[$1]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['simd'])" "$tmp/$1.json")
 }
+declare -A simd_of
+if [[ -n "$check$bless" ]]; then
+  # The guard: these paths, against the baseline, each at most 1% dearer.
+  guard=(io macswap 5tswap plugin plugin_sticky plugin_1_0 chain1 wasm_macswap acl acl_pass dnat dscp_remark \
+    l4_lb ratelimit firewall vxlan_decap_wasm vxlan_encap_wasm acl_c acl_zig acl_as)
+  for path in "${guard[@]}"; do measure "$path"; done
+  simd=${simd_of[io]}
+  if [[ -n "$bless" ]]; then
+    {
+      echo "# bench/instructions.sh --check: instructions per packet of each guarded path, 1% allowed."
+      echo "# Written by --bless; change it only in a commit that says why the figures moved."
+      echo "simd $simd"
+      for path in "${guard[@]}"; do echo "$path ${ipp[$path]}"; done
+    } >"$bless"
+    echo "wrote $bless"
+    exit 0
+  fi
+  python3 - "$check" "$simd" $(for p in "${guard[@]}"; do echo "$p=${ipp[$p]}"; done) <<'PY'
+import sys
+base_file, simd = sys.argv[1], sys.argv[2]
+now = dict(a.split('=', 1) for a in sys.argv[3:])
+base, base_simd = {}, None
+for line in open(base_file):
+    if line.startswith('#') or not line.strip():
+        continue
+    k, v = line.split()
+    if k == 'simd':
+        base_simd = v
+    else:
+        base[k] = float(v)
+if base_simd != simd:
+    sys.exit(f"{base_file} was measured with the {base_simd} kernels and this machine runs {simd}: "
+             "the counts do not compare; bless a baseline on this kind of machine")
+bad = []
+print('%-20s %10s %10s %8s' % ('path', 'baseline', 'now', 'change'))
+for k, b in base.items():
+    if k not in now:
+        bad.append(f"{k}: in the baseline, not measured")
+        continue
+    n = float(now[k])
+    change = (n - b) / b * 100
+    print('%-20s %10.2f %10.2f %+7.2f%%%s' % (k, b, n, change, '  <-- over 1%' if change > 1 else ''))
+    if change > 1:
+        bad.append(f"{k}: {b:.2f} -> {n:.2f} ({change:+.2f}%)")
+for k in now:
+    if k not in base:
+        bad.append(f"{k}: measured, not in the baseline (bless it)")
+if bad:
+    sys.exit("instructions per packet over the baseline's 1%:\n  " + "\n  ".join(bad))
+print('every guarded path within 1% of', base_file)
+PY
+  exit $?
+fi
 printf '%-24s %12s  %s\n' path instr/pkt "ratio to baseline (baseline)"
 rows=(io:)
 if [[ -n "$user" ]]; then

@@ -14,6 +14,7 @@ command -v ethtool >/dev/null || need_apt+=(ethtool)     # offloads of the netns
 command -v sysctl >/dev/null || need_apt+=(procps)       # the netns tests turn IPv6 off on root-side veths
 command -v promtool >/dev/null || need_apt+=(prometheus)   # promtool checks the /metrics output
 command -v tshark >/dev/null || need_apt+=(tshark)         # reads the captures of `wasmdp ctl capture`
+command -v valgrind >/dev/null || need_apt+=(valgrind)     # the instruction-count guard (bench/instructions.sh --check)
 # libpcap compiles capture filters (the `pcap` crate links it: needed to build the host)
 [ -e /usr/include/pcap/pcap.h ] || need_apt+=(libpcap-dev)
 # The C example policy: clang and wasm-ld (lld); Zig comes from PyPI (below), through pip.

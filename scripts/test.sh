@@ -57,6 +57,10 @@ assert set(acl) == {"wasm", "io"} and acl["wasm"]["ratio_to_io"] is not None, ac
 assert acl["wasm"]["mpps"] > 0, "an ACL dropping every frame is measured at the rate it decides"
 print("bench --plugin JSON ok")
 PY
+step "instructions per packet against the committed baseline (callgrind; a path over 1% fails)"
+# The release build the benchmarks measure; the counts repeat within 0.05% (valgrind shows the
+# AVX2 kernels on any AVX2 machine), so a 1% move is a change, not noise.
+bench/instructions.sh --check bench/instructions-baseline.txt 1
 step "wasmdp bench memcpy (a short run: checks it completes)"
 RUST_LOG=warn "$wasmdp" bench memcpy --iters 200 --json "$out/memcpy.json" >/dev/null
 python3 - "$out/bench.json" <<'PY'
