@@ -20,11 +20,7 @@ command -v valgrind >/dev/null || { echo "valgrind is needed: apt-get install va
 . bench/veth-loop.sh wdpi
 measure() {
   local driver=$1 opts
-  if [ "$driver" = af_xdp ]; then
-    opts="af_xdp: {iface: IFACE, mode: $mode${XDP_OPTS:+, $XDP_OPTS}}"
-  else
-    opts="af_packet: {iface: IFACE, block_size: 16384, block_count: 256}"
-  fi
+  opts=$(port_opts "$driver")
   cat >"$tmp/cfg.yaml" <<YAML
 lcores: [$(($(nproc) - 1))]
 engine: io

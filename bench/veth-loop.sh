@@ -1,6 +1,7 @@
 # Sourced by the af_xdp loop scripts: ONE veth pair in the root namespace, ends `$a` and `$b`
 # (named from PREFIX and the script's pid), IPv6 off, up; a temp folder `$tmp`; both removed at
-# exit. usage: . bench/veth-loop.sh PREFIX
+# exit; `port_opts DRIVER` prints a port's driver options for the loop (IFACE to be replaced; af_xdp
+# in `$mode`, with `$XDP_OPTS` when set). usage: . bench/veth-loop.sh PREFIX
 a=$1$$a
 b=$1$$b
 a=${a:0:15}
@@ -13,3 +14,10 @@ for i in "$a" "$b"; do
   sysctl -q -w "net.ipv6.conf.$i.disable_ipv6=1" || true
   ip link set "$i" up
 done
+port_opts() {
+  if [ "$1" = af_xdp ]; then
+    echo "af_xdp: {iface: IFACE, mode: $mode${XDP_OPTS:+, $XDP_OPTS}}"
+  else
+    echo "af_packet: {iface: IFACE, block_size: 16384, block_count: 256}"
+  fi
+}

@@ -54,11 +54,7 @@ measure() {
 
 wasmdp_run() {
   local driver=$1 opts
-  if [ "$driver" = af_xdp ]; then
-    opts="af_xdp: {iface: IFACE, mode: $mode}"
-  else
-    opts="af_packet: {iface: IFACE, block_size: 16384, block_count: 256}"
-  fi
+  opts=$(port_opts "$driver")
   cat >"$tmp/cfg.yaml" <<YAML
 lcores: [$fwd]
 engine: io

@@ -186,9 +186,7 @@ fn a_reload_into_a_failing_plugin_follows_its_failure_policy_with_backoff() {
 fn a_plugin_file_replaced_by_a_device_or_a_fifo_is_refused_at_reload_without_reading_it() {
     // Once: a symlink to /dev/zero was read at reload until the OOM killer came, and a FIFO hung
     // the control thread (and every reload after it).
-    let dir = std::env::temp_dir().join(format!("wasmdp-reload-files-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::live::fresh_dir("reload-files");
     let plugin = dir.join("policy.wasm");
     std::fs::copy(plugin_path("static_policy"), &plugin).unwrap();
     let path = dir.join("config.yaml");
@@ -311,9 +309,7 @@ fn a_configmap_update_swapping_the_data_link_is_applied_exactly_once() {
 /// a change of the config: its events must not keep the debounce from ever ending.
 #[test]
 fn a_file_written_all_the_time_beside_the_config_does_not_hold_reloads_back() {
-    let dir = std::env::temp_dir().join(format!("wasmdp-busy-folder-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = common::live::fresh_dir("busy-folder");
     let path = dir.join("config.yaml");
     let yaml = |engine: &str| {
         format!(
