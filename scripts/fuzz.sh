@@ -27,8 +27,10 @@ flags=(
 export WASMDP_FUZZ_RUSTFLAGS="${flags[*]}"
 export RUSTC_WRAPPER="$root/scripts/fuzz-rustc.sh"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$root/target}"
-if grep -q '^\[profile\.dev\]' "$root/Cargo.toml"; then
-  echo "Cargo.toml has a [profile.dev]: give fuzz/Cargo.toml the same, or every dependency is built twice" >&2
+# The `[profile.dev]` section (up to the next section) of a manifest.
+dev_profile() { awk '/^\[/ { on = ($0 == "[profile.dev]") } on && NF' "$1"; }
+if [ "$(dev_profile "$root/Cargo.toml")" != "$(dev_profile "$root/fuzz/Cargo.toml")" ]; then
+  echo "Cargo.toml and fuzz/Cargo.toml differ in [profile.dev]: make them equal, or every dependency is built twice" >&2
   exit 1
 fi
 cp "$root/Cargo.lock" "$root/fuzz/Cargo.lock"
