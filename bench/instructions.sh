@@ -9,6 +9,7 @@
 #
 # usage: bench/instructions.sh [SECONDS=1] [PATH_FILTER]     (needs valgrind: apt-get install valgrind)
 #        bench/instructions.sh --plugin FILE.wasm [--params K=V,...] [--native ENGINE] [SECONDS=1]
+#        bench/instructions.sh --paths "PATH..." [SECONDS=1]      (these paths exactly: "path instr/pkt" rows)
 #        bench/instructions.sh --check BASELINE [SECONDS=1]
 #        bench/instructions.sh --bless BASELINE [SECONDS=1]
 # --check measures the guarded paths (native io, macswap and 5tswap, the per-burst and sticky
@@ -19,7 +20,7 @@
 # on the same ports and frames and, with --native, against that engine. A packet the plugin drops
 # counts as handled (its cost is per packet received).
 set -euo pipefail
-user="" params="" native="" check="" bless=""
+user="" params="" native="" check="" bless="" only=""
 while [[ "${1:-}" == --* ]]; do
   case "$1" in
     --check) check=${2:?--check needs a baseline file}; shift 2 ;;
@@ -27,6 +28,7 @@ while [[ "${1:-}" == --* ]]; do
     --plugin) user=$(realpath "${2:?--plugin needs a file}"); shift 2 ;;
     --params) params=${2?--params needs K=V,...}; shift 2 ;;
     --native) native=${2:?--native needs an engine}; shift 2 ;;
+    --paths) only=${2:?--paths needs path names}; shift 2 ;;
     *) echo "unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -151,6 +153,14 @@ PY
   simd_of[$1]=$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['simd'])" "$tmp/$1.json")
 }
 declare -A simd_of
+if [[ -n "$only" ]]; then
+  for path in $only; do
+    [[ -f "$tmp/$path.yaml" ]] || { echo "--paths: no path \`$path\` here" >&2; exit 2; }
+    measure "$path"
+    echo "$path ${ipp[$path]}"
+  done
+  exit 0
+fi
 if [[ -n "$check$bless" ]]; then
   # The guard: these paths, against the baseline, each at most 1% dearer.
   guard=(io macswap 5tswap plugin plugin_sticky plugin_1_0 chain1 wasm_macswap acl acl_pass dnat dscp_remark \

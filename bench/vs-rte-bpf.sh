@@ -12,14 +12,9 @@
 #    bench/bpf/check.py's reference (checksums computed again in full); and, with tshark, the IPv4,
 #    UDP and TCP checksums of dnat's output validated. Any difference stops the script.
 # 2. instructions per packet under valgrind's callgrind: the instructions of testpmd's forwarding
-#    lcore thread (run_pkt_fwd_on_lcore from launch to stop; the JIT code runs in it, called from
-#    the ethdev RX callback) over the packets handled, RX less TX-dropped (sent, or dropped by the
-#    program). testpmd is stripped in Debian, so the thread is counted rather than a function:
-#    --separate-threads=yes, the busiest thread other than the main one (the EAL launch loop around
-#    the forwarding function adds ~50k instructions in all). TESTPMD_TOGGLE=FUNCTION also toggles
-#    collection on the forwarding function: run_pkt_fwd_on_lcore in a testpmd with symbols;
-#    '0x0000000000084e10', its offset as callgrind names it, in Debian's 22.11.11 build (the same
-#    count to 0.01 instruction a packet).
+#    lcore thread (the JIT code runs in it, called from the ethdev RX callback) over the packets
+#    handled, RX less TX-dropped (sent, or dropped by the program): bench/testpmd.sh's
+#    testpmd_callgrind_ipp, which says how the thread is found (TESTPMD_TOGGLE there too).
 # 3. Mpps: ROUNDS rounds of SECONDS seconds per program, in turn, as median (min-max) of the
 #    packets handled per second (bench/testpmd.sh with TESTPMD_COUNT=handled), and interleaved with
 #    each testpmd run, wasmdp doing the same work: two null ports of the same 64 B template, the
@@ -120,43 +115,8 @@ done
 # 2. Instructions per packet handled, in the forwarding lcore thread.
 declare -A ipp
 callgrind_ipp() { # program
-  local log=$tmp/cg-$1.log out=$tmp/cg-$1.out
-  local toggle=()
-  [ -n "${TESTPMD_TOGGLE:-}" ] && toggle=(--toggle-collect="$TESTPMD_TOGGLE")
-  # --fair-sched: else the spinning forwarding thread starves the main one (it could not stop it).
-  valgrind --tool=callgrind --fair-sched=yes --separate-threads=yes --callgrind-out-file="$out" "${toggle[@]}" \
-    dpdk-testpmd "${eal[@]}" "${loop_ports[@]}" -- "${app[@]}" $(load "$1") >"$log" 2>&1 &
-  local pid=$! waited=0
-  until grep -q "forwards packets on" "$log" 2>/dev/null; do
-    kill -0 $pid 2>/dev/null || { echo "valgrind dpdk-testpmd exited early:" >&2; tail -5 "$log" >&2; exit 1; }
-    sleep 0.1; waited=$((waited + 1))
-    [ $waited -lt 3000 ] || { kill -INT $pid; echo "testpmd under valgrind did not start in 300 s" >&2; exit 1; }
-  done
-  sleep "$cg_secs"
-  kill -INT $pid
-  waited=0   # stopping under valgrind takes about 15 s; SIGINT again every 10 s, at most 2 minutes
-  while kill -0 $pid 2>/dev/null; do
-    sleep 0.1; waited=$((waited + 1))
-    [ $((waited % 100)) != 0 ] || kill -INT $pid
-    [ $waited -lt 1200 ] || { kill -KILL $pid; echo "testpmd under valgrind did not stop" >&2; exit 1; }
-  done
-  wait $pid || true
-  [ "$1" = io ] || loaded "$log"
-  python3 - "$out" "$log" <<'PY'
-import glob, re, sys
-out, log = sys.argv[1:3]
-tot = {}
-for f in glob.glob(out + '-*'):
-    for line in open(f):
-        if line.startswith('totals:'):
-            tot[f] = int(line.split()[1])
-main = out + '-01'
-worker = max((f for f in tot if f != main), key=tot.get)
-text = open(log).read().split('Accumulated forward statistics')[-1]
-rx = int(re.search(r'RX-packets:\s+(\d+)', text).group(1))
-txd = int(re.search(r'TX-dropped:\s+(\d+)', text).group(1))
-print('%.2f %d %d' % (tot[worker] / (rx - txd), tot[worker], rx - txd))
-PY
+  testpmd_callgrind_ipp "$tmp/cg-$1.out" "$tmp/cg-$1.log" "${eal[@]}" "${loop_ports[@]}" -- "${app[@]}" $(load "$1")
+  [ "$1" = io ] || loaded "$tmp/cg-$1.log"
 }
 if [ "$callgrind" = 1 ]; then
   for p in $programs; do
