@@ -1,10 +1,8 @@
 //! `macswap`: swaps source and destination MAC (testpmd macswap), four packets at a time with the
-//! variant's kernel: mark offloads, then load four headers, shuffle, store; prefetching the next
-//! four.
+//! variant's kernel, prefetching the next four.
 
-use super::{prefetch_pkt, EngineDesc, FwdCtx};
+use super::{mark_all, prefetch_quad, EngineDesc, FwdCtx};
 use crate::mbuf::{Burst, Pkt};
-use crate::offload;
 use crate::simd::Kernel;
 
 /// The engine entry.
@@ -17,70 +15,49 @@ pub const ENGINE: EngineDesc = EngineDesc {
     run: crate::per_simd!(run),
 };
 
-/// A kernel may load and store 16 bytes from the data start; frames need 14 to have MACs at all.
-#[inline(always)]
-fn swappable(p: &Pkt) -> bool {
-    p.len() >= 14 && p.len() + p.tailroom() >= 16
-}
-
 fn run<K: Kernel>(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
-    let tx = ctx.tx;
-    let n = burst.len();
-    let mut i = 0;
-    while i + 4 <= n {
-        for j in 4..8 {
-            prefetch_pkt(burst, i + j);
-        }
-        let quad = &mut burst[i..i + 4];
-        if quad.iter().all(swappable) {
-            // Marked here, not between the kernel's loads and stores: `tx` stays in registers (a
-            // closure handed to the kernel's out-of-line body takes its address, and every packet's
-            // stores then reload it), and with no offloads the marking is a few stores a packet.
-            for p in quad.iter_mut() {
-                offload::mark(p, &tx);
-            }
-            let frames = [quad[0].data_ptr(), quad[1].data_ptr(), quad[2].data_ptr(), quad[3].data_ptr()];
-            // SAFETY: each frame has 16 valid bytes (checked by `swappable`), the four buffers are
-            // distinct packets, and K was resolved against this CPU at start.
-            unsafe { K::macswap4(frames) };
-        } else {
-            quad.iter_mut().for_each(|p| one::<K>(p, &tx));
-        }
-        i += 4;
-    }
-    for p in &mut burst[i..] {
-        one::<K>(p, &tx);
-    }
-}
-
-#[inline(always)]
-fn one<K: Kernel>(p: &mut Pkt, tx: &offload::TxOffloads) {
-    offload::mark(p, tx);
-    if swappable(p) {
-        // SAFETY: 16 valid bytes (checked), K resolved against this CPU at start.
-        unsafe { K::macswap1(p.data_ptr()) };
-    }
+    // The TX port's offloads, as every engine marks them (nothing to do when it has none); the MAC
+    // swap does not change the header lengths the marking records.
+    mark_all(ctx, burst);
+    swap_only::<K>(burst);
 }
 
 /// The kernel alone, without offload marking, per variant: the `macswap` host function of plugins.
 pub(crate) const SWAP_ONLY: crate::simd::PerSimd<fn(&mut [Pkt])> = crate::per_simd!(swap_only);
 
 fn swap_only<K: Kernel>(pkts: &mut [Pkt]) {
-    let mut quads = pkts.chunks_exact_mut(4);
-    for quad in &mut quads {
-        if quad.iter().all(swappable) {
+    // SAFETY: K was resolved against this CPU at start (it is reached through `PerSimd::get`).
+    unsafe { K::scope(|| swap::<K>(pkts)) }
+}
+
+/// The loop, inlined into [`Kernel::scope`]'s function so that the kernel is inlined into it.
+#[inline(always)]
+fn swap<K: Kernel>(pkts: &mut [Pkt]) {
+    let n = pkts.len();
+    let mut i = 0;
+    while i + 4 <= n {
+        prefetch_quad(pkts, i + 4);
+        let quad = &mut pkts[i..i + 4];
+        // Any real Ethernet frame has 16 bytes or more: then the kernel's 16-byte loads and stores
+        // stay inside the frame, with one length test a packet. Shorter frames take `one`.
+        if quad.iter().all(|p| p.len() >= 16) {
             let frames = [quad[0].data_ptr(), quad[1].data_ptr(), quad[2].data_ptr(), quad[3].data_ptr()];
-            // SAFETY: as in `run`: 16 valid bytes each, distinct packets, K resolved at start.
+            // SAFETY: each frame has 16 valid bytes (its length), the four buffers are distinct
+            // packets, and K was resolved against this CPU at start.
             unsafe { K::macswap4(frames) };
         } else {
-            quad.iter_mut().filter(|p| swappable(p)).for_each(|p| {
-                // SAFETY: 16 valid bytes (checked), K resolved at start.
-                unsafe { K::macswap1(p.data_ptr()) }
-            });
+            quad.iter_mut().for_each(one::<K>);
         }
+        i += 4;
     }
-    for p in quads.into_remainder().iter_mut().filter(|p| swappable(p)) {
-        // SAFETY: 16 valid bytes (checked), K resolved at start.
+    pkts[i..].iter_mut().for_each(one::<K>);
+}
+
+/// One frame: swapped when it has MACs (14 bytes) and the kernel's 16 bytes fit in its buffer.
+#[inline(always)]
+fn one<K: Kernel>(p: &mut Pkt) {
+    if p.len() >= 14 && p.len() + p.tailroom() >= 16 {
+        // SAFETY: 16 valid bytes (checked), K resolved against this CPU at start.
         unsafe { K::macswap1(p.data_ptr()) };
     }
 }

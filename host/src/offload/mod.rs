@@ -47,7 +47,9 @@ pub fn names(flags: u64) -> Vec<&'static str> {
 /// Marks one packet for transmission with `tx`: keeps only the buffer-attachment flags, adds the
 /// port's TX flags and VLAN TCIs, and, when the port asks for offloads (which need them), sets
 /// l2/l3/l4 lengths from the packet's actual headers (tags, IPv4 IHL, IPv6) instead of testpmd's fixed
-/// 14/20. Without offloads the header walk is skipped and the lengths are left at 0 (unknown).
+/// 14/20. Without offloads the header walk is skipped and the lengths are left at 0 (unknown), and
+/// so are the TCIs: they are read only under the VLAN and QinQ flags (testpmd's `vlan_qinq_set`
+/// writes them only then too).
 #[inline(always)]
 pub fn mark(p: &mut Pkt, tx: &TxOffloads) {
     let h = if tx.flags == 0 { wire::Headers::default() } else { wire::parse(p.data()) };
@@ -59,7 +61,7 @@ pub fn mark(p: &mut Pkt, tx: &TxOffloads) {
 pub fn mark_with(p: &mut Pkt, tx: &TxOffloads, h: &wire::Headers) {
     let keep = p.meta().ol_flags & flags::ATTACH_MASK;
     if tx.flags == 0 {
-        p.meta_mut().set_ol_flags(keep).set_vlan(tx.vlan_tci, tx.vlan_tci_outer);
+        p.meta_mut().set_ol_flags(keep);
         return;
     }
     let l3_flag = match h.l3 {

@@ -46,10 +46,10 @@ impl RxQueue for NullRx {
         if !cache.alloc_bulk(out, max) {
             return Rx { packets: 0, bytes: 0, nombuf: max };
         }
-        for p in &mut out[start..] {
-            self.template.fill(p, &mut self.flow);
-            p.meta_mut().set_input(self.port, self.queue);
-        }
+        let (port, queue) = (self.port, self.queue);
+        self.template.fill_burst(&mut out[start..], &mut self.flow, |p| {
+            p.meta_mut().set_input(port, queue);
+        });
         Rx { packets: max, bytes: (max * self.template.len()) as u64, nombuf: 0 }
     }
 }

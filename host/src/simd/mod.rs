@@ -180,6 +180,15 @@ pub trait Kernel: 'static {
     /// `src` valid for reads of `n` bytes, `dst` for writes of `n` bytes, no overlap, and the CPU
     /// supports the variant.
     unsafe fn memcpy(dst: *mut u8, src: *const u8, n: usize);
+
+    /// Runs `f` inside a function compiled for the variant's instructions. The kernels are
+    /// `#[target_feature]` functions, which the compiler inlines only into code compiled with the
+    /// same features: a loop run through `scope` has them inlined (no call, no frame pointers
+    /// spilled to the stack per group of packets), a loop outside calls them out of line.
+    ///
+    /// # Safety
+    /// The CPU supports the variant.
+    unsafe fn scope<R>(f: impl FnOnce() -> R) -> R;
 }
 
 /// One value per kernel variant: typically a function instantiated for each. The values are reached

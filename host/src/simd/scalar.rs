@@ -32,6 +32,11 @@ impl Kernel for Scalar {
         // SAFETY: forwarded contract.
         unsafe { core::ptr::copy_nonoverlapping(src, dst, n) }
     }
+
+    #[inline(always)]
+    unsafe fn scope<R>(f: impl FnOnce() -> R) -> R {
+        f()
+    }
 }
 
 /// Byte-at-a-time copy: the obviously-correct reference the tests compare every memcpy against.

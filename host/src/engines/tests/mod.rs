@@ -139,6 +139,29 @@ fn macswap_swaps_every_frame_with_macs_and_leaves_the_rest() {
 }
 
 #[test]
+fn macswap_swaps_frames_of_14_and_15_bytes_among_full_ones_in_every_group_of_four() {
+    // The four-frame path takes groups whose frames all have 16 bytes; a group with a shorter
+    // frame, wherever it is in the group, goes one frame at a time, and so does the last partial group.
+    let full = crate::wire::build_udp(&spec(64, None));
+    let short = |n: u8| (0..n).map(|i| i.wrapping_mul(17)).collect::<Vec<u8>>();
+    for simd in Simd::supported() {
+        for at in 0..4 {
+            for len in [14, 15, 16] {
+                let mut frames = vec![full.clone(); 9];
+                frames[4 + at] = short(len);
+                let mut b = Bench::new();
+                let mut burst = b.burst(&frames);
+                b.run("macswap", simd, TxOffloads::default(), &mut burst);
+                let out = b.finish(burst);
+                for (i, (o, f)) in out.iter().zip(&frames).enumerate() {
+                    assert_eq!(o, &swapped(f), "{simd}: frame {i} of {} bytes", f.len());
+                }
+            }
+        }
+    }
+}
+
+#[test]
 fn macswap_marks_offloads_with_lengths_from_the_headers() {
     let mut b = Bench::new();
     let frames = vec![crate::wire::build_udp(&spec(64, Some(5))); 5];

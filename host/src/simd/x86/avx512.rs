@@ -55,3 +55,14 @@ pub(super) unsafe fn macswap1(frame: *mut u8) {
     // SAFETY: the caller guarantees 16 writable bytes at `frame`.
     unsafe { _mm_storeu_si128(frame.cast::<__m128i>(), v) }
 }
+
+/// Calls `f` in a function compiled with this variant's features, so that the kernels inline into it
+/// ([`Kernel::scope`](crate::simd::Kernel::scope)).
+///
+/// # Safety
+/// The CPU has the features.
+#[inline]
+#[target_feature(enable = "avx512f,avx512bw")]
+pub(super) unsafe fn scope<R>(f: impl FnOnce() -> R) -> R {
+    f()
+}

@@ -51,6 +51,12 @@ impl Kernel for Sse {
         // SAFETY: forwarded contract (ranges valid, disjoint; SSE2 is x86-64 baseline).
         unsafe { memcpy_sse::memcpy(dst, src, n) }
     }
+
+    #[inline(always)]
+    unsafe fn scope<R>(f: impl FnOnce() -> R) -> R {
+        // SAFETY: forwarded contract (the CPU has the variant's features).
+        unsafe { sse::scope(f) }
+    }
 }
 
 /// AVX2: 32-byte vectors.
@@ -77,6 +83,12 @@ impl Kernel for Avx2 {
         // SAFETY: forwarded contract (ranges valid, disjoint, AVX2 present).
         unsafe { memcpy_avx2::memcpy(dst, src, n) }
     }
+
+    #[inline(always)]
+    unsafe fn scope<R>(f: impl FnOnce() -> R) -> R {
+        // SAFETY: forwarded contract (the CPU has the variant's features).
+        unsafe { avx2::scope(f) }
+    }
 }
 
 /// AVX-512 (F + BW): 64-byte vectors.
@@ -102,5 +114,11 @@ impl Kernel for Avx512 {
     unsafe fn memcpy(dst: *mut u8, src: *const u8, n: usize) {
         // SAFETY: forwarded contract (ranges valid, disjoint, AVX-512 F present).
         unsafe { memcpy_avx512::memcpy(dst, src, n) }
+    }
+
+    #[inline(always)]
+    unsafe fn scope<R>(f: impl FnOnce() -> R) -> R {
+        // SAFETY: forwarded contract (the CPU has the variant's features).
+        unsafe { avx512::scope(f) }
     }
 }
