@@ -251,7 +251,10 @@ fn a_trap_in_the_version_export_says_what_happened() {
         "max_failures: 1",
     ));
     assert!(e.contains("wasmdp_abi_version trapped: deadline exceeded"), "{e}");
-    assert!(t.elapsed() < Duration::from_secs(3));
+    // Uncut, the loop never ends: the bound only tells "cut by the deadline" from "never", with
+    // room for compiling the module on a loaded machine (3 s was once exceeded with a build running
+    // beside the tests on two cores).
+    assert!(t.elapsed() < Duration::from_secs(30), "took {:?}", t.elapsed());
 }
 
 #[test]

@@ -138,10 +138,13 @@ impl Pkt {
         // SAFETY: data_off moves back by at most data_off and data_len grows by the same amount, so
         // data_off + data_len is unchanged and the invariant holds; unique ownership via `&mut self`.
         let m = unsafe { &mut self.0.as_mut().meta };
+        let len = usize::from(m.data_len) + n;
         m.data_off -= n as u16;
-        m.data_len += n as u16;
+        m.data_len = len as u16;
         m.pkt_len += n as u32;
-        Ok(self.data_mut())
+        // SAFETY: the `len` bytes from the new data start are the packet's data (as `data_mut`);
+        // computed from the old length, so the compiler knows the slice holds at least `n` bytes.
+        Ok(unsafe { std::slice::from_raw_parts_mut(self.data_ptr(), len) })
     }
 
     /// Strips `n` bytes from the front of the packet; they become headroom (DPDK's
