@@ -1,7 +1,7 @@
 //! A stream: (rx port, rx queue) -> engine -> (tx port, tx queue), with its burst and counters.
 
 use crate::engines::{EngineFn, FwdCtx};
-use crate::mbuf::{Burst, PoolCache};
+use crate::mbuf::{Burst, Marks, PoolCache};
 use crate::offload::{self, TxOffloads};
 use crate::ports::{RxQueue, Template, TxQueue, TxRefused};
 use crate::stats::{Drops, Flow, StreamCounters, StreamInfo};
@@ -317,18 +317,8 @@ impl Stream {
     /// counting) packets where that is impossible. One pass over the burst.
     #[inline(always)]
     fn prepare_tx(&mut self, cache: &mut PoolCache, drops: &mut Drops) -> u64 {
-        let mut bytes = 0;
-        let mut i = 0;
-        while i < self.burst.len() {
-            let p = &mut self.burst[i];
-            if self.p.offloads.software && offload::apply_sw(p, self.p.offloads).is_err() {
-                cache.free(self.burst.remove(i));
-                drops.offload += 1;
-                continue;
-            }
-            bytes += p.len() as u64;
-            i += 1;
-        }
+        let (bytes, refused) = prepare(&mut self.burst, self.p.offloads, cache);
+        drops.offload += refused;
         bytes
     }
 
@@ -455,5 +445,64 @@ fn spin_for(d: Duration) {
     let until = Instant::now() + d;
     while Instant::now() < until {
         std::hint::spin_loop();
+    }
+}
+
+/// [`Stream::prepare_tx`]'s pass: the bytes of the packets to send and, on a software port, their
+/// TX offloads carried out; the packets whose offloads cannot be are removed (the others keep their
+/// order), freed and counted. Returns the bytes and how many were removed.
+#[inline(always)]
+fn prepare(burst: &mut Burst, caps: offload::Caps, cache: &mut PoolCache) -> (u64, u64) {
+    if !caps.software {
+        return (burst.iter().map(|p| p.len() as u64).sum(), 0);
+    }
+    // The refused packets marked, and removed after the pass: the pass itself is then a loop over a
+    // slice, with the port's capabilities and the running sum in registers rather than reloaded
+    // around a removal that almost never happens.
+    let (mut bytes, mut refused, mut n) = (0, Marks::default(), 0);
+    for (i, p) in burst.iter_mut().enumerate() {
+        if offload::apply_sw(p, caps).is_err() {
+            refused.set(i);
+            n += 1;
+        } else {
+            bytes += p.len() as u64;
+        }
+    }
+    if n != 0 {
+        burst.remove_marked(&refused, |p| cache.free(p));
+    }
+    (bytes, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mbuf::{flags, Pool, PoolConfig};
+
+    #[test]
+    fn packets_whose_offloads_cannot_be_done_are_removed_counted_and_the_rest_keep_order_and_bytes() {
+        let pool = Pool::new(PoolConfig { size: 16, cache_size: 4, ..Default::default() }).unwrap();
+        let mut cache = pool.cache();
+        let mut burst = Burst::new();
+        for len in 20..28 {
+            let mut p = cache.alloc().unwrap();
+            p.copy_from(&vec![len as u8; len]).unwrap();
+            if len == 21 || len == 24 || len == 27 {
+                // MACsec asked of a port that cannot: refused.
+                p.meta_mut().set_ol_flags(flags::TX_MACSEC);
+            }
+            burst.push(p);
+        }
+        let no_macsec = offload::Caps { software: true, macsec: false };
+        let (bytes, refused) = prepare(&mut burst, no_macsec, &mut cache);
+        let lens: Vec<usize> = burst.iter().map(|p| p.len()).collect();
+        assert_eq!((lens, bytes, refused), (vec![20, 22, 23, 25, 26], 116, 3));
+        assert!(burst.iter().all(|p| p.data().iter().all(|&b| b as usize == p.len())), "bytes kept");
+        // A port that does no offloads in software sends them all.
+        let hardware = offload::Caps { software: false, macsec: false };
+        assert_eq!(prepare(&mut burst, hardware, &mut cache), (116, 0));
+        cache.free_burst(&mut burst);
+        drop(cache);
+        assert_eq!(pool.available(), 16, "the refused packets went back to the pool");
     }
 }
