@@ -42,7 +42,7 @@ cargo build --release -q -p wasmdp --features native-examples
 scripts/build-plugins.sh >/dev/null 2>&1
 wasmdp="$PWD/${CARGO_TARGET_DIR:-target}"/release/wasmdp
 plugins="$PWD/plugins/target/wasm32-unknown-unknown/release"
-tmp=$(mktemp -d)
+tmp=$(mktemp -d /tmp/instructions.XXXXXXXX)   # a path of the same length everywhere (see measure)
 trap 'rm -rf "$tmp"' EXIT
 
 # config NAME ENGINE PORT0-EXTRA PORT1-EXTRA
@@ -129,12 +129,18 @@ PY
   [[ -n "$native" ]] && config native_user "$native" "" ""
 fi
 declare -A ipp
+# The same stack on every machine: the process's arguments and environment sit at the top of its
+# stack, so their lengths move where its buffers fall, and that moved some plugin paths' counts by
+# about 1% between a run from one folder and from another. The binary is run from a path of a fixed
+# length (in the mktemp folder, as the configs) with a fixed environment.
+cp "$wasmdp" "$tmp/wasmdp"
+valgrind=$(command -v valgrind)
 measure() {
   # --fair-sched: valgrind runs one thread at a time, and without it the worker can starve the
   # thread that stops the run after SECONDS (a run of 1 s once took 28).
-  RUST_LOG=warn valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="$tmp/$1.out" --toggle-collect='wasmdp::lcore::run' \
-    "$wasmdp" run "$tmp/$1.yaml" --duration "$secs" --stats-period 0 --stats-json "$tmp/$1.json" >/dev/null 2>"$tmp/$1.err" \
-    || { cat "$tmp/$1.err" >&2; exit 1; }
+  (cd "$tmp" && env -i RUST_LOG=warn "$valgrind" --tool=callgrind --fair-sched=yes --callgrind-out-file="$tmp/$1.out" \
+    --toggle-collect='wasmdp::lcore::run' "$tmp/wasmdp" run "$tmp/$1.yaml" --duration "$secs" --stats-period 0 \
+    --stats-json "$tmp/$1.json") >/dev/null 2>"$tmp/$1.err" || { cat "$tmp/$1.err" >&2; exit 1; }
   ipp[$1]=$(python3 - "$tmp/$1.out" "$tmp/$1.json" <<'PY'
 import json, sys
 ir = 0
