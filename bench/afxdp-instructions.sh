@@ -19,16 +19,8 @@ fi
 command -v valgrind >/dev/null || { echo "valgrind is needed: apt-get install valgrind" >&2; exit 1; }
 . bench/veth-loop.sh wdpi
 measure() {
-  local driver=$1 opts
-  opts=$(port_opts "$driver")
-  cat >"$tmp/cfg.yaml" <<YAML
-lcores: [$(($(nproc) - 1))]
-engine: io
-topology: paired
-ports:
-  - {name: a, driver: $driver, ${opts/IFACE/$a}, tx_first: 4}
-  - {name: b, driver: $driver, ${opts/IFACE/$b}, tx_first: 4}
-YAML
+  local driver=$1
+  loop_config "$driver" $(($(nproc) - 1))
   RUST_LOG=warn valgrind --tool=callgrind --fair-sched=yes --callgrind-out-file="${CG_OUT:-$tmp/cg}.$driver" \
     --toggle-collect='wasmdp::lcore::run' "$wasmdp" run "$tmp/cfg.yaml" --duration "$secs" --stats-period 0 \
     --stats-json "$tmp/run.json" >/dev/null 2>"$tmp/err" || { cat "$tmp/err" >&2; exit 1; }

@@ -53,16 +53,7 @@ measure() {
 }
 
 wasmdp_run() {
-  local driver=$1 opts
-  opts=$(port_opts "$driver")
-  cat >"$tmp/cfg.yaml" <<YAML
-lcores: [$fwd]
-engine: io
-topology: paired
-ports:
-  - {name: a, driver: $driver, ${opts/IFACE/$a}, tx_first: 4}
-  - {name: b, driver: $driver, ${opts/IFACE/$b}, tx_first: 4}
-YAML
+  loop_config "$1" "$fwd"
   RUST_LOG=warn exec $wasmdp run "$tmp/cfg.yaml" --stats-period 0 --no-reload
 }
 
