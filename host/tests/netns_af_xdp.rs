@@ -48,11 +48,97 @@ fn forwarding(name: &str, mode: &str, policy: Option<String>) -> Option<serde_js
     assert_ok(&format!("arping from a to b through af_xdp ({mode})"), &o, &err());
     let j = w.stop();
     check_accounting(&j);
+    // The pool is the UMEM (the default): not a frame copied in user space.
     for p in ["a", "b"] {
         assert!(u(port(&j, p), "rx_packets") >= 5 && u(port(&j, p), "tx_packets") >= 5, "port {p}: {j}");
+        assert_eq!(u(port(&j, p), "umem_copies"), 0, "port {p}: {j}");
     }
     assert_detached(&[&a.2, &b.2]);
     Some(j)
+}
+
+/// One of `ports` (YAML lines) between namespaces a (port a) and b (port b): ping a -> b passes;
+/// returns the run's stats.
+fn ping_across(name: &str, net: &Net, a: &(String, String, String), yaml: &str) -> serde_json::Value {
+    let w = Wasmdp::start(name, yaml);
+    let err = || std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+    assert_ok(&format!("{name}: ping from a to b"), &ping(&a.0, &net.ip(2)), &err());
+    let j = w.stop();
+    check_accounting(&j);
+    j
+}
+
+/// The pool as the UMEM: frames cross between af_xdp ports, and between af_xdp and af_packet or
+/// ring ports, without a copy by the af_xdp driver (`umem_copies` 0: an af_xdp RX buffer is the
+/// packet, a packet of the pool is posted where it lies); with `umem: queue` every frame the port
+/// receives or sends is copied once, and counted.
+#[test]
+fn netns_af_xdp_frames_cross_without_copies_and_copies_are_counted() {
+    let mut net = Net::new();
+    let Some((a, b)) = setup("netns_af_xdp_copies", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
+    let xdp = |name: &str, dev: &str, extra: &str| port_yaml(name, dev, &format!(", mode: native{extra}"));
+    let both = |p: &serde_json::Value, k: &str| u(p, k);
+
+    // af_xdp <-> af_packet.
+    let yaml = format!(
+        "engine: io\ntopology: paired\nports:\n{}  - {{name: b, driver: af_packet, af_packet: {{iface: {}}}}}\n",
+        xdp("a", &a.2, ""),
+        b.2
+    );
+    let j = ping_across("af_xdp <-> af_packet", &net, &a, &yaml);
+    assert!(both(port(&j, "a"), "rx_packets") >= 3 && both(port(&j, "a"), "tx_packets") >= 3, "{j}");
+    assert_eq!(u(port(&j, "a"), "umem_copies"), 0, "{j}");
+
+    // af_xdp <-> ring <-> af_xdp, the rings between two lcores' streams.
+    let yaml = format!(
+        "engine: io\nstreams:\n  - {{rx: a, tx: r0}}\n  - {{rx: r1, tx: b}}\n  - {{rx: b, tx: r1}}\n  - {{rx: r0, tx: a}}\n\
+         ports:\n{}  - {{name: r0, driver: ring, ring: {{peer: r1}}}}\n  - {{name: r1, driver: ring, ring: {{peer: r0}}}}\n{}",
+        xdp("a", &a.2, ""),
+        xdp("b", &b.2, "")
+    );
+    let j = ping_across("af_xdp <-> ring <-> af_xdp", &net, &a, &yaml);
+    for p in ["a", "b"] {
+        assert!(both(port(&j, p), "rx_packets") >= 3 && both(port(&j, p), "tx_packets") >= 3, "{j}");
+        assert_eq!(u(port(&j, p), "umem_copies"), 0, "port {p}: {j}");
+    }
+
+    // A UMEM per queue on a: each frame it receives and each it sends copied once; b still none.
+    let yaml =
+        format!("engine: io\ntopology: paired\nports:\n{}{}", xdp("a", &a.2, ", umem: queue"), xdp("b", &b.2, ""));
+    let j = ping_across("af_xdp umem: queue", &net, &a, &yaml);
+    let pa = port(&j, "a");
+    assert_eq!(u(pa, "umem_copies"), u(pa, "rx_packets") + u(pa, "tx_packets"), "{j}");
+    assert_eq!(u(port(&j, "b"), "umem_copies"), 0, "{j}");
+
+    // `umem: pool` where the pool cannot be the UMEM is refused, saying why; `auto` falls back.
+    let yaml = format!(
+        "engine: io\ntopology: paired\npool: {{headroom: 64}}\nports:\n{}{}",
+        xdp("a", &a.2, ", umem: pool"),
+        xdp("b", &b.2, "")
+    );
+    let dir = std::env::temp_dir().join(format!("wasmdp-af-xdp-umem-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(dir.join("config.yaml"), &yaml).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_wasmdp"))
+        .args([
+            "run",
+            dir.join("config.yaml").to_str().unwrap(),
+            "--duration",
+            "1",
+            "--no-reload",
+            "--stats-period",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let (ok, err) = (o.status.success(), String::from_utf8_lossy(&o.stderr).into_owned());
+    assert!(!ok, "{err}");
+    assert!(err.contains("af_xdp.umem: `pool` is not possible here: pool.headroom 64 is under 128"), "{err}");
+    let j = ping_across("af_xdp pool too small", &net, &a, &yaml.replace("umem: pool", "umem: auto"));
+    let pa = port(&j, "a");
+    assert_eq!(u(pa, "umem_copies"), u(pa, "rx_packets") + u(pa, "tx_packets"), "auto fell back: {j}");
+    assert_detached(&[&a.2, &b.2]);
 }
 
 #[test]
@@ -405,6 +491,15 @@ fn netns_af_xdp_the_pass_list_leaves_the_hosts_own_arp_and_ping_to_its_kernel() 
     assert_detached(&[&a.2, &b.2]);
 }
 
+/// A ping of 8972 bytes of ICMP payload (a 9000-byte IPv4 packet, a 9014-byte frame), not
+/// fragmented, from namespace `ns` to `to`, one second for each reply.
+fn jumbo_ping(ns: &str, to: &str, count: &[&str]) -> std::process::Output {
+    let mut args = vec!["ip", "netns", "exec", ns, "ping", "-M", "do", "-s", "8972", "-W", "1"];
+    args.extend(count);
+    args.push(to);
+    sh(&args)
+}
+
 /// Frames longer than a UMEM frame: with MTU 9000 on every veth end and 2048-byte UMEM frames, a
 /// 9000-byte ping crosses wasmdp as multi-buffer frames (five descriptors each way), put together
 /// in one pool buffer and split again, in native and generic mode; none dropped or refused.
@@ -425,25 +520,7 @@ fn netns_af_xdp_jumbo_frames_cross_as_several_buffers() {
         );
         let w = Wasmdp::start(&name, &yaml);
         let err = || std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
-        // 8972 bytes of ICMP payload: a 9000-byte IPv4 packet, a 9014-byte frame, not fragmented.
-        let o = sh(&[
-            "ip",
-            "netns",
-            "exec",
-            &a.0,
-            "ping",
-            "-M",
-            "do",
-            "-s",
-            "8972",
-            "-c",
-            "3",
-            "-W",
-            "1",
-            "-w",
-            "10",
-            &net.ip(2),
-        ]);
+        let o = jumbo_ping(&a.0, &net.ip(2), &["-c", "3", "-w", "10"]);
         assert_ok(&format!("9000-byte ping from a to b through af_xdp ({mode})"), &o, &err());
         let j = w.stop();
         check_accounting(&j);
@@ -456,15 +533,19 @@ fn netns_af_xdp_jumbo_frames_cross_as_several_buffers() {
         }
         assert_detached(&[&a.2, &b.2]);
         if mode == "native" {
-            // Pool buffers smaller than the frames: each is dropped whole and counted, none cut.
+            // Pool buffers smaller than the frames: each is dropped whole and counted, none cut:
+            // by RX with a UMEM per queue (rx_oversize), by the kernel when the pool is the UMEM
+            // (a frame over a chunk; rx_missed).
             let small = yaml.replace("pool: {data_room: 9216}\n", "");
-            let w = Wasmdp::start(&format!("{name}_small"), &small);
-            let o =
-                sh(&["ip", "netns", "exec", &a.0, "ping", "-M", "do", "-s", "8972", "-c", "2", "-W", "1", &net.ip(2)]);
-            assert!(!o.status.success(), "a 9014-byte frame crossed 2048-byte buffers");
-            let j = w.stop();
-            check_accounting(&j);
-            assert!(u(port(&j, "a"), "rx_oversize") >= 2 && u(port(&j, "b"), "tx_bytes") < 9014, "{j}");
+            for (umem, counter) in [("queue", "rx_oversize"), ("pool", "rx_missed")] {
+                let small = small.replace(&format!("mode: {mode}"), &format!("mode: {mode}, umem: {umem}"));
+                let w = Wasmdp::start(&format!("{name}_small_{umem}"), &small);
+                let o = jumbo_ping(&a.0, &net.ip(2), &["-c", "2"]);
+                assert!(!o.status.success(), "a 9014-byte frame crossed 2048-byte buffers (umem: {umem})");
+                let j = w.stop();
+                check_accounting(&j);
+                assert!(u(port(&j, "a"), counter) >= 2 && u(port(&j, "b"), "tx_bytes") < 9014, "umem: {umem}: {j}");
+            }
         }
     }
 }

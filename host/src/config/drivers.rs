@@ -103,12 +103,18 @@ pub struct AfXdpCfg {
     /// Whether the sockets share their memory with the driver (zero copy) or the kernel copies.
     #[serde(default)]
     pub zero_copy: ZeroCopy,
-    /// Bytes of one UMEM frame (2048 or 4096): the largest frame is this minus the kernel's 256 B
-    /// of XDP headroom.
+    /// Where frames live: `pool` (the dataplane's packet pool is the UMEM: no copies), `queue` (a
+    /// UMEM per queue, frames copied to and from pool buffers), `auto` (pool when the pool allows:
+    /// pool.headroom >= 128, pool.data_room <= 3840, enough buffers; else queue).
+    #[serde(default)]
+    pub umem: UmemMode,
+    /// Bytes of one UMEM frame (2048 or 4096) with `umem: queue`: the largest frame is this minus
+    /// the kernel's 256 B of XDP headroom.
     #[serde(default = "xdp_frame_size")]
     pub frame_size: Bounded<2048, 4096>,
-    /// Descriptors of each of the four rings (a power of two); the UMEM holds twice this many frames
-    /// per queue (one half for RX, one for TX).
+    /// Descriptors of each of the four rings (a power of two); with `umem: queue` the UMEM holds
+    /// twice this many frames per queue (one half for RX, one for TX), with the pool as the UMEM
+    /// each queue lends this many pool buffers to its fill ring and posts at most this many.
     #[serde(default = "xdp_ring_size")]
     pub ring_size: Bounded<64, 16384>,
     /// Busy polling (SO_PREFER_BUSY_POLL, SO_BUSY_POLL, SO_BUSY_POLL_BUDGET): the driver's NAPI runs
@@ -124,6 +130,19 @@ pub struct AfXdpCfg {
     /// own ARP, neighbour discovery, management traffic); empty: every frame of the bound queues.
     #[serde(default)]
     pub pass: super::PassList,
+}
+
+/// `af_xdp.umem`.
+#[derive(Debug, Clone, Copy, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum UmemMode {
+    /// The pool when it allows, else a UMEM per queue.
+    #[default]
+    Auto,
+    /// The packet pool is the UMEM (or the port does not open).
+    Pool,
+    /// A UMEM per queue; frames are copied.
+    Queue,
 }
 
 /// `af_xdp.mode`.

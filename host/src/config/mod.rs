@@ -21,7 +21,7 @@ mod xdp_pass;
 mod yaml;
 
 pub use checks::{lcores, port_names, validate, MAX_LCORE, MAX_PARAMS, MAX_PORTS};
-pub use drivers::{AfPacketCfg, AfXdpCfg, IcmpEchoCfg, PcapCfg, Repeat, Switch, XdpMode, ZeroCopy};
+pub use drivers::{AfPacketCfg, AfXdpCfg, IcmpEchoCfg, PcapCfg, Repeat, Switch, UmemMode, XdpMode, ZeroCopy};
 pub use error::ConfigError;
 pub use policy::{Chain, FailurePolicy, LimitsCfg, ParamValue, PolicyCfg, MAX_LINKS};
 pub use sizes::{available_memory, footprint, Footprint, MAX_AF_PACKET_RING, MAX_RETRY_BUDGET_US};

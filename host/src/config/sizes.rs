@@ -36,10 +36,12 @@ impl Footprint {
 }
 
 /// What one AF_XDP queue maps: a UMEM of two frames per ring slot and four rings of 16-byte
-/// descriptors at most.
+/// descriptors at most. (With the pool as the UMEM it maps only the rings; the bound does not
+/// depend on whether the pool can be the UMEM, which is known when the port opens.)
 pub fn xdp_queue_bytes(x: &crate::config::AfXdpCfg) -> u64 {
     let ring = x.ring_size.0;
-    2 * ring * x.frame_size.0 + 4 * ring * 16
+    let umem = if x.umem == crate::config::UmemMode::Pool { 0 } else { 2 * ring * x.frame_size.0 };
+    umem + 4 * ring * 16
 }
 
 fn mib(b: u64) -> String {

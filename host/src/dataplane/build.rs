@@ -86,7 +86,7 @@ pub fn build(cfg: &Config, o: &Overrides) -> anyhow::Result<Dataplane> {
         cache_size: p.cache_size.get(),
     };
     let pool = Pool::new(pool_cfg).context("allocating the packet pool")?;
-    let mut ports = ports::open_all(&cfg)?;
+    let mut ports = ports::open_all_with(&cfg, Some(&pool))?;
     let pairs = crate::config::pairs(&cfg).map_err(|e| anyhow!(e))?;
     let injects = inject_queues(&cfg, &pairs);
     let mut plane = Plane {

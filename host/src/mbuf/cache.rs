@@ -57,6 +57,17 @@ impl PoolCache {
         Some(Self::reset(&self.empty, p))
     }
 
+    /// One buffer as it was freed, metadata not reset: for a driver that lends it to the kernel
+    /// and rewrites the metadata when it comes back (af_xdp's fill ring). None when the pool is
+    /// empty.
+    #[inline]
+    pub(crate) fn take(&mut self) -> Option<Pkt> {
+        if self.objs.is_empty() {
+            self.pool.get_bulk(&mut self.objs, self.size);
+        }
+        self.objs.pop()
+    }
+
     #[inline(always)]
     fn reset(empty: &Meta, p: Pkt) -> Pkt {
         let hdr = p.into_raw();
@@ -91,6 +102,16 @@ impl PoolCache {
     #[inline]
     pub fn free(&mut self, p: Pkt) {
         self.objs.push(p);
+        if self.objs.len() >= self.flush_at {
+            self.flush_to(self.size);
+        }
+    }
+
+    /// Returns up to [`super::MAX_BURST`] buffers at once (one capacity check for all of them).
+    #[inline]
+    pub(crate) fn free_bulk(&mut self, it: impl ExactSizeIterator<Item = Pkt>) {
+        debug_assert!(it.len() <= super::MAX_BURST);
+        self.objs.extend(it);
         if self.objs.len() >= self.flush_at {
             self.flush_to(self.size);
         }

@@ -21,6 +21,7 @@ pub(crate) mod shared;
 pub use burst::{Burst, Marks, MAX_BURST};
 pub use cache::PoolCache;
 pub use meta::{FlowMeta, Meta, META_SIZE};
+pub(crate) use pkt::Header;
 pub use pkt::{MetaMut, Pkt, RoomError, MIN_FRAME};
 pub use pool::{stride_for, Pool, PoolConfig, PoolInfo};
 pub use region::Backing;

@@ -196,6 +196,18 @@ impl Pool {
         self.region.len()
     }
 
+    /// Where the buffers lie, for a driver that lends them to the kernel (af_xdp's UMEM).
+    pub(crate) fn layout(&self) -> Layout {
+        Layout {
+            base: self.region.base(),
+            len: self.region.len(),
+            stride: self.stride,
+            hdr_off: self.hdr_off,
+            buffers: self.cfg.size,
+            empty: self.empty_meta(),
+        }
+    }
+
     /// Maps an alias of a shared pool at `at` (inaccessible until opened with
     /// [`super::shared::protect`]). Fails for a pool that is not shared.
     ///
@@ -206,6 +218,19 @@ impl Pool {
         // SAFETY: the caller's promise.
         unsafe { m.alias(at, self.stride) }
     }
+}
+
+/// A pool's buffers as addresses: buffer `i`'s header is `hdr_off + i * stride` bytes into the
+/// region, its data `META_SIZE + data_off` bytes after the header.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Layout {
+    pub(crate) base: NonNull<u8>,
+    pub(crate) len: usize,
+    pub(crate) stride: usize,
+    pub(crate) hdr_off: usize,
+    pub(crate) buffers: usize,
+    /// The metadata of an empty buffer (what allocation writes).
+    pub(crate) empty: Meta,
 }
 
 /// Where a pool's region is: the one rule that tells whether a packet is the pool's and where its

@@ -117,12 +117,18 @@ pub struct PortSetup<'a> {
     pub mac: [u8; 6],
     /// The port's driver-level counters.
     pub stats: Arc<crate::stats::PortStats>,
+    /// The dataplane's packet pool, for a driver that lends its buffers to the kernel (af_xdp);
+    /// None where ports are opened without one (tests of the drivers alone).
+    pub pool: Option<&'a Arc<crate::mbuf::Pool>>,
 }
 
-/// State drivers share while opening ports (the rings between two ring ports).
+/// State drivers share while opening ports (the rings between two ring ports, the pool buffers
+/// af_xdp queues lend to the kernel).
 #[derive(Default)]
 pub struct Shared {
     rings: HashMap<(String, String), Vec<Arc<ring::PktRing>>>,
+    /// Pool buffers the af_xdp ports opened so far may hold in the kernel at once.
+    pub(crate) lent: usize,
 }
 
 /// A driver: its name and how to check and open a port.
@@ -220,8 +226,14 @@ pub fn default_peer_mac(id: u16) -> [u8; 6] {
     [2, 0, 0, 1, (id >> 8) as u8, id as u8]
 }
 
-/// Opens every port of the config.
+/// Opens every port of the config, without the packet pool (af_xdp ports then have UMEMs of their
+/// own): for tests of the drivers alone.
 pub fn open_all(cfg: &Config) -> anyhow::Result<Vec<Port>> {
+    open_all_with(cfg, None)
+}
+
+/// Opens every port of the config; `pool`: the dataplane's packet pool.
+pub fn open_all_with(cfg: &Config, pool: Option<&Arc<crate::mbuf::Pool>>) -> anyhow::Result<Vec<Port>> {
     let mut shared = Shared::default();
     let mut ports = Vec::with_capacity(cfg.ports.len());
     for (i, pc) in cfg.ports.iter().enumerate() {
@@ -232,7 +244,7 @@ pub fn open_all(cfg: &Config) -> anyhow::Result<Vec<Port>> {
         let template =
             Arc::new(Template::from_config(pc, mac, peer_mac).map_err(|e| anyhow::anyhow!("port `{}`: {e}", pc.name))?);
         let stats = Arc::new(crate::stats::PortStats::default());
-        let setup = PortSetup { id, cfg: pc, template: template.clone(), mac, stats: stats.clone() };
+        let setup = PortSetup { id, cfg: pc, template: template.clone(), mac, stats: stats.clone(), pool };
         let q = (driver.open)(&setup, &mut shared).map_err(|e| anyhow::anyhow!("port `{}`: {e}", pc.name))?;
         ports.push(Port {
             id,

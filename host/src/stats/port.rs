@@ -28,6 +28,12 @@ pub struct PortStats {
     /// Frames the kernel took from the TX ring and the device then refused, found after the burst
     /// that posted them was counted as sent (af_xdp; rare: the device had said it was busy).
     pub tx_errors_late: AtomicU64,
+    /// Packets the driver copied between a pool buffer and a UMEM frame of its own (af_xdp: every
+    /// packet with `af_xdp.umem: queue`; with the pool as the UMEM, only packets of another pool).
+    pub umem_copies: AtomicU64,
+    /// Buffers lent to the kernel that it gave back at an address it was not lent, or will never
+    /// give back: never reused (af_xdp with the pool as the UMEM; a broken kernel or driver).
+    pub umem_lost: AtomicU64,
 }
 
 /// [`PortStats`] at one moment.
@@ -51,6 +57,10 @@ pub struct PortFigures {
     pub csum_completed: u64,
     /// See [`PortStats`].
     pub tx_errors_late: u64,
+    /// See [`PortStats`].
+    pub umem_copies: u64,
+    /// See [`PortStats`].
+    pub umem_lost: u64,
 }
 
 impl PortFigures {
@@ -80,6 +90,8 @@ impl PortStats {
             oversize: self.oversize.load(Relaxed),
             csum_completed: self.csum_completed.load(Relaxed),
             tx_errors_late: self.tx_errors_late.load(Relaxed),
+            umem_copies: self.umem_copies.load(Relaxed),
+            umem_lost: self.umem_lost.load(Relaxed),
         }
     }
 }

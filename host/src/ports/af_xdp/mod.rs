@@ -2,10 +2,12 @@
 //! netdev). One socket per queue ([`xsk`]), each with its own UMEM; an XDP program ([`program`],
 //! loaded by [`bpf`]) sends each frame received on queue q to the socket of queue q, except the
 //! frames the port's `af_xdp.pass` list names, and frames of queues without a socket of ours, which
-//! go on to the kernel's stack. RX ([`rx`]) copies frames from the UMEM into pool buffers and
-//! refills at once; TX ([`tx`]) copies packets into UMEM frames and recycles completions; the
-//! kernel is only called when a ring asks for it (need_wakeup), or every idle RX call when busy
-//! polling.
+//! go on to the kernel's stack. By default the dataplane's packet pool is every socket's UMEM
+//! ([`pooled`]): RX ([`rx`]) hands the buffer the kernel wrote to the engine and lends a fresh one
+//! to the fill ring, TX ([`tx`]) posts a packet where it lies and frees it when completed, no copy
+//! either way. With `af_xdp.umem: queue` (or a pool that cannot be a UMEM) each queue has a UMEM of
+//! its own, RX copies frames out of it into pool buffers and TX into it. The kernel is only called
+//! when a ring asks for it (need_wakeup), or every idle RX call when busy polling.
 //!
 //! Decisions, measured in BENCHMARKS.md:
 //! - **Raw `libc`, no AF_XDP crate.** libc has every structure and constant of `if_xdp.h`; the ring
@@ -13,19 +15,22 @@
 //!   `pass` entry), loaded with four bpf(2) calls. `xdp` 0.8 covers sockets and rings but loads no program; `aya` 0.14 loads
 //!   programs but brings an object-file stack for six instructions; `xsk-rs` needs clang and m4 to
 //!   build; `xdpilone` is EUPL-licensed. The af_packet driver already speaks libc the same way.
-//! - **One UMEM per queue, not a shared one.** A shared UMEM needs one fill and completion ring
-//!   pair per queue anyway and a lock or partition for its frames; per-queue UMEMs keep each queue's
-//!   RX and TX lock-free and on the lcore that owns them.
-//! - **A copy into pool buffers, not the UMEM as the pool.** Packets cross ports (io, redirects, a
-//!   plugin's `send_to`), and a UMEM belongs to one socket: a UMEM-backed buffer forwarded to
-//!   another port must be copied there anyway, and buffers could not be freed to the shared pool.
-//!   In copy mode the kernel copies every frame already; our copy of a 64 B frame is a small part of
-//!   the user-space work per forwarded packet and nothing beside the kernel's microsecond per frame
-//!   (callgrind: BENCHMARKS.md). Zero copy on a NIC would make the UMEM the
-//!   pool of the ports that share it: planned, not built (no NIC here can do zero copy).
+//! - **The pool as the UMEM, registered by each socket.** Every socket registers the pool's whole
+//!   region as its own UMEM (unaligned chunks: a fill address is a buffer's data start less the
+//!   kernel's 256 B), rather than sharing one UMEM with `XDP_SHARED_UMEM`: nothing is shared
+//!   between queues but the pages, each queue's fill, RX, TX and completion rings are its own and
+//!   lock-free, and a buffer received on one port is sent from any other without a copy, since
+//!   every port's packets are the pool's. What keeps it safe (a buffer is lent through one ring of
+//!   one queue and taken back only through it, checked per descriptor) is in [`pooled`]. Measured
+//!   against the copying driver in BENCHMARKS.md.
+//! - **A UMEM per queue where the pool cannot be one** (`pool.headroom` under 128,
+//!   `pool.data_room` over 3840, too few buffers for every queue's rings, or `af_xdp.umem:
+//!   queue`): frames are copied to and from pool buffers, counted `umem_copies`.
 
 #[cfg(target_os = "linux")]
 mod bpf;
+#[cfg(target_os = "linux")]
+mod pooled;
 #[cfg(target_os = "linux")]
 mod program;
 #[cfg(target_os = "linux")]
@@ -144,38 +149,86 @@ fn attach(
     }
 }
 
+/// The pool as the UMEM of the port's queues, as `af_xdp.umem` asks and the pool allows; None: a
+/// UMEM per queue.
+#[cfg(target_os = "linux")]
+fn pool_umem(
+    s: &PortSetup<'_>,
+    a: &crate::config::AfXdpCfg,
+    shared: &mut Shared,
+) -> anyhow::Result<Option<std::sync::Arc<pooled::PoolUmem>>> {
+    use crate::config::UmemMode;
+    if a.umem == UmemMode::Queue {
+        return Ok(None);
+    }
+    let why = match s.pool {
+        None => "the port was opened without the dataplane's packet pool".to_string(),
+        Some(pool) => {
+            // Each queue lends ring_size buffers to its fill ring and posts at most ring_size.
+            let (ring, queues) = (a.ring_size.0 as usize, s.cfg.queues.get());
+            let lend = 2 * ring * queues;
+            match pooled::PoolUmem::new(pool) {
+                Ok(u) if shared.lent + lend <= pool.capacity() / 2 => {
+                    shared.lent += lend;
+                    return Ok(Some(std::sync::Arc::new(u)));
+                }
+                Ok(_) => format!(
+                    "its queues would hold up to {lend} pool buffers in the kernel (2 x ring_size {ring} x queues {queues}), \
+                     which with the {} of earlier af_xdp ports is over half of pool.size {}: raise pool.size or lower \
+                     af_xdp.ring_size",
+                    shared.lent,
+                    pool.capacity()
+                ),
+                Err(why) => why,
+            }
+        }
+    };
+    if a.umem == UmemMode::Pool {
+        anyhow::bail!("af_xdp.umem: `pool` is not possible here: {why}; or set af_xdp.umem: queue (frames copied)");
+    }
+    tracing::info!(iface = %a.iface, "port `{}`: af_xdp with a UMEM per queue (frames copied): {why}", s.cfg.name);
+    Ok(None)
+}
+
 /// The program attached, then one socket per queue, each put in the XSKMAP.
 #[cfg(target_os = "linux")]
-fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
+fn open(s: &PortSetup<'_>, shared: &mut Shared) -> anyhow::Result<Queues> {
     use crate::ports::{RxQueue, TxQueue};
     use std::os::fd::AsRawFd;
     use std::sync::Arc;
     let a = s.cfg.af_xdp.as_ref().ok_or_else(|| anyhow::anyhow!("af_xdp: missing"))?;
     let ifindex = super::iface::ifindex("af_xdp", &a.iface)?;
     let mtu = ready(s.cfg, a)?;
-    // Frames longer than a UMEM frame (less the kernel's headroom) come as several descriptors
-    // (multi-buffer, kernel >= 6.6), which RX puts together in one pool buffer and TX writes out
-    // again; a kernel without it drops them (rx_missed), as it did before.
-    let mut sg = mtu + 14 > a.frame_size.get() - XDP_HEADROOM;
+    let pooled = pool_umem(s, a, shared)?;
+    // With a UMEM per queue, frames longer than a UMEM frame (less the kernel's headroom) come as
+    // several descriptors (multi-buffer, kernel >= 6.6), which RX puts together in one pool buffer
+    // and TX writes out again; a kernel without it drops them (rx_missed), as it did before. With
+    // the pool as the UMEM a chunk holds the whole data room: a longer frame fits no pool buffer.
+    let frame_room = pooled.as_ref().map_or(a.frame_size.get(), |u| u.geo().chunk()) - XDP_HEADROOM;
+    // The program is loaded for multi-buffer frames whenever the MTU needs it (a driver refuses
+    // to attach one that is not, to an interface whose MTU is over a page); the sockets take them
+    // only with a UMEM per queue.
+    let mut frags = mtu + 14 > frame_room;
     let (start, n) = (a.queue_start.0 as u32, s.cfg.queues.get() as u32);
     let map = bpf::xskmap(start + n)?;
-    let prog = match bpf::load(&map, &a.pass.0, s.mac, sg) {
-        Err(e) if sg => {
+    let prog = match bpf::load(&map, &a.pass.0, s.mac, frags) {
+        Err(e) if frags => {
             tracing::debug!("af_xdp: a program for multi-buffer frames was refused ({e:#}); loading one without");
-            sg = false;
+            frags = false;
             bpf::load(&map, &a.pass.0, s.mac, false)?
         }
         r => r?,
     };
+    let mut sg = frags && pooled.is_none();
     let (link, mode) = attach(&prog, ifindex, a)?;
     let mut sockets = Vec::with_capacity(n as usize);
     for q in start..start + n {
         let copy = mode == bpf::Attach::Generic;
-        let o = match xsk::open(a, ifindex, q, copy, sg) {
+        let o = match xsk::open(a, ifindex, q, copy, sg, pooled.as_ref()) {
             Err(e) if sg => {
                 tracing::debug!("af_xdp: binding with XDP_USE_SG was refused ({e:#}); binding without");
                 sg = false;
-                xsk::open(a, ifindex, q, copy, false)?
+                xsk::open(a, ifindex, q, copy, false, pooled.as_ref())?
             }
             r => r?,
         };
@@ -183,11 +236,14 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
             .map_err(|e| anyhow::anyhow!("af_xdp: putting the socket of queue {q} in the XSKMAP failed: {e}"))?;
         sockets.push(o);
     }
-    if mtu + 14 > a.frame_size.get() - XDP_HEADROOM && !sg {
+    if mtu + 14 > frame_room && !sg {
+        let raise = if pooled.is_some() { "pool.data_room" } else { "af_xdp.frame_size" };
         tracing::warn!(iface = %a.iface,
-            "port `{}`: af_xdp: MTU {mtu} of `{}` does not fit a frame of {} B less the kernel's {XDP_HEADROOM} B of headroom, \
-             and this kernel or driver has no multi-buffer AF_XDP (XDP_USE_SG, Linux >= 6.6): longer frames are dropped \
-             (rx_missed): raise af_xdp.frame_size or lower the MTU", s.cfg.name, a.iface, a.frame_size.0);
+            "port `{}`: af_xdp: MTU {mtu} of `{}` does not fit the {frame_room} B a UMEM chunk holds after the kernel's \
+             {XDP_HEADROOM} B of headroom, and {}: longer frames are dropped (rx_missed): raise {raise} or lower the MTU",
+            s.cfg.name, a.iface,
+            if pooled.is_some() { "with the pool as the UMEM a frame is one buffer" }
+            else { "this kernel or driver has no multi-buffer AF_XDP (XDP_USE_SG, Linux >= 6.6)" });
     }
     let zc = sockets.iter().all(|o| o.zero_copy);
     let complete_checksums = match a.complete_checksums {
@@ -200,8 +256,10 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     if complete_checksums {
         tracing::info!(iface = %a.iface, "port `{}`: af_xdp completes TCP/UDP checksums local senders left partial", s.cfg.name);
     }
-    tracing::info!(iface = %a.iface, "port `{}`: af_xdp on queues {start}..{}: XDP in {} mode, {}{}", s.cfg.name,
-        start + n, mode.name(), if zc { "zero copy" } else { "copy mode" }, if sg { ", multi-buffer frames" } else { "" });
+    tracing::info!(iface = %a.iface, "port `{}`: af_xdp on queues {start}..{}: XDP in {} mode, {}, {}{}", s.cfg.name,
+        start + n, mode.name(), if zc { "zero copy" } else { "copy mode" },
+        if pooled.is_some() { "the packet pool as the UMEM" } else { "a UMEM per queue" },
+        if sg { ", multi-buffer frames" } else { "" });
     let keep: Arc<dyn Send + Sync> = Arc::new(Attached { _link: link, _prog: prog, _map: map });
     let ring = a.ring_size.0 as u32;
     let mut rx = Vec::with_capacity(n as usize);

@@ -117,6 +117,14 @@ impl<T: Copy> Ring<T> {
         unsafe { self.slot(self.ours.wrapping_add(i)).write_volatile(d) };
     }
 
+    /// The descriptor we wrote at ring index `i` (as long as we have not written that slot again).
+    #[inline(always)]
+    pub(super) fn written(&self, i: u32) -> T {
+        // SAFETY: a slot of the mapping; reading what we wrote there races with nothing the kernel
+        // writes (it only reads a ring we produce).
+        unsafe { self.slot(i).read_volatile() }
+    }
+
     /// Our producer index: the ring index of the next descriptor we write.
     #[inline(always)]
     pub(super) fn produced(&self) -> u32 {
@@ -168,10 +176,66 @@ impl<T: Copy> Ring<T> {
         unsafe { self.slot(self.ours.wrapping_add(i)).read_volatile() }
     }
 
+    /// The free slots `free` said there are, as a copy of where they are (for a loop that writes
+    /// many: its fields stay in registers).
+    #[inline(always)]
+    pub(super) fn writer(&mut self) -> Writer<'_, T> {
+        Writer { descs: self.descs, mask: self.mask, at: self.ours, _ring: PhantomData }
+    }
+
+    /// The descriptors `ready` said are there, as a copy of where they are (for a loop that reads
+    /// many: its fields stay in registers).
+    #[inline(always)]
+    pub(super) fn reader(&self) -> Reader<T> {
+        Reader { descs: self.descs, mask: self.mask, at: self.ours, _t: PhantomData }
+    }
+
     /// Gives the `n` descriptors read back to the kernel.
     #[inline(always)]
     pub(super) fn release(&mut self, n: u32) {
         self.ours = self.ours.wrapping_add(n);
         self.word(self.consumer).store(self.ours, Ordering::Release);
+    }
+}
+
+/// A consumer's view of the descriptors ready on a ring ([`Ring::reader`]), valid until the ring
+/// releases them.
+#[derive(Clone, Copy)]
+pub(super) struct Reader<T: Copy> {
+    descs: *mut T,
+    mask: u32,
+    at: u32,
+    _t: PhantomData<T>,
+}
+
+impl<T: Copy> Reader<T> {
+    /// Descriptor `i` of those `ready` said are there.
+    #[inline(always)]
+    pub(super) fn get(&self, i: u32) -> T {
+        // SAFETY: (at + i) & mask < size: a slot of the ring's mapping, which outlives this view
+        // (taken from the ring, used before its release); the kernel published it (acquire load in
+        // `ready`) and does not touch it until we release it: a plain read.
+        unsafe { self.descs.add((self.at.wrapping_add(i) & self.mask) as usize).read() }
+    }
+}
+
+/// A producer's view of the free slots of a ring ([`Ring::writer`]), borrowed from it until the
+/// descriptors written are submitted.
+pub(super) struct Writer<'a, T: Copy> {
+    descs: *mut T,
+    mask: u32,
+    at: u32,
+    _ring: PhantomData<&'a mut Ring<T>>,
+}
+
+impl<T: Copy> Writer<'_, T> {
+    /// Writes descriptor `i` after the last published one (`i` < what `free` allowed).
+    #[inline(always)]
+    pub(super) fn put(&mut self, i: u32, d: T) {
+        // SAFETY: (at + i) & mask < size: a slot of the ring's mapping (borrowed for 'a); ours until
+        // published, since the kernel consumed it (free() said so), and it reads it only after the
+        // release store of `submit`: a plain write (a volatile one of a struct goes through the
+        // stack).
+        unsafe { self.descs.add((self.at.wrapping_add(i) & self.mask) as usize).write(d) };
     }
 }

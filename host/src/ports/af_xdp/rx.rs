@@ -1,6 +1,10 @@
-//! RX: descriptors from the RX ring are copied into pool buffers and their frames go straight back
-//! on the fill ring, in the same burst. The RX half of the UMEM (ring_size frames) circulates
-//! between the two rings of ring_size slots, so the fill ring always has room for what RX gave.
+//! RX. With the pool as the UMEM ([`super::pooled`]), a descriptor's buffer becomes the packet
+//! once its address is checked against the buffers this queue lent, and a fresh pool buffer takes
+//! its place on the fill ring; buffers the pool could not give at once are lent at a later call.
+//! With a UMEM of the queue's own, descriptors from the RX ring are copied into pool buffers and
+//! their frames go straight back on the fill ring, in the same burst. The RX half of the UMEM
+//! (ring_size frames) circulates between the two rings of ring_size slots, so the fill ring always
+//! has room for what RX gave.
 //!
 //! Every descriptor is checked against the UMEM before it is read: address and length must lie in
 //! one frame. With multi-buffer frames (`XDP_USE_SG`), a packet is the run of descriptors up to one
@@ -9,6 +13,7 @@
 //! again whole at the next call. The socket's drop counters (XDP_STATISTICS, cumulative) are read every 100 ms and at
 //! stop into `rx_missed` / `rx_ring_full`.
 
+use super::pooled::{Lent, PoolUmem};
 use super::ring::Ring;
 use super::xsk::{self, Xsk};
 use crate::mbuf::{Burst, PoolCache};
@@ -21,9 +26,9 @@ use std::sync::Arc;
 /// Most descriptors of one packet: the kernel's MAX_SKB_FRAGS (17) plus its head.
 pub(super) const MAX_FRAGS: usize = 18;
 
-/// One queue's RX side.
+/// One queue's RX side. Its rings are unmapped before the socket may close (fields drop in
+/// order, `sock` last).
 pub(super) struct XdpRx {
-    sock: Arc<Xsk>,
     rx: Ring<libc::xdp_desc>,
     fill: Ring<u64>,
     busy_poll: bool,
@@ -36,8 +41,25 @@ pub(super) struct XdpRx {
     seen: (u64, u64),
     /// Complete TCP/UDP checksums a local sender left partial (`af_xdp.complete_checksums`).
     complete_checksums: bool,
+    /// With the pool as the UMEM: the buffers lent to the kernel.
+    pooled: Option<RxPool>,
     /// Anything besides this queue alive that holds the port's XDP program attached.
     _keep: Arc<dyn Send + Sync>,
+    sock: Arc<Xsk>,
+}
+
+/// RX state when the pool is the UMEM.
+struct RxPool {
+    umem: Arc<PoolUmem>,
+    lent: Lent,
+    /// Fill-ring slots without a buffer: the pool had none when one was needed.
+    short: u32,
+    /// The metadata of a received packet, but for its lengths (kept in memory: copied from there
+    /// it is a few vector moves per packet).
+    received: crate::mbuf::Meta,
+    /// Buffers for the fill ring when the stream's cache is another pool's (a stream with its own
+    /// pool for direct packet access; its packets are copied in by the stream: `foreign`).
+    spare: crate::mbuf::PoolCache,
 }
 
 /// What an `XdpRx` is made of.
@@ -54,16 +76,31 @@ pub(super) struct RxParts {
 }
 
 impl XdpRx {
-    /// The RX side, with every frame of the RX half of the UMEM given to the kernel.
+    /// The RX side, with every frame of the RX half of the UMEM given to the kernel, or with the
+    /// pool as the UMEM, `frames` pool buffers.
     pub(super) fn new(p: RxParts, frames: u32) -> XdpRx {
         let mut fill = p.fill;
-        let frame = p.sock.umem.frame as u64;
-        let n = fill.free(frames);
-        for i in 0..n {
-            fill.put(i, u64::from(i) * frame);
+        let pooled = p.sock.pooled.clone().map(|umem| {
+            let mut rp = RxPool {
+                lent: Lent::new(umem.geo().buffers()),
+                short: fill.free(frames),
+                received: umem.geo().received_meta(p.port, p.queue),
+                spare: umem.pool().cache(),
+                umem,
+            };
+            rp.top_up(&mut fill, None);
+            rp
+        });
+        if pooled.is_none() {
+            let frame = p.sock.umem.frame as u64;
+            let n = fill.free(frames);
+            for i in 0..n {
+                fill.put(i, u64::from(i) * frame);
+            }
+            fill.submit(n);
         }
-        fill.submit(n);
         XdpRx {
+            pooled,
             unfit: Unfit::new("af_xdp", p.port, p.queue, p.stats.clone()),
             sock: p.sock,
             rx: p.rx,
@@ -127,7 +164,7 @@ impl XdpRx {
     #[inline(always)]
     fn finish(&self, p: &mut crate::mbuf::Pkt) {
         if self.complete_checksums {
-            self.finish_checksum(p);
+            finish_checksum(&self.stats, p);
         }
         p.meta_mut().set_input(self.port, self.queue);
     }
@@ -191,28 +228,115 @@ impl XdpRx {
         };
         Gathered::Whole { next: i, refill: r, pkt }
     }
+}
 
-    /// Completes the packet's TCP or UDP checksum when the sender's kernel left it partial
-    /// (counted as `rx_csum_completed`).
+/// Completes the packet's TCP or UDP checksum when the sender's kernel left it partial (counted
+/// as `rx_csum_completed`).
+#[inline(always)]
+fn finish_checksum(stats: &PortStats, p: &mut crate::mbuf::Pkt) {
+    let frame = p.data_mut();
+    let h = crate::wire::parse(frame);
+    if crate::wire::finish_partial_l4(frame, &h) == crate::wire::L4Checksum::Completed {
+        PortStats::add(&stats.csum_completed, 1);
+    }
+}
+
+impl RxPool {
+    /// Lends buffers from `cache` (or the spare cache) to the fill-ring slots that have none, as
+    /// many as it gives.
     #[inline(always)]
-    fn finish_checksum(&self, p: &mut crate::mbuf::Pkt) {
-        let frame = p.data_mut();
-        let h = crate::wire::parse(frame);
-        if crate::wire::finish_partial_l4(frame, &h) == crate::wire::L4Checksum::Completed {
-            PortStats::add(&self.stats.csum_completed, 1);
+    fn top_up(&mut self, fill: &mut Ring<u64>, cache: Option<&mut PoolCache>) {
+        let cache = cache.unwrap_or(&mut self.spare);
+        let g = self.umem.geo();
+        let lent = self.lent.slots();
+        let n = fill.free(self.short);
+        let mut slots = fill.writer();
+        let mut put = 0;
+        while put < n {
+            let Some(b) = cache.take() else { break };
+            let Some(l) = g.index(&b).and_then(|i| Some((i, lent.get_mut(i as usize)?))) else {
+                // Not a buffer of this pool (cannot happen: the cache is checked): not lent.
+                cache.free(b);
+                break;
+            };
+            let _ = b.into_raw();
+            *l.1 = true;
+            slots.put(put, g.fill_addr(l.0));
+            put += 1;
         }
+        fill.submit(put);
+        self.short -= put;
+    }
+}
+
+impl XdpRx {
+    /// [`RxQueue::rx_burst`] with the pool as the UMEM: no copy. Two loops: the descriptors
+    /// turned into packets, then as many fresh buffers lent to the fill ring.
+    #[inline(always)]
+    fn rx_pooled(&mut self, given: &mut PoolCache, out: &mut Burst, ready: u32) -> Rx {
+        let Some(rp) = self.pooled.as_mut() else { return Rx::default() };
+        let g = rp.umem.geo();
+        let meta = &rp.received;
+        let csum = self.complete_checksums;
+        let lent = rp.lent.slots();
+        let descs = self.rx.reader();
+        let (mut packets, mut bytes) = (0usize, 0u64);
+        for k in 0..ready {
+            let d = descs.get(k);
+            let taken = g.received_index(&d).and_then(|i| match lent.get_mut(i as usize) {
+                Some(l) if *l => {
+                    *l = false;
+                    Some(i)
+                }
+                _ => None,
+            });
+            let Some(i) = taken else {
+                // Not a buffer this queue lent, or not where its data starts: nothing is read
+                // through it, nor is it lent again.
+                self.unfit.count("a descriptor that is not a buffer this queue lent", d.len);
+                continue;
+            };
+            // SAFETY: buffer `i` was lent by this queue's fill ring (its mark, now cleared, said
+            // so) and the kernel returned it on this queue's RX ring; the frame's length is within
+            // the data room (`received_index` checked).
+            let mut p = unsafe { g.received(i, d.len, meta) };
+            if csum {
+                finish_checksum(&self.stats, &mut p);
+            }
+            packets += 1;
+            bytes += u64::from(d.len);
+            out.push(p);
+        }
+        self.rx.release(ready);
+        // Each descriptor read freed the fill slot its buffer came from.
+        rp.short += ready;
+        let same = Arc::ptr_eq(given.pool(), rp.umem.pool());
+        rp.top_up(&mut self.fill, same.then_some(given));
+        Rx { packets, bytes, nombuf: 0 }
     }
 }
 
 impl RxQueue for XdpRx {
+    /// With the pool as the UMEM, packets are the pool's buffers, not the given cache's.
+    fn foreign(&self) -> bool {
+        self.pooled.is_some()
+    }
+
     fn rx_burst(&mut self, cache: &mut PoolCache, out: &mut Burst, max: usize) -> Rx {
         self.read_stats(false);
         let ready = self.rx.ready(max as u32);
         if ready == 0 {
+            if let Some(rp) = self.pooled.as_mut().filter(|rp| rp.short != 0) {
+                let same = Arc::ptr_eq(cache.pool(), rp.umem.pool());
+                rp.top_up(&mut self.fill, same.then_some(cache));
+            }
             if self.busy_poll || self.fill.needs_wakeup() {
                 self.kick();
             }
             return Rx::default();
+        }
+        if self.pooled.is_some() {
+            return self.rx_pooled(cache, out, ready);
         }
         // Always `ready` by construction (see the module docs); min() keeps it true regardless.
         let n = self.fill.free(ready);
@@ -269,6 +393,7 @@ impl RxQueue for XdpRx {
         }
         self.rx.release(done);
         self.fill.submit(refill);
+        PortStats::add(&self.stats.umem_copies, rx.packets as u64);
         rx
     }
 
@@ -276,6 +401,19 @@ impl RxQueue for XdpRx {
     /// back and counted in flight; the socket's drop counters are read a last time.
     fn drain(&mut self, _cache: &mut PoolCache) -> u64 {
         let mut n = 0u64;
+        if self.pooled.is_some() {
+            // Their buffers stay lent (marked): they go back to the pool when the socket closes.
+            loop {
+                let ready = self.rx.ready(u32::MAX);
+                if ready == 0 {
+                    break;
+                }
+                self.rx.release(ready);
+                n += u64::from(ready);
+            }
+            self.read_stats(true);
+            return n;
+        }
         loop {
             let ready = self.fill.free(self.rx.ready(u32::MAX));
             if ready == 0 {
@@ -296,5 +434,17 @@ impl RxQueue for XdpRx {
         }
         self.read_stats(true);
         n
+    }
+}
+
+impl Drop for XdpRx {
+    /// Buffers still lent (on the fill or RX ring) are parked with the socket, to go back to the
+    /// pool once it is closed.
+    fn drop(&mut self) {
+        if let Some(rp) = &mut self.pooled {
+            let g = rp.umem.geo();
+            let headers = rp.lent.drain().into_iter().map(|i| g.header_of(i)).collect();
+            self.sock.park(headers);
+        }
     }
 }

@@ -1,6 +1,9 @@
-//! TX: each packet is copied into a frame of the TX half of the UMEM and posted on the TX ring;
-//! frames come back on the completion ring once the kernel sent them (in copy mode, during the
-//! wake-up call). A burst first takes back what completed, then posts as many packets as there
+//! TX. With the pool as the UMEM ([`super::pooled`]), a packet of the pool is posted where its
+//! data lies and its buffer kept until the kernel completes it (then freed to the pool); a packet
+//! of another pool (a stream's own, for direct packet access) is copied into a pool buffer first
+//! (counted `umem_copies`). With a UMEM of the queue's own, each packet is copied into a frame of
+//! the TX half of the UMEM and posted on the TX ring; frames come back on the completion ring once
+//! the kernel sent them (in copy mode, during the wake-up call). A burst first takes back what completed, then posts as many packets as there
 //! are free frames and ring slots; the rest stays at the front of the burst for the stream's retry.
 //!
 //! Nothing posted is left for "the next packet" to push out: the kernel is woken (a zero-length
@@ -17,6 +20,7 @@
 //! later call (the kernel had said "busy" and took it afterwards) is counted on the port
 //! (`tx_errors_late`), since its burst was already counted as sent.
 
+use super::pooled::{PoolUmem, Posted};
 use super::ring::Ring;
 use super::xsk::Xsk;
 use crate::mbuf::{Burst, Pkt, PoolCache, MAX_BURST};
@@ -26,9 +30,9 @@ use crate::stats::PortStats;
 use std::os::fd::AsRawFd;
 use std::sync::Arc;
 
-/// One queue's TX side.
+/// One queue's TX side. Its rings are unmapped before the socket may close (fields drop in
+/// order, `sock` last).
 pub(super) struct XdpTx {
-    sock: Arc<Xsk>,
     tx: Ring<libc::xdp_desc>,
     comp: Ring<u64>,
     /// TX frames not in the kernel's hands (UMEM addresses).
@@ -48,8 +52,20 @@ pub(super) struct XdpTx {
     /// Per descriptor posted by a burst that has a packet of several, the packet it belongs to
     /// (to count a refused frame against its packet).
     owner: Vec<u16>,
+    /// With the pool as the UMEM: the buffers posted.
+    pooled: Option<TxPool>,
     /// Anything besides this queue alive that holds the port's XDP program attached.
     _keep: Arc<dyn Send + Sync>,
+    sock: Arc<Xsk>,
+}
+
+/// TX state when the pool is the UMEM.
+struct TxPool {
+    umem: Arc<PoolUmem>,
+    posted: Posted,
+    /// Where completed buffers go when the stream's cache is another pool's (never, as streams
+    /// hand this queue the lcore's cache: `crosses_threads`), and what `flush` frees to.
+    spare: PoolCache,
 }
 
 /// What a TX side is made of.
@@ -76,8 +92,17 @@ impl XdpTx {
     pub(super) fn new(p: TxParts) -> XdpTx {
         let frame = p.sock.umem.frame as u64;
         let free = (p.first..p.first + p.frames).rev().map(|i| u64::from(i) * frame).collect();
-        let max_frames_len = p.sock.umem.frame * if p.sg { super::rx::MAX_FRAGS - 1 } else { 1 };
+        let pooled = p.sock.pooled.clone().map(|umem| TxPool {
+            posted: Posted::new(p.frames as usize),
+            spare: umem.pool().cache(),
+            umem,
+        });
+        let max_frames_len = match &pooled {
+            Some(tp) => tp.umem.geo().chunk() - super::XDP_HEADROOM,
+            None => p.sock.umem.frame * if p.sg { super::rx::MAX_FRAGS - 1 } else { 1 },
+        };
         XdpTx {
+            pooled,
             sock: p.sock,
             tx: p.tx,
             comp: p.comp,
@@ -94,9 +119,14 @@ impl XdpTx {
     }
 
     /// Takes back the frames the kernel has sent (only frames of the TX half: a completion address
-    /// outside it can only be a broken kernel, and is not ours to write into).
+    /// outside it can only be a broken kernel, and is not ours to write into); with the pool as the
+    /// UMEM, frees their buffers to `cache` (or the spare cache).
     #[inline(always)]
-    fn reclaim(&mut self) {
+    fn reclaim(&mut self, cache: Option<&mut PoolCache>) {
+        if let Some(tp) = &mut self.pooled {
+            tp.reclaim(&mut self.comp, cache, &self.stats);
+            return;
+        }
         let n = self.comp.ready(u32::MAX);
         let frame = self.sock.umem.frame as u64;
         for i in 0..n {
@@ -117,8 +147,7 @@ impl XdpTx {
         if len <= self.max_len && len <= self.max_frames_len {
             return true;
         }
-        let tagged = matches!(p.data().get(12..14), Some([0x81, 0x00] | [0x88, 0xa8]));
-        tagged && len <= self.max_len + 4 && len <= self.max_frames_len
+        fits_tagged(p, self.max_len) && len <= self.max_frames_len
     }
 
     /// Posts `p`, longer than a frame, as a run of descriptors from ring position `at` (all but the
@@ -156,7 +185,7 @@ impl XdpTx {
     /// Wakes the kernel until it has taken every frame on the TX ring or takes no more. Returns
     /// how many frames the device refused, by their place among the frames this call posted
     /// (`posted_at`: ring index of the first; `posted`: how many); the others are counted late.
-    fn push(&mut self, posted_at: u32, posted: u32, errors: &mut [u32; MAX_BURST]) -> usize {
+    fn push(&mut self, posted_at: u32, posted: u32, errors: &mut [u32]) -> usize {
         let mut n = 0;
         for _ in 0..MAX_KICKS {
             if self.tx.unconsumed() == 0 || !(self.copy || self.tx.needs_wakeup()) {
@@ -169,10 +198,11 @@ impl XdpTx {
             };
             let err = (r < 0).then(|| std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
             let after = self.tx.consumed();
-            if err == Some(libc::EBUSY) && after != before && n < errors.len() {
-                // The device refused the last frame the kernel took off the ring.
+            if err == Some(libc::EBUSY) && after != before {
+                // The device refused the last frame the kernel took off the ring: counted with its
+                // burst's, or late (a frame of an earlier burst, or past what `errors` holds).
                 let at = after.wrapping_sub(1).wrapping_sub(posted_at);
-                if at < posted {
+                if at < posted && n < errors.len() {
                     errors[n] = at;
                     n += 1;
                 } else {
@@ -181,7 +211,7 @@ impl XdpTx {
             }
             if err == Some(libc::ENOBUFS) {
                 // The completion ring is full: take back what the kernel finished.
-                self.reclaim();
+                self.reclaim(None);
             }
             if after == before && err != Some(libc::ENOBUFS) {
                 break;
@@ -201,13 +231,178 @@ impl XdpTx {
     }
 }
 
+impl XdpTx {
+    /// [`TxQueue::tx_burst`] with the pool as the UMEM: the pool's packets posted where they are.
+    #[inline(always)]
+    fn tx_pooled(&mut self, cache: &mut PoolCache, burst: &mut Burst, refused: &mut TxRefused) -> usize {
+        let Some(tp) = self.pooled.as_mut() else { return 0 };
+        // Our buffers come from and go to `ours`; the burst's packets of another pool go back to
+        // `theirs` (their pool's cache) when it is not the same.
+        let same = Arc::ptr_eq(cache.pool(), tp.umem.pool());
+        tp.reclaim(&mut self.comp, same.then_some(&mut *cache), &self.stats);
+        let (ours, theirs) = if same { (cache, None) } else { (&mut tp.spare, Some(cache)) };
+        let g = tp.umem.geo();
+        // As many as the ring and the FIFO have room for (a packet refused counts among them).
+        let n = (self.tx.free(burst.len().min(tp.posted.room()) as u32) as usize).min(burst.len());
+        let posted_at = self.tx.produced();
+        let mut odd = Odd { unposted: [0; MAX_BURST / 64], any: false, copies: 0 };
+        let (max_len, chunk_len) = (self.max_len, self.max_frames_len);
+        let mut ring = self.tx.writer();
+        let mut fifo = tp.posted.stage();
+        let (mut posted, mut taken) = (0u32, 0usize);
+        for p in &burst.as_slice()[..n] {
+            let len = p.len();
+            let usual = if len.wrapping_sub(1) < chunk_len && len <= max_len { g.locate(p) } else { None };
+            let (hdr, addr) = match usual {
+                Some(at) => at,
+                None => match odd.one(p, taken, &g, ours, refused, max_len, chunk_len) {
+                    Unusual::Post(at) => at,
+                    Unusual::Refused => {
+                        taken += 1;
+                        continue;
+                    }
+                    Unusual::Stop => break,
+                },
+            };
+            ring.put(posted, libc::xdp_desc { addr, len: len as u32, options: 0 });
+            fifo.put(posted as usize, addr, hdr);
+            posted += 1;
+            taken += 1;
+        }
+        tp.posted.commit(posted as usize);
+        if odd.any {
+            let free_to = theirs.unwrap_or(ours);
+            for (k, p) in burst.drain_front(taken).enumerate() {
+                if odd.unposted[k / 64] & (1 << (k % 64)) != 0 {
+                    free_to.free(p);
+                } else {
+                    // Posted: the buffer stays with the kernel until completed (`Posted`).
+                    let _ = p.into_raw();
+                }
+            }
+        } else {
+            // Every one posted: their handles are given up (a `Pkt` has no drop; `Posted` holds
+            // the buffers until the kernel completes them).
+            burst.drain_front(taken);
+        }
+        if odd.copies != 0 {
+            PortStats::add(&self.stats.umem_copies, odd.copies);
+        }
+        if posted > 0 {
+            self.tx.submit(posted);
+        }
+        let failed = self.count_refused(posted_at, posted, refused);
+        posted as usize - failed
+    }
+
+    /// Counts the frames the device refused among the `posted` posted from ring index `posted_at`
+    /// (one descriptor a packet), by their lengths on the ring; returns how many.
+    fn count_refused(&mut self, posted_at: u32, posted: u32, refused: &mut TxRefused) -> usize {
+        // Refusals are rare (the device said it was busy): a few are counted with the burst.
+        let mut errors = [0u32; 16];
+        let failed = self.push(posted_at, posted, &mut errors);
+        for &at in &errors[..failed] {
+            refused.count(false, self.tx.written(posted_at.wrapping_add(at)).len as usize);
+        }
+        failed
+    }
+}
+
+/// The packets of a burst that are not posted as they are: refused (never sendable) or copied
+/// (another pool's buffer).
+struct Odd {
+    /// Bit k: the burst's k-th packet is freed after the loop rather than kept until completed.
+    unposted: [u64; MAX_BURST / 64],
+    any: bool,
+    copies: u64,
+}
+
+/// What [`Odd::one`] decided.
+enum Unusual {
+    /// Post this buffer (header offset, data address).
+    Post((u32, u64)),
+    /// Refused and counted; freed after the loop.
+    Refused,
+    /// Not now (no buffer to copy into): it and the rest stay in the burst.
+    Stop,
+}
+
+impl Odd {
+    /// The `k`-th packet `p`, empty, longer than a chunk or the MTU, or another pool's.
+    #[cold]
+    #[inline(never)]
+    #[allow(clippy::too_many_arguments)]
+    fn one(
+        &mut self,
+        p: &Pkt,
+        k: usize,
+        g: &super::pooled::Geometry,
+        ours: &mut PoolCache,
+        refused: &mut TxRefused,
+        max_len: usize,
+        chunk_len: usize,
+    ) -> Unusual {
+        let len = p.len();
+        if len == 0 || len > chunk_len || (len > max_len && !fits_tagged(p, max_len)) {
+            // Empty, longer than a chunk, or over the MTU: never sendable.
+            refused.count(true, len);
+            self.unposted[k / 64] |= 1 << (k % 64);
+            self.any = true;
+            return Unusual::Refused;
+        }
+        if let Some(at) = g.locate(p) {
+            // A tagged frame within the MTU's 4 more bytes.
+            return Unusual::Post(at);
+        }
+        // Another pool's buffer: copied into one of ours.
+        let Some(mut q) = ours.alloc() else { return Unusual::Stop };
+        let Some(at) = g.locate(&q).filter(|_| q.copy_from(p.data()).is_ok()) else {
+            ours.free(q);
+            return Unusual::Stop;
+        };
+        let _ = q.into_raw();
+        self.copies += 1;
+        self.unposted[k / 64] |= 1 << (k % 64);
+        self.any = true;
+        Unusual::Post(at)
+    }
+}
+
+impl TxPool {
+    /// Frees the buffers the kernel completed to `cache` (or the spare cache); counts as
+    /// `umem_lost` those it will never complete.
+    #[inline(always)]
+    fn reclaim(&mut self, comp: &mut Ring<u64>, cache: Option<&mut PoolCache>, stats: &PortStats) {
+        let n = comp.ready(u32::MAX);
+        if n == 0 {
+            return;
+        }
+        let cache = cache.unwrap_or(&mut self.spare);
+        let done = comp.reader();
+        let lost = self.posted.complete(n, |i| done.get(i), &self.umem.geo(), cache);
+        comp.release(n);
+        if lost != 0 {
+            PortStats::add(&stats.umem_lost, u64::from(lost));
+        }
+    }
+}
+
+/// Whether `p`, over `max_len`, is a VLAN-tagged frame within 4 bytes more.
+#[inline(always)]
+fn fits_tagged(p: &Pkt, max_len: usize) -> bool {
+    matches!(p.data().get(12..14), Some([0x81, 0x00] | [0x88, 0xa8])) && p.len() <= max_len + 4
+}
+
 impl TxQueue for XdpTx {
     fn tx_burst(&mut self, cache: &mut PoolCache, burst: &mut Burst, refused: &mut TxRefused) -> usize {
         if burst.is_empty() {
             return 0;
         }
         self.refresh_mtu();
-        self.reclaim();
+        if self.pooled.is_some() {
+            return self.tx_pooled(cache, burst, refused);
+        }
+        self.reclaim(None);
         let mut slots = self.tx.free(burst.len().min(self.free.len()) as u32);
         let posted_at = self.tx.produced();
         let mut lens = [0u32; MAX_BURST];
@@ -258,6 +453,9 @@ impl TxQueue for XdpTx {
             self.tx.submit(posted);
         }
         let mut errors = [0u32; MAX_BURST];
+        if self.tx.unconsumed() == 0 || !(self.copy || self.tx.needs_wakeup()) {
+            return 0;
+        }
         let failed = self.push(posted_at, posted, &mut errors);
         let mut last = None;
         let mut lost = 0;
@@ -277,15 +475,30 @@ impl TxQueue for XdpTx {
                 cache.free(p);
             }
         }
+        PortStats::add(&self.stats.umem_copies, sent as u64);
         sent - lost
+    }
+
+    /// With the pool as the UMEM, packets stay the queue's until the kernel completes them.
+    fn crosses_threads(&self) -> bool {
+        self.pooled.is_some()
     }
 
     /// Wakes the kernel for frames still on the TX ring (it was busy when their burst was posted).
     fn flush(&mut self) {
         if self.tx.unconsumed() != 0 {
-            self.reclaim();
+            self.reclaim(None);
             let mut errors = [0u32; MAX_BURST];
             self.push(self.tx.produced(), 0, &mut errors);
+        }
+    }
+}
+
+impl Drop for XdpTx {
+    /// Buffers still posted are parked with the socket, to go back to the pool once it is closed.
+    fn drop(&mut self) {
+        if let Some(tp) = &mut self.pooled {
+            self.sock.park(tp.posted.drain());
         }
     }
 }

@@ -1,13 +1,14 @@
 //! One AF_XDP socket: its UMEM (the frame memory it shares with the kernel), its four rings mapped,
 //! its options, bound to one queue of the interface. Kernel structures and constants are libc's.
 
+use super::pooled::PoolUmem;
 use super::ring::Ring;
 use crate::config::{AfXdpCfg, ZeroCopy};
 use crate::ports::iface::setopt;
 use anyhow::{anyhow, bail, Result};
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Not in libc for every target yet (asm-generic/socket.h).
@@ -20,14 +21,18 @@ const BUSY_POLL_US: libc::c_int = 20;
 const BIND_RETRY: Duration = Duration::from_millis(50);
 const BIND_TRIES: u32 = 40;
 
-/// The UMEM: anonymous memory of `2 x ring_size` frames; frames below `rx_frames` serve RX (they
-/// circulate between the fill and RX rings), the others TX (TX and completion rings).
+/// The UMEM of a queue of its own (`af_xdp.umem: queue`): anonymous memory of `2 x ring_size`
+/// frames; frames below `rx_frames` serve RX (they circulate between the fill and RX rings), the
+/// others TX (TX and completion rings). With the pool as the UMEM ([`PoolUmem`]) it has no frames:
+/// `bytes` and `write` refuse every address.
 pub(super) struct Umem {
     ptr: *mut u8,
     len: usize,
     pub frame: usize,
     /// Bytes of the RX half (the first `rx_frames` frames); the TX half follows.
     rx_len: usize,
+    /// Whether `ptr` is ours to unmap.
+    owned: bool,
 }
 
 // SAFETY: plain memory; the kernel writes only frames we gave it on the fill ring, and each frame
@@ -40,8 +45,10 @@ unsafe impl Sync for Umem {}
 
 impl Drop for Umem {
     fn drop(&mut self) {
-        // SAFETY: ptr/len come from a successful mmap, unused once the socket and queues are gone.
-        unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        if self.owned {
+            // SAFETY: ptr/len come from a successful mmap, unused once the socket and queues are gone.
+            unsafe { libc::munmap(self.ptr.cast(), self.len) };
+        }
     }
 }
 
@@ -62,7 +69,12 @@ impl Umem {
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        Ok(Umem { ptr: p.cast(), len, frame, rx_len: rx_frames * frame })
+        Ok(Umem { ptr: p.cast(), len, frame, rx_len: rx_frames * frame, owned: true })
+    }
+
+    /// No frames of its own: the socket's UMEM is the pool.
+    fn none() -> Umem {
+        Umem { ptr: std::ptr::null_mut(), len: 0, frame: 1, rx_len: 0, owned: false }
     }
 
     /// `len` bytes at UMEM address `addr`, if they lie inside one frame of the RX half.
@@ -105,10 +117,45 @@ impl Umem {
     }
 }
 
-/// A bound socket and the memory it shares with the kernel.
+/// A bound socket and the memory it shares with the kernel. Fields drop in order: the socket is
+/// closed before the buffers it still had are returned to the pool.
 pub(super) struct Xsk {
     pub fd: OwnedFd,
     pub umem: Umem,
+    /// The pool, when it is the UMEM.
+    pub pooled: Option<Arc<PoolUmem>>,
+    parked: Parked,
+}
+
+impl Xsk {
+    /// Hands over buffers (header offsets in the pool) the kernel may still hold through this
+    /// socket: they go back to the pool once the socket is closed. Called by a queue as it is
+    /// dropped, after its rings are unmapped.
+    pub(super) fn park(&self, headers: Vec<u32>) {
+        if let Ok(mut p) = self.parked.headers.lock() {
+            p.extend(headers);
+        }
+    }
+}
+
+/// Buffers lent to the kernel through a socket being closed.
+struct Parked {
+    pooled: Option<Arc<PoolUmem>>,
+    headers: Mutex<Vec<u32>>,
+}
+
+impl Drop for Parked {
+    fn drop(&mut self) {
+        let Some(u) = &self.pooled else { return };
+        let headers = std::mem::take(self.headers.get_mut().unwrap_or_else(|e| e.into_inner()));
+        let pool = u.pool().clone();
+        for h in headers {
+            // SAFETY: the socket is closed (`Xsk::fd` dropped before this field) and its rings were
+            // unmapped by the queues that parked these buffers, so the kernel holds none of them any
+            // more; each was lent by exactly one ring and parked once.
+            pool.put(unsafe { u.geo().at_header(h) });
+        }
+    }
 }
 
 /// A socket opened on one queue, with its rings, before RX and TX take them.
@@ -157,8 +204,15 @@ impl Default for Offsets {
 }
 
 /// A socket on queue `queue` of `ifindex` with the options of `a`; `copy`: the program runs in
-/// generic mode, where only copy mode works.
-pub(super) fn open(a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool, sg: bool) -> Result<Opened> {
+/// generic mode, where only copy mode works; `pooled`: the pool is the UMEM.
+pub(super) fn open(
+    a: &AfXdpCfg,
+    ifindex: u32,
+    queue: u32,
+    copy: bool,
+    sg: bool,
+    pooled: Option<&Arc<PoolUmem>>,
+) -> Result<Opened> {
     let iface = &a.iface;
     // SAFETY: plain socket(2) call.
     let raw = unsafe { libc::socket(libc::AF_XDP, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
@@ -175,13 +229,23 @@ pub(super) fn open(a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool, sg: bool)
     // SAFETY: raw is a new descriptor owned by nobody else.
     let fd = unsafe { OwnedFd::from_raw_fd(raw) };
     let ring = a.ring_size.0 as u32;
-    let umem = Umem::new(2 * ring as usize, a.frame_size.get(), ring as usize).map_err(|e| {
-        anyhow!(
-            "af_xdp: {} B of UMEM for queue {queue} of `{iface}`: {e}; lower af_xdp.ring_size",
-            2 * ring as u64 * a.frame_size.0
-        )
-    })?;
-    register(&fd, &umem, ring, iface)?;
+    let umem = match pooled {
+        Some(_) => Umem::none(),
+        None => Umem::new(2 * ring as usize, a.frame_size.get(), ring as usize).map_err(|e| {
+            anyhow!(
+                "af_xdp: {} B of UMEM for queue {queue} of `{iface}`: {e}; lower af_xdp.ring_size",
+                2 * ring as u64 * a.frame_size.0
+            )
+        })?,
+    };
+    let reg = match pooled {
+        Some(u) => {
+            let (addr, len) = u.geo().region();
+            Reg { addr, len, chunk: u.geo().chunk(), flags: libc::XDP_UMEM_UNALIGNED_CHUNK_FLAG }
+        }
+        None => Reg { addr: umem.ptr, len: umem.len, chunk: umem.frame, flags: 0 },
+    };
+    register(&fd, &reg, ring, iface)?;
     let off = getopt::<Offsets>(fd.as_raw_fd(), libc::XDP_MMAP_OFFSETS)
         .map_err(|e| anyhow!("af_xdp: XDP_MMAP_OFFSETS of `{iface}`: {e}"))?
         .0;
@@ -200,24 +264,34 @@ pub(super) fn open(a: &AfXdpCfg, ifindex: u32, queue: u32, copy: bool, sg: bool)
     }
     bind(raw, a, ifindex, queue, copy, sg)?;
     let zero_copy = getopt::<u32>(raw, libc::XDP_OPTIONS).is_ok_and(|o| o & libc::XDP_OPTIONS_ZEROCOPY != 0);
-    Ok(Opened { sock: Arc::new(Xsk { fd, umem }), fill, comp, rx, tx, zero_copy })
+    let parked = Parked { pooled: pooled.cloned(), headers: Mutex::default() };
+    let sock = Arc::new(Xsk { fd, umem, pooled: pooled.cloned(), parked });
+    Ok(Opened { sock, fill, comp, rx, tx, zero_copy })
 }
 
-fn register(fd: &OwnedFd, umem: &Umem, ring: u32, iface: &str) -> Result<()> {
+/// The memory a socket registers as its UMEM.
+struct Reg {
+    addr: *mut u8,
+    len: usize,
+    chunk: usize,
+    flags: u32,
+}
+
+fn register(fd: &OwnedFd, r: &Reg, ring: u32, iface: &str) -> Result<()> {
     let reg = libc::xdp_umem_reg {
-        addr: umem.ptr as u64,
-        len: umem.len as u64,
-        chunk_size: umem.frame as u32,
+        addr: r.addr as u64,
+        len: r.len as u64,
+        chunk_size: r.chunk as u32,
         headroom: 0,
-        flags: 0,
+        flags: r.flags,
         tx_metadata_len: 0,
     };
     let raw = fd.as_raw_fd();
     setopt(raw, libc::SOL_XDP, libc::XDP_UMEM_REG, &reg).map_err(|e| {
         anyhow!(
             "af_xdp: registering {} B of UMEM for `{iface}` failed: {e}; the kernel pins it: raise `ulimit -l` \
-             or lower af_xdp.ring_size",
-            umem.len
+             or lower af_xdp.ring_size (or pool.size, when the pool is the UMEM)",
+            r.len
         )
     })?;
     for (opt, name) in [
