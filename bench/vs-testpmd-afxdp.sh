@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# wasmdp af_xdp vs wasmdp af_packet vs DPDK testpmd's net_af_xdp (and net_af_packet) on the same
+# wasmdp af_xdp (the pool as the UMEM, and with `umem: queue`, the copying driver) vs wasmdp
+# af_packet vs DPDK testpmd's net_af_xdp (and net_af_packet) on the same
 # loop: two ports on the two ends of ONE veth pair (root namespace), io forwarding, packets seeded
 # by tx_first (wasmdp `tx_first: 4` per port; testpmd --tx-first) and looping between the ends,
 # one forwarding core. Runs every side once per round, alternating, ROUNDS times, and prints each
@@ -57,6 +58,11 @@ wasmdp_run() {
   RUST_LOG=warn exec $wasmdp run "$tmp/cfg.yaml" --stats-period 0 --no-reload
 }
 
+# The copying driver: a UMEM per queue.
+wasmdp_queue_run() {
+  XDP_OPTS="${XDP_OPTS:+$XDP_OPTS, }umem: queue" wasmdp_run af_xdp
+}
+
 testpmd_run() {
   local vdev
   if [ "$1" = af_xdp ]; then
@@ -68,7 +74,7 @@ testpmd_run() {
     --forward-mode=io --tx-first --nb-cores=1 -a --stats-period 100
 }
 
-sides=("wasmdp af_xdp:wasmdp_run af_xdp" "wasmdp af_packet:wasmdp_run af_packet")
+sides=("wasmdp af_xdp:wasmdp_run af_xdp" "wasmdp af_xdp queue:wasmdp_queue_run" "wasmdp af_packet:wasmdp_run af_packet")
 if [ $have_testpmd_xdp = 1 ]; then
   sides+=("testpmd net_af_xdp:testpmd_run af_xdp" "testpmd net_af_packet:testpmd_run af_packet")
 else
@@ -96,7 +102,7 @@ for name, v in rows.items():
     m = [x[0] for x in v]
     print("  %-22s %.3f (%.3f-%.3f)  user %.2f  sys %.2f" % (name, med(m), min(m), max(m), med([x[1] for x in v]), med([x[2] for x in v])))
 base = rows.get("wasmdp af_xdp")
-for other in ["wasmdp af_packet", "testpmd net_af_xdp", "testpmd net_af_packet"]:
+for other in ["wasmdp af_xdp queue", "wasmdp af_packet", "testpmd net_af_xdp", "testpmd net_af_packet"]:
     if base and other in rows:
         print("  ratio wasmdp af_xdp / %s: %.2f" % (other, med([x[0] for x in base]) / med([x[0] for x in rows[other]])))
 PY

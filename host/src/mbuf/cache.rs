@@ -57,15 +57,18 @@ impl PoolCache {
         Some(Self::reset(&self.empty, p))
     }
 
-    /// One buffer as it was freed, metadata not reset: for a driver that lends it to the kernel
-    /// and rewrites the metadata when it comes back (af_xdp's fill ring). None when the pool is
-    /// empty.
+    /// Up to `n` (at most [`super::MAX_BURST`]) buffers as they were freed, metadata not reset:
+    /// for a driver that lends them to the kernel and rewrites the metadata when they come back
+    /// (af_xdp's fill ring); fewer when the pool runs dry.
     #[inline]
-    pub(crate) fn take(&mut self) -> Option<Pkt> {
-        if self.objs.is_empty() {
-            self.pool.get_bulk(&mut self.objs, self.size);
+    pub(crate) fn take_bulk(&mut self, n: usize) -> std::vec::Drain<'_, Pkt> {
+        let n = n.min(super::MAX_BURST);
+        if self.objs.len() < n {
+            let want = self.size + n - self.objs.len();
+            self.pool.get_bulk(&mut self.objs, want);
         }
-        self.objs.pop()
+        let from = self.objs.len().saturating_sub(n);
+        self.objs.drain(from..)
     }
 
     #[inline(always)]

@@ -67,6 +67,8 @@ pub(super) struct PoolUmem {
 pub(super) struct Geometry {
     base: NonNull<u8>,
     len: u32,
+    /// `buffers * stride`: an offset below it that is a multiple of the stride is a buffer's.
+    spans: u32,
     stride: u32,
     div: Divisor,
     /// From a buffer's slot in the region to its fill address (the data start less 256).
@@ -108,6 +110,7 @@ impl PoolUmem {
         let geo = Geometry {
             base: l.base,
             len,
+            spans: l.buffers as u32 * stride,
             stride,
             div: Divisor::new(stride),
             lead: (data_at - XDP_HEADROOM) as u32,
@@ -169,11 +172,11 @@ impl Geometry {
     #[inline(always)]
     pub(super) fn index_of_fill(&self, addr: u64) -> Option<u32> {
         let n = addr.wrapping_sub(u64::from(self.lead));
-        if n >= u64::from(self.len) {
+        if n >= u64::from(self.spans) {
             return None;
         }
         let i = self.div.div(n as u32);
-        (i * self.stride == n as u32 && i < self.buffers).then_some(i)
+        (i * self.stride == n as u32).then_some(i)
     }
 
     /// The buffer an RX descriptor names, if its address is the fill address of one (the frame

@@ -249,23 +249,27 @@ impl RxPool {
         let cache = cache.unwrap_or(&mut self.spare);
         let g = self.umem.geo();
         let lent = self.lent.slots();
-        let n = fill.free(self.short);
+        let n = fill.free(self.short) as usize;
         let mut slots = fill.writer();
         let mut put = 0;
         while put < n {
-            let Some(b) = cache.take() else { break };
-            let Some(l) = g.index(&b).and_then(|i| Some((i, lent.get_mut(i as usize)?))) else {
-                // Not a buffer of this pool (cannot happen: the cache is checked): not lent.
-                cache.free(b);
+            let want = (n - put).min(crate::mbuf::MAX_BURST);
+            let mut got = 0;
+            for b in cache.take_bulk(want) {
+                got += 1;
+                // Always this pool's buffer (the cache is checked); one that were not is left out.
+                let Some(l) = g.index(&b).and_then(|i| Some((i, lent.get_mut(i as usize)?))) else { continue };
+                let _ = b.into_raw();
+                *l.1 = true;
+                slots.put(put as u32, g.fill_addr(l.0));
+                put += 1;
+            }
+            if got < want {
                 break;
-            };
-            let _ = b.into_raw();
-            *l.1 = true;
-            slots.put(put, g.fill_addr(l.0));
-            put += 1;
+            }
         }
-        fill.submit(put);
-        self.short -= put;
+        fill.submit(put as u32);
+        self.short -= put as u32;
     }
 }
 
