@@ -280,37 +280,15 @@ impl XdpRx {
     fn rx_pooled(&mut self, given: &mut PoolCache, out: &mut Burst, ready: u32) -> Rx {
         let Some(rp) = self.pooled.as_mut() else { return Rx::default() };
         let g = rp.umem.geo();
-        let meta = &rp.received;
-        let csum = self.complete_checksums;
-        let lent = rp.lent.slots();
         let descs = self.rx.reader();
-        let (mut packets, mut bytes) = (0usize, 0u64);
-        for k in 0..ready {
-            let d = descs.get(k);
-            let taken = g.received_index(&d).and_then(|i| match lent.get_mut(i as usize) {
-                Some(l) if *l => {
-                    *l = false;
-                    Some(i)
-                }
-                _ => None,
-            });
-            let Some(i) = taken else {
-                // Not a buffer this queue lent, or not where its data starts: nothing is read
-                // through it, nor is it lent again.
-                self.unfit.count("a descriptor that is not a buffer this queue lent", d.len);
-                continue;
-            };
-            // SAFETY: buffer `i` was lent by this queue's fill ring (its mark, now cleared, said
-            // so) and the kernel returned it on this queue's RX ring; the frame's length is within
-            // the data room (`received_index` checked).
-            let mut p = unsafe { g.received(i, d.len, meta) };
-            if csum {
-                finish_checksum(&self.stats, &mut p);
-            }
-            packets += 1;
-            bytes += u64::from(d.len);
-            out.push(p);
-        }
+        let before = out.len();
+        // The loop twice, with and without the checksum pass, so that neither tests it a packet.
+        let bytes = if self.complete_checksums {
+            receive::<true>(&g, rp, descs, ready, out, &mut self.unfit, &self.stats)
+        } else {
+            receive::<false>(&g, rp, descs, ready, out, &mut self.unfit, &self.stats)
+        };
+        let packets = out.len() - before;
         self.rx.release(ready);
         // Each descriptor read freed the fill slot its buffer came from.
         rp.short += ready;
@@ -318,6 +296,50 @@ impl XdpRx {
         rp.top_up(&mut self.fill, same.then_some(given));
         Rx { packets, bytes, nombuf: 0 }
     }
+}
+
+/// The descriptors `0..ready` of `descs` turned into packets appended to `out`, each checked
+/// against the buffers `rp` lent (one that is not is counted in `unfit` and skipped); `CSUM`:
+/// complete partial checksums. Returns the bytes received.
+#[inline(always)]
+fn receive<const CSUM: bool>(
+    g: &super::pooled::Geometry,
+    rp: &mut RxPool,
+    descs: super::ring::Reader<libc::xdp_desc>,
+    ready: u32,
+    out: &mut Burst,
+    unfit: &mut Unfit,
+    stats: &PortStats,
+) -> u64 {
+    let meta = &rp.received;
+    let lent = rp.lent.slots();
+    let mut bytes = 0u64;
+    for k in 0..ready {
+        let d = descs.get(k);
+        let taken = g.received_index(&d).and_then(|i| match lent.get_mut(i as usize) {
+            Some(l) if *l => {
+                *l = false;
+                Some(i)
+            }
+            _ => None,
+        });
+        let Some(i) = taken else {
+            // Not a buffer this queue lent, or not where its data starts: nothing is read through
+            // it, nor is it lent again.
+            unfit.count("a descriptor that is not a buffer this queue lent", d.len);
+            continue;
+        };
+        // SAFETY: buffer `i` was lent by this queue's fill ring (its mark, now cleared, said so)
+        // and the kernel returned it on this queue's RX ring; the frame's length is within the data
+        // room (`received_index` checked).
+        let mut p = unsafe { g.received(i, d.len, meta) };
+        if CSUM {
+            finish_checksum(stats, &mut p);
+        }
+        bytes += u64::from(d.len);
+        out.push(p);
+    }
+    bytes
 }
 
 impl RxQueue for XdpRx {
