@@ -222,9 +222,10 @@ fn open(s: &PortSetup<'_>, shared: &mut Shared) -> anyhow::Result<Queues> {
     let mut sg = frags && pooled.is_none();
     let (link, mode) = attach(&prog, ifindex, a)?;
     let mut sockets = Vec::with_capacity(n as usize);
+    let mut pooled = pooled;
     for q in start..start + n {
         let copy = mode == bpf::Attach::Generic;
-        let o = match xsk::open(a, ifindex, q, copy, sg, pooled.as_ref()) {
+        let mut o = match xsk::open(a, ifindex, q, copy, sg, pooled.as_ref()) {
             Err(e) if sg => {
                 tracing::debug!("af_xdp: binding with XDP_USE_SG was refused ({e:#}); binding without");
                 sg = false;
@@ -232,6 +233,24 @@ fn open(s: &PortSetup<'_>, shared: &mut Shared) -> anyhow::Result<Queues> {
             }
             r => r?,
         };
+        if o.zero_copy && pooled.as_ref().is_some_and(|u| !u.on_huge_pages()) {
+            // A chunk of the pool may cross a 4 KiB page; the NIC can follow that only within
+            // physically contiguous memory, which 2 MiB huge pages give and normal pages do not (the
+            // kernel would refuse such fill addresses, and the queue's fill ring would run dry).
+            let why = "zero copy with the pool as the UMEM needs the pool on 2 MiB huge pages (a chunk may cross a \
+                       4 KiB page, which the NIC follows only in physically contiguous memory), and none were \
+                       available: reserve some (`echo N > /proc/sys/vm/nr_hugepages`)";
+            if a.umem == crate::config::UmemMode::Pool {
+                anyhow::bail!(
+                    "af_xdp.umem: `pool` is not possible here: {why}; or set af_xdp.umem: queue (frames copied)"
+                );
+            }
+            tracing::info!(iface = %a.iface, "port `{}`: af_xdp with a UMEM per queue (frames copied): {why}", s.cfg.name);
+            shared.lent -= 2 * a.ring_size.0 as usize * s.cfg.queues.get();
+            pooled = None;
+            drop(o);
+            o = xsk::open(a, ifindex, q, copy, sg, None)?;
+        }
         bpf::set_socket(&map, q, o.sock.fd.as_raw_fd())
             .map_err(|e| anyhow::anyhow!("af_xdp: putting the socket of queue {q} in the XSKMAP failed: {e}"))?;
         sockets.push(o);

@@ -127,6 +127,11 @@ impl PoolUmem {
         &self.pool
     }
 
+    /// Whether the pool lies on explicit 2 MiB huge pages (physically contiguous within each).
+    pub(super) fn on_huge_pages(&self) -> bool {
+        self.pool.info().backing == crate::mbuf::Backing::HugePages
+    }
+
     /// Where its buffers are.
     #[inline(always)]
     pub(super) fn geo(&self) -> Geometry {
