@@ -285,17 +285,24 @@ fn netns_af_xdp_two_queues_each_get_their_share() {
     let Some((a, b)) = setup("netns_af_xdp_queues", || Ok((net.side('a', 1)?, net.side('b', 2)?))) else { return };
     // 16 source addresses in namespace a: 16 flows for the queues to share.
     add_sources(&net, &a);
-    let yaml = format!(
-        "engine: io\nports:\n  - {{name: a, driver: af_xdp, queues: 2, af_xdp: {{iface: {}}}}}\n  - {{name: b, driver: af_xdp, queues: 2, af_xdp: {{iface: {}, busy_poll: true}}}}\n",
-        a.2, b.2
-    );
-    let w = Wasmdp::start("netns_af_xdp_queues", &yaml);
-    let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
-    ping_from_sources(&net, &a, &err);
-    let j = w.stop();
-    check_accounting(&j);
-    assert_both_queues_received(&j, "a");
-    assert_detached(&[&a.2, &b.2]);
+    // With the default rings both ports' queues would hold more than half the pool: port a gets
+    // the pool as its UMEM, port b a UMEM per queue; with rings of 512 both get the pool, four
+    // queues lending buffers out of it on two lcores.
+    for (ring, copies_b) in [("", true), (", ring_size: 512", false)] {
+        let yaml = format!(
+            "engine: io\nports:\n  - {{name: a, driver: af_xdp, queues: 2, af_xdp: {{iface: {}{ring}}}}}\n  - {{name: b, driver: af_xdp, queues: 2, af_xdp: {{iface: {}, busy_poll: true{ring}}}}}\n",
+            a.2, b.2
+        );
+        let w = Wasmdp::start("netns_af_xdp_queues", &yaml);
+        let err = std::fs::read_to_string(w.dir.join("stderr")).unwrap_or_default();
+        ping_from_sources(&net, &a, &err);
+        let j = w.stop();
+        check_accounting(&j);
+        assert_both_queues_received(&j, "a");
+        assert_eq!(u(port(&j, "a"), "umem_copies"), 0, "{j}");
+        assert_eq!(u(port(&j, "b"), "umem_copies") > 0, copies_b, "rings{ring}: {j}");
+        assert_detached(&[&a.2, &b.2]);
+    }
 }
 
 /// Runs wasmdp on `yaml` for a second inside namespace `ns` (as user nobody without capabilities
