@@ -302,11 +302,13 @@ fn plugin_files_are_checked_before_they_are_read() {
 
 #[test]
 fn deep_recursion_cannot_unwind_past_its_deadline() {
-    // 5000 frames deep, then nearly a thousand straight-line operators after each return: the
+    // 5000 frames deep, then nearly ten thousand straight-line operators after each return: the
     // unwinding once ran tens of milliseconds past a 1 ms deadline without a single check (a
-    // return is not one), and the call completed.
+    // return is not one), and the call completed. (With a thousand a frame, as at first, a call
+    // took about 1.2 ms on a fast run: within the deadline's tick, so sometimes not cut; with
+    // ten thousand it takes about ten times the deadline.)
     let stretch =
-        "(local.set $x (i32.rotl (i32.mul (local.get $x) (i32.const -1640531535)) (i32.const 5)))".repeat(196);
+        "(local.set $x (i32.rotl (i32.mul (local.get $x) (i32.const -1640531535)) (i32.const 5)))".repeat(1960);
     let p = write_wat(
         "deep-recursion",
         &format!(
