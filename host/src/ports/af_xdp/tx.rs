@@ -3,14 +3,16 @@
 //! of another pool (a stream's own, for direct packet access) is copied into a pool buffer first
 //! (counted `umem_copies`). With a UMEM of the queue's own, each packet is copied into a frame of
 //! the TX half of the UMEM and posted on the TX ring; frames come back on the completion ring once
-//! the kernel sent them (in copy mode, during the wake-up call). A burst first takes back what completed, then posts as many packets as there
-//! are free frames and ring slots; the rest stays at the front of the burst for the stream's retry.
+//! the kernel sent them (in copy mode, during the wake-up call). A burst first takes back what
+//! completed, then posts as many packets as there are free frames and ring slots; the rest stays
+//! at the front of the burst for the stream's retry.
 //!
 //! Nothing posted is left for "the next packet" to push out: the kernel is woken (a zero-length
 //! sendto) while the TX ring says it needs it and frames are still on it, until it has taken them
 //! all or takes no more (in copy mode each call sends at most 32 frames, and stops at the first frame
 //! the device refuses). A packet the port can never send is dropped before it is posted, counted
-//! `tx_oversize`: over the interface's MTU (what the device would drop after the kernel took it,
+//! `tx_oversize`: empty (the kernel would skip it without completing it, and the frame would never
+//! come back), over the interface's MTU (what the device would drop after the kernel took it,
 //! holding up the frames behind it) or over a UMEM frame (without multi-buffer; with it, over the
 //! 17 frames the kernel takes for one packet). With multi-buffer (`XDP_USE_SG`) a packet longer
 //! than a frame is written into as many frames as it needs, posted as one run of descriptors
@@ -139,15 +141,10 @@ impl XdpTx {
         self.comp.release(n);
     }
 
-    /// Whether the port can ever send `p`: within the interface's MTU (4 bytes more with a VLAN
-    /// tag) and a UMEM frame.
+    /// Whether the port can ever send `p` ([`sendable`]).
     #[inline(always)]
     fn fits(&self, p: &Pkt) -> bool {
-        let len = p.len();
-        if len <= self.max_len && len <= self.max_frames_len {
-            return true;
-        }
-        fits_tagged(p, self.max_len) && len <= self.max_frames_len
+        sendable(p, self.max_len, self.max_frames_len)
     }
 
     /// Posts `p`, longer than a frame, as a run of descriptors from ring position `at` (all but the
@@ -252,6 +249,7 @@ impl XdpTx {
         let (mut posted, mut taken) = (0u32, 0usize);
         for p in &burst.as_slice()[..n] {
             let len = p.len();
+            // The untagged case of `sendable`, then the pool's: anything else is `Odd::one`'s.
             let usual = if len.wrapping_sub(1) < chunk_len && len <= max_len { g.locate(p) } else { None };
             let (hdr, addr) = match usual {
                 Some(at) => at,
@@ -343,8 +341,7 @@ impl Odd {
         chunk_len: usize,
     ) -> Unusual {
         let len = p.len();
-        if len == 0 || len > chunk_len || (len > max_len && !fits_tagged(p, max_len)) {
-            // Empty, longer than a chunk, or over the MTU: never sendable.
+        if !sendable(p, max_len, chunk_len) {
             refused.count(true, len);
             self.unposted[k / 64] |= 1 << (k % 64);
             self.any = true;
@@ -387,10 +384,15 @@ impl TxPool {
     }
 }
 
-/// Whether `p`, over `max_len`, is a VLAN-tagged frame within 4 bytes more.
+/// Whether a port can ever send `p`: not empty (the kernel skips an empty descriptor without
+/// completing it), within `frames_len` (what its UMEM frames or chunks hold) and within `max_len`,
+/// the interface's MTU and Ethernet header, or 4 bytes more with a VLAN tag.
 #[inline(always)]
-fn fits_tagged(p: &Pkt, max_len: usize) -> bool {
-    matches!(p.data().get(12..14), Some([0x81, 0x00] | [0x88, 0xa8])) && p.len() <= max_len + 4
+fn sendable(p: &Pkt, max_len: usize, frames_len: usize) -> bool {
+    let len = p.len();
+    let tagged = || matches!(p.data().get(12..14), Some([0x81, 0x00] | [0x88, 0xa8])) && len <= max_len + 4;
+    // `len - 1 < frames_len`: not empty and within the frames, in one comparison.
+    len.wrapping_sub(1) < frames_len && (len <= max_len || tagged())
 }
 
 impl TxQueue for XdpTx {
