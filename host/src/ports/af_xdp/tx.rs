@@ -504,3 +504,31 @@ impl Drop for XdpTx {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::sendable;
+    use crate::mbuf::{Pool, PoolConfig};
+
+    #[test]
+    fn empty_oversized_and_over_the_mtu_are_not_sendable_tagged_frames_get_4_bytes() {
+        let pool = Pool::new(PoolConfig { size: 8, cache_size: 4, ..Default::default() }).unwrap();
+        let mut cache = pool.cache();
+        let mut p = cache.alloc().unwrap();
+        let (mtu_len, frames) = (1514, 1792);
+        assert!(!sendable(&p, mtu_len, frames), "an empty packet: the kernel would skip it, never completed");
+        p.copy_from(&[0; 1514]).unwrap();
+        assert!(sendable(&p, mtu_len, frames));
+        p.copy_from(&[0; 1518]).unwrap();
+        assert!(!sendable(&p, mtu_len, frames), "untagged, 4 bytes over the MTU");
+        p.data_mut()[12..14].copy_from_slice(&[0x81, 0x00]);
+        assert!(sendable(&p, mtu_len, frames), "VLAN-tagged: 4 bytes more");
+        p.copy_from(&[0; 1519]).unwrap();
+        p.data_mut()[12..14].copy_from_slice(&[0x88, 0xa8]);
+        assert!(!sendable(&p, mtu_len, frames), "tagged, 5 bytes over");
+        p.trim(1).unwrap();
+        assert!(sendable(&p, mtu_len, frames), "QinQ-tagged: 4 bytes more");
+        assert!(!sendable(&p, 2000, 1517), "over what the frames hold");
+        cache.free(p);
+    }
+}
