@@ -54,6 +54,19 @@ pub(super) fn settled(header: &AtomicU64) -> u64 {
     settled_after_wait(header)
 }
 
+/// The header of a full slot once no write is under way; None: the slot is empty. One test for
+/// the common case (full, no write), where [`settled`] then [`is_full`] made two per slot a probe
+/// passes.
+#[inline(always)]
+pub(super) fn settled_full(header: &AtomicU64) -> Option<u64> {
+    let h = header.load(Acquire);
+    if h & (STATE | WRITING) == FULL {
+        return Some(h);
+    }
+    let h = if h & WRITING == 0 { h } else { settled_after_wait(header) };
+    is_full(h).then_some(h)
+}
+
 /// [`settled`] when a write is under way: waits, out of line (a call inside a lookup's loop, even
 /// one never taken, made the compiler keep the loop's values on the stack).
 #[cold]

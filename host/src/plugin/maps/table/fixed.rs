@@ -19,12 +19,12 @@ struct Slots<'a, const KW: usize, const S: usize> {
 
 impl<const KW: usize, const S: usize> Slots<'_, KW, S> {
     /// The slot, header and value of `key`, read in one pass; None: absent (checked against the
-    /// deletions); Err: a deletion overlapped the miss.
+    /// deletions counted `moves` before the probe, or before a run of probes); Err: a deletion
+    /// overlapped the miss.
     #[inline(always)]
-    fn find(self, key: [u64; KW]) -> Result<Option<(usize, u64, u64)>, ()> {
+    fn find(self, key: [u64; KW], moves: u64) -> Result<Option<(usize, u64, u64)>, ()> {
         let read =
             |s: &&[AtomicU64; S]| (0..KW).all(|j| s[1 + j].load(Relaxed) == key[j]).then(|| s[1 + KW].load(Relaxed));
-        let moves = self.moves.read();
         match probe(self.slots.len(), hash_words(self.hasher, &key), |i| self.slots.get(i), read) {
             Some(found) => Ok(Some(found)),
             None if self.moves.miss_holds(moves) => Ok(None),
@@ -62,7 +62,7 @@ impl Table {
         now: u64,
         ttl_ms: u64,
     ) -> Option<(usize, u64, u64)> {
-        let found = match slots.find(key) {
+        let found = match slots.find(key, self.moves.read()) {
             Ok(found) => found,
             Err(()) => self.find_raced(slots, key),
         };
@@ -89,7 +89,7 @@ impl Table {
         slots: Slots<'_, KW, S>,
         key: [u64; KW],
     ) -> Option<(usize, u64, u64)> {
-        self.miss_checked(|| slots.find(key).ok().flatten())
+        self.miss_checked(|| slots.find(key, self.moves.read()).ok().flatten())
     }
 
     /// Marks slot `i` used at use clock `clock` (LRU) and millisecond `now` (expiry), as
@@ -127,19 +127,24 @@ impl Table {
                 Self::touch_fixed::<KW, S, LRU, TTL>(&slots.slots[at], clock, now);
             }
             hits += usize::from(found.is_some());
-            WordBatch::put(io, i, found.map(|(.., v)| v));
+            // SAFETY: the callers below pass i < n = io.len().
+            unsafe { WordBatch::put(io, i, found.map(|(.., v)| v)) };
         };
         while i < n {
             // A run of keys with no call in it, up to a lookup that raced a deletion, finished out
             // of line (so the loop's values stay in registers and a found entry is never
-            // merged with the slow path's through the stack).
+            // merged with the slow path's through the stack). The deletion count read once for
+            // the run, before each of its probes.
+            let moves = self.moves.read();
             while i < n {
-                let Ok(found) = slots.find(io.key::<KW>(i)) else { break };
+                // SAFETY: i < n = io.len(); KW words is this table's key shape.
+                let Ok(found) = slots.find(unsafe { io.key::<KW>(i) }, moves) else { break };
                 answer(&mut *io, i, found);
                 i += 1;
             }
             if i < n {
-                let found = self.find_raced(slots, io.key::<KW>(i));
+                // SAFETY: as above.
+                let found = self.find_raced(slots, unsafe { io.key::<KW>(i) });
                 answer(&mut *io, i, found);
                 i += 1;
             }
@@ -161,7 +166,8 @@ impl Table {
         let now = if TTL { self.now_ms() } else { 0 };
         let ttl_ms = self.spec.ttl_ms;
         for i in 0..io.len() {
-            let (key, value) = (io.key::<KW>(i), io.value(i));
+            // SAFETY: i < io.len(); KW words is this table's key shape.
+            let (key, value) = unsafe { (io.key::<KW>(i), io.value(i)) };
             let rewritten = self.find_fixed::<KW, S, LRU, TTL>(slots, key, now, ttl_ms).is_some_and(|(at, h, _)| {
                 let slot = &slots.slots[at];
                 if !claim(&slot[0], h) {

@@ -12,8 +12,8 @@ pub(super) fn words_of(bytes: &[u8], out: &mut [u64]) {
 
 /// Up to 8 bytes as a little-endian word, zero-padded, without a loop or a memcpy call (a
 /// `copy_from_slice` of a length not known at compile time is one): a whole word is one load; 4-7
-/// bytes two overlapping 4-byte loads (the bytes both hold land on the same bits); 1-3 bytes the
-/// first, middle and last byte (which cover them, overlapping likewise).
+/// bytes two overlapping 4-byte loads (the bytes both hold land on the same bits), 2-3 bytes two
+/// 2-byte loads likewise, 1 byte a byte.
 #[inline(always)]
 pub(crate) fn word_of(chunk: &[u8]) -> u64 {
     let n = chunk.len();
@@ -21,25 +21,33 @@ pub(crate) fn word_of(chunk: &[u8]) -> u64 {
         return u64::from_le_bytes(b);
     }
     let u32_at = |at: usize| u64::from(u32::from_le_bytes(chunk[at..at + 4].try_into().expect("four bytes")));
+    let u16_at = |at: usize| u64::from(u16::from_le_bytes(chunk[at..at + 2].try_into().expect("two bytes")));
     match n {
         4..=7 => u32_at(0) | u32_at(n - 4) << (8 * (n - 4)),
-        1..=3 => {
-            u64::from(chunk[0]) | u64::from(chunk[n / 2]) << (8 * (n / 2)) | u64::from(chunk[n - 1]) << (8 * (n - 1))
-        }
+        2..=3 => u16_at(0) | u16_at(n - 2) << (8 * (n - 2)),
+        1 => u64::from(chunk[0]),
         _ => 0,
     }
 }
 
-/// The first `out.len()` (at most 8) bytes of `w`, little-endian, into `out`; as [`word_of`] the
-/// common lengths without a memcpy call.
+/// The first `out.len()` (at most 8) bytes of `w`, little-endian, into `out`; as [`word_of`]
+/// without a memcpy call or a dispatch on the length: 4-8 bytes two overlapping 4-byte stores
+/// (the bytes both write get the same bits), 2-3 bytes two 2-byte stores likewise, 1 byte a byte.
 #[inline(always)]
 pub(crate) fn put_word(w: u64, out: &mut [u8]) {
-    match out.len() {
-        8 => out.copy_from_slice(&w.to_le_bytes()),
-        4 => out.copy_from_slice(&(w as u32).to_le_bytes()),
-        2 => out.copy_from_slice(&(w as u16).to_le_bytes()),
-        1 => out[0] = w as u8,
-        _ => out.iter_mut().enumerate().for_each(|(i, b)| *b = (w >> (8 * i)) as u8),
+    let n = out.len().min(8);
+    if n >= 4 {
+        let u32_to =
+            |out: &mut [u8], at: usize| out[at..at + 4].copy_from_slice(&((w >> (8 * at)) as u32).to_le_bytes());
+        u32_to(out, 0);
+        u32_to(out, n - 4);
+    } else if n >= 2 {
+        let u16_to =
+            |out: &mut [u8], at: usize| out[at..at + 2].copy_from_slice(&((w >> (8 * at)) as u16).to_le_bytes());
+        u16_to(out, 0);
+        u16_to(out, n - 2);
+    } else if n == 1 {
+        out[0] = w as u8;
     }
 }
 
@@ -56,11 +64,11 @@ pub(super) struct WordSlots<'a> {
 
 impl WordSlots<'_> {
     /// The value of `key`, read with it in one seqlock pass; None: absent (checked against the
-    /// deletions: [`Table::miss`]).
+    /// deletions: [`Table::miss`], with `moves` the count read before this probe, or before a
+    /// run of probes: a miss holds if no deletion began since).
     #[inline(always)]
-    fn lookup(&self, key: u64) -> Result<Option<u64>, ()> {
+    fn lookup(&self, key: u64, moves: u64) -> Result<Option<u64>, ()> {
         let read = |s: &&[AtomicU64; 3]| (s[1].load(Relaxed) == key).then(|| s[2].load(Relaxed));
-        let moves = self.moves.read();
         match probe(self.slots.len(), hash_words(&self.hasher, &[key]), |i| self.slots.get(i), read) {
             Some((_, _, value)) => Ok(Some(value)),
             None if self.moves.miss_holds(moves) => Ok(None),
@@ -72,15 +80,36 @@ impl WordSlots<'_> {
 /// Where a batch ([`Table::lookup_words`], [`Table::lookup_fixed`], [`Table::update_fixed`]) reads
 /// its keys (and values) and writes what it found; key `i` is read after entry `i - 1` was written
 /// (the plugin's ranges may overlap).
+///
+/// The entry methods are `unsafe` so that a batch in the plugin's memory, checked once for all its
+/// entries, reads and writes them without a check per key (two compares and branches a key, with
+/// the dispatch on a key's length, of a lookup's few dozen instructions).
+///
+/// # Safety
+///
+/// Callers of `key`, `value` and `put` pass `i < self.len()`; of `key`, also `KW` the words of the
+/// batch's keys (a key of `ks` bytes: `8 * (KW - 1) < ks <= 8 * KW`), as the table's shape gives.
 pub(crate) trait WordBatch {
     /// Entries in the batch.
     fn len(&self) -> usize;
     /// Key `i` as `KW` little-endian words (zero-padded).
-    fn key<const KW: usize>(&self, i: usize) -> [u64; KW];
+    ///
+    /// # Safety
+    ///
+    /// `i < self.len()`, and `KW` words hold the batch's keys.
+    unsafe fn key<const KW: usize>(&self, i: usize) -> [u64; KW];
     /// Value `i` of an update batch as a word.
-    fn value(&self, i: usize) -> u64;
+    ///
+    /// # Safety
+    ///
+    /// `i < self.len()`.
+    unsafe fn value(&self, i: usize) -> u64;
     /// Entry `i`'s value, None when absent (the value bytes are then left as they are).
-    fn put(&mut self, i: usize, value: Option<u64>);
+    ///
+    /// # Safety
+    ///
+    /// `i < self.len()`.
+    unsafe fn put(&mut self, i: usize, value: Option<u64>);
 }
 
 impl Table {
@@ -102,19 +131,25 @@ impl Table {
         let (mut hits, mut i, n) = (0, 0, io.len());
         while i < n {
             // A run of keys with no call in it (so its values stay in registers), up to a lookup
-            // that raced a deletion, which the outer loop finishes.
+            // that raced a deletion, which the outer loop finishes. The deletion count is read
+            // once for the run: read before each of its probes, so it vouches for their misses.
+            let moves = slots.moves.read();
             while i < n {
-                let [key] = io.key::<1>(i);
-                let Ok(value) = slots.lookup(key) else { break };
+                // SAFETY: i < n = io.len(); one word is this table's key shape (`one_word`).
+                let [key] = unsafe { io.key::<1>(i) };
+                let Ok(value) = slots.lookup(key, moves) else { break };
                 hits += usize::from(value.is_some());
-                io.put(i, value);
+                // SAFETY: i < n.
+                unsafe { io.put(i, value) };
                 i += 1;
             }
             if i < n {
-                let [key] = io.key::<1>(i);
+                // SAFETY: as above.
+                let [key] = unsafe { io.key::<1>(i) };
                 let value = self.lookup_word_raced(key);
                 hits += usize::from(value.is_some());
-                io.put(i, value);
+                // SAFETY: i < n.
+                unsafe { io.put(i, value) };
                 i += 1;
             }
         }
@@ -127,9 +162,9 @@ impl Table {
     #[inline(always)]
     pub(in crate::plugin::maps) fn lookup_word(&self, key: u64) -> Option<u64> {
         let slots = self.word_slots();
-        match slots.lookup(key) {
+        match slots.lookup(key, self.moves.read()) {
             Ok(value) => value,
-            Err(()) => self.miss_checked(|| slots.lookup(key).ok().flatten()),
+            Err(()) => self.miss_checked(|| slots.lookup(key, self.moves.read()).ok().flatten()),
         }
     }
 

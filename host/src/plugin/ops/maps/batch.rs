@@ -171,19 +171,38 @@ impl<'a, const K: usize, const V: usize> MemoryBatch<'a, K, V> {
         ok.then_some(MemoryBatch { data, keys: at[0], values: at[1], found: if found { at[2] } else { 0 }, ks, vs, n })
     }
 
-    /// Bytes `at..at + len` of the memory, one of the entries [`new`](Self::new) checked.
+    /// Bytes `at..at + len` of the memory.
+    ///
+    /// # Safety
+    ///
+    /// They lie in one of the entries [`new`](Self::new) checked.
     #[inline(always)]
-    fn bytes(&self, at: usize, len: usize) -> &[u8] {
+    unsafe fn bytes(&self, at: usize, len: usize) -> &[u8] {
         debug_assert!(at + len <= self.data.len());
-        // SAFETY: callers pass entry `i < n` of a range `new` checked to lie in `data` for `n`.
+        // SAFETY: the caller's contract: within `data`.
         unsafe { self.data.get_unchecked(at..at + len) }
     }
 
-    /// [`bytes`](Self::bytes), to write.
+    /// The little-endian word at `at`.
+    ///
+    /// # Safety
+    ///
+    /// As [`bytes`](Self::bytes), for `at..at + 8`.
     #[inline(always)]
-    fn bytes_mut(&mut self, at: usize, len: usize) -> &mut [u8] {
+    unsafe fn word_at(&self, at: usize) -> u64 {
+        // SAFETY: the caller's contract.
+        u64::from_le_bytes(unsafe { self.bytes(at, 8) }.try_into().expect("eight bytes"))
+    }
+
+    /// [`bytes`](Self::bytes), to write.
+    ///
+    /// # Safety
+    ///
+    /// As [`bytes`](Self::bytes).
+    #[inline(always)]
+    unsafe fn bytes_mut(&mut self, at: usize, len: usize) -> &mut [u8] {
         debug_assert!(at + len <= self.data.len());
-        // SAFETY: as `bytes`.
+        // SAFETY: the caller's contract: within `data`.
         unsafe { self.data.get_unchecked_mut(at..at + len) }
     }
 }
@@ -195,33 +214,38 @@ impl<const K: usize, const V: usize> WordBatch for MemoryBatch<'_, K, V> {
     }
 
     #[inline(always)]
-    fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
+    unsafe fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
         let ks = known(K, self.ks);
-        if i >= self.n {
-            return [0; KW];
+        let at = self.keys + i * ks;
+        if KW == 2 {
+            // Two loads, the second ending at the key's end and shifted down past the bytes the
+            // first had: no dispatch on the length (a 13-byte 5-tuple's case).
+            // SAFETY: entry i < n lies in what `new` checked, and 8 < ks <= 16 (the contract), so
+            // both words lie in the key.
+            let (lo, hi) = unsafe { (self.word_at(at), self.word_at(at + ks - 8)) };
+            let hi = hi >> (8 * (16 - ks));
+            return std::array::from_fn(|j| if j == 0 { lo } else { hi });
         }
-        key_words(self.bytes(self.keys + i * ks, ks))
+        // SAFETY: entry i < n (the contract) lies in what `new` checked.
+        key_words(unsafe { self.bytes(at, ks) })
     }
 
     #[inline(always)]
-    fn value(&self, i: usize) -> u64 {
+    unsafe fn value(&self, i: usize) -> u64 {
         let vs = known(V, self.vs);
-        if i >= self.n {
-            return 0;
-        }
-        word_of(self.bytes(self.values + i * vs, vs))
+        // SAFETY: as `key`.
+        word_of(unsafe { self.bytes(self.values + i * vs, vs) })
     }
 
     #[inline(always)]
-    fn put(&mut self, i: usize, value: Option<u64>) {
+    unsafe fn put(&mut self, i: usize, value: Option<u64>) {
         let vs = known(V, self.vs);
-        if i >= self.n {
-            return;
-        }
         if let Some(v) = value {
-            put_word(v, self.bytes_mut(self.values + i * vs, vs));
+            // SAFETY: as `key`.
+            put_word(v, unsafe { self.bytes_mut(self.values + i * vs, vs) });
         }
-        self.bytes_mut(self.found + i, 1)[0] = u8::from(value.is_some());
+        // SAFETY: as `key`.
+        unsafe { self.bytes_mut(self.found + i, 1)[0] = u8::from(value.is_some()) };
     }
 }
 
@@ -240,19 +264,19 @@ impl<const K: usize, const V: usize> WordBatch for SliceBatch<'_, K, V> {
     }
 
     #[inline(always)]
-    fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
+    unsafe fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
         let ks = known(K, self.ks);
         key_words(&self.keys[i * ks..][..ks])
     }
 
     #[inline(always)]
-    fn value(&self, i: usize) -> u64 {
+    unsafe fn value(&self, i: usize) -> u64 {
         let vs = known(V, self.vs);
         word_of(&self.values[i * vs..][..vs])
     }
 
     #[inline(always)]
-    fn put(&mut self, i: usize, value: Option<u64>) {
+    unsafe fn put(&mut self, i: usize, value: Option<u64>) {
         let vs = known(V, self.vs);
         if let Some(v) = value {
             put_word(v, &mut self.values[i * vs..][..vs]);
@@ -276,17 +300,17 @@ impl WordBatch for SliceUpdates<'_> {
     }
 
     #[inline(always)]
-    fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
+    unsafe fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
         key_words(&self.keys[i * self.ks..][..self.ks])
     }
 
     #[inline(always)]
-    fn value(&self, i: usize) -> u64 {
+    unsafe fn value(&self, i: usize) -> u64 {
         word_of(&self.values[i * self.vs..][..self.vs])
     }
 
     /// (An update batch finds nothing to put.)
-    fn put(&mut self, _: usize, _: Option<u64>) {}
+    unsafe fn put(&mut self, _: usize, _: Option<u64>) {}
 }
 
 /// `map_update_batch` of a native build.
