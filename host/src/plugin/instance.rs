@@ -90,7 +90,9 @@ impl Live {
     }
 
     /// The area, the memory it is in (the module's, or a native build's own buffer) and the state.
-    #[inline]
+    /// Always inlined: called on every burst, and left out of line in some builds by how the
+    /// crate's code was split for compiling (a call each burst; measured in the `chain1` path).
+    #[inline(always)]
     pub fn area_and_state(&mut self) -> Option<(Area, &mut [u8], &mut HostState)> {
         let a = self.store.data().area?;
         match (self.store.data().memory, &mut self.entry) {

@@ -75,6 +75,29 @@ pub fn parse(head: &[u8]) -> Frame {
     Frame::Ipv4 { src, dst, sport, dport, proto }
 }
 
+/// The flow key of an untagged IPv4 packet without options (the frames that dominate real
+/// traffic), read at fixed offsets of the window's first 38 bytes: the addresses as one word and
+/// the ports as another, swapped by a rotation for a packet from the outside. None: any other
+/// frame, for [`parse`] (which gives the same key for these: `fast_key_is_parse`).
+#[inline(always)]
+pub fn fast_key(head: &[u8], outbound: bool) -> Option<FlowKey> {
+    let h: &[u8; 38] = head.first_chunk()?;
+    if h[12..15] != [0x08, 0x00, 0x45] {
+        return None;
+    }
+    let proto = h[23];
+    let later_fragment = u16::from_be_bytes([h[20], h[21]]) & 0x1fff != 0;
+    let addrs = u64::from_le_bytes(*h[26..].first_chunk()?);
+    let ports =
+        if matches!(proto, 6 | 17) && !later_fragment { u32::from_le_bytes(*h[34..].first_chunk()?) } else { 0 };
+    let (addrs, ports) = if outbound { (addrs, ports) } else { (addrs.rotate_left(32), ports.rotate_left(16)) };
+    let mut key = [0; 13];
+    key[..8].copy_from_slice(&addrs.to_le_bytes());
+    key[8..12].copy_from_slice(&ports.to_le_bytes());
+    key[12] = proto;
+    Some(key)
+}
+
 fn be16(b: &[u8], at: usize) -> Option<u16> {
     Some(u16::from_be_bytes([*b.get(at)?, *b.get(at + 1)?]))
 }
@@ -149,6 +172,12 @@ impl Policy for Firewall {
         let inside = self.inside;
         let (mut flows, mut untracked, mut denied) = (0, 0u64, 0u64);
         for (mut w, is_flow) in burst.windows()?.zip(is_flow.iter_mut()) {
+            if let Some(key) = fast_key(w.bytes(), inside) {
+                *is_flow = true;
+                keys[flows] = key;
+                flows += 1;
+                continue;
+            }
             let frame = parse(w.bytes());
             *is_flow = matches!(frame, Frame::Ipv4 { .. });
             match frame {
@@ -257,6 +286,50 @@ mod tests {
         // An idle flow expires.
         mock::with(|h| h.now_ns += 61_000_000_000);
         assert_eq!(run(&mut outside, &[frame(server, client, 6, 443, 40000)]), [true]);
+    }
+
+    #[test]
+    fn fast_key_is_parse() {
+        // Frames with the fast path's prefix (untagged IPv4, no options) and every other byte at
+        // random, some with another byte there: wherever the fast path gives a key, it is the
+        // general parse's, both ways.
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        let (mut fast, mut other) = (0, 0);
+        for i in 0..20_000 {
+            let mut f: Vec<u8> = (0..38 + i % 30)
+                .map(|_| {
+                    x ^= x << 13;
+                    x ^= x >> 7;
+                    x ^= x << 17;
+                    x as u8
+                })
+                .collect();
+            if i % 7 != 0 {
+                f[12..15].copy_from_slice(&[0x08, 0x00, 0x45]);
+            }
+            f[23] = [6, 17, 1, f[23]][i % 4];
+            if i % 3 == 0 {
+                f[20] &= 0xe0;
+                f[21] = 0;
+            }
+            for outbound in [true, false] {
+                let want = match parse(&f) {
+                    Frame::Ipv4 { src, dst, sport, dport, proto } => {
+                        Some(flow_key(src, dst, sport, dport, proto, outbound))
+                    }
+                    _ => None,
+                };
+                match fast_key(&f, outbound) {
+                    Some(key) => {
+                        assert_eq!(Some(key), want, "frame {f:02x?}");
+                        fast += 1;
+                    }
+                    None => other += 1,
+                }
+            }
+        }
+        assert!(fast > 30_000 && other > 4_000, "{fast} fast, {other} not");
+        assert_eq!(fast_key(&frame([10, 0, 0, 5], [1, 2, 3, 4], 17, 5000, 53)[..37], true), None, "cut short");
     }
 
     #[test]

@@ -52,23 +52,6 @@ impl Table {
         Slots { slots: &self.words.as_chunks::<S>().0[..self.layout.slots], hasher: &self.hasher, moves: &self.moves }
     }
 
-    /// The slot and value of `key`, if present and not expired at `now` (`ttl_ms`; expiry's stamp
-    /// at word `2 + KW + LRU`).
-    #[inline(always)]
-    fn find_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
-        &self,
-        slots: Slots<'_, KW, S>,
-        key: [u64; KW],
-        now: u64,
-        ttl_ms: u64,
-    ) -> Option<(usize, u64, u64)> {
-        let found = match slots.find(key, self.moves.read()) {
-            Ok(found) => found,
-            Err(()) => self.find_raced(slots, key),
-        };
-        found.filter(|&(i, ..)| Self::fresh::<KW, S, LRU, TTL>(&slots.slots[i], now, ttl_ms))
-    }
-
     /// Whether the entry of `slot` has not expired at `now` (`ttl_ms`; expiry's stamp at word
     /// `2 + KW + LRU`).
     #[inline(always)]
@@ -165,30 +148,48 @@ impl Table {
         let slots = self.fixed::<KW, S>();
         let now = if TTL { self.now_ms() } else { 0 };
         let ttl_ms = self.spec.ttl_ms;
+        // The deletion count and the use clock read once for a run of rewrites, again after an
+        // insert (which may evict, a deletion, and advances the clock).
+        let (mut moves, mut clock) = (self.moves.read(), self.clock.load(Relaxed));
         for i in 0..io.len() {
             // SAFETY: i < io.len(); KW words is this table's key shape.
             let (key, value) = unsafe { (io.key::<KW>(i), io.value(i)) };
-            let rewritten = self.find_fixed::<KW, S, LRU, TTL>(slots, key, now, ttl_ms).is_some_and(|(at, h, _)| {
+            let found = match slots.find(key, moves) {
+                Ok(found) => found,
+                Err(()) => self.find_raced(slots, key),
+            };
+            let fresh = found.filter(|&(at, ..)| Self::fresh::<KW, S, LRU, TTL>(&slots.slots[at], now, ttl_ms));
+            let rewritten = fresh.is_some_and(|(at, h, _)| {
                 let slot = &slots.slots[at];
                 if !claim(&slot[0], h) {
                     return false;
                 }
                 slot[1 + KW].store(value, Relaxed);
-                Self::touch_fixed::<KW, S, LRU, TTL>(slot, self.clock.load(Relaxed), now);
+                Self::touch_fixed::<KW, S, LRU, TTL>(slot, clock, now);
                 release(&slot[0], h, FULL);
                 true
             });
             if !rewritten {
-                let (ks, vs) = (self.spec.key_size as usize, self.spec.value_size as usize);
-                let mut k = [0u8; 16];
-                for (j, w) in key.iter().enumerate() {
-                    k[8 * j..8 * j + 8].copy_from_slice(&w.to_le_bytes());
-                }
-                if self.update_exact(&k[..ks], &value.to_le_bytes()[..vs]).is_err() {
+                if !self.insert_fixed(&key, value) {
                     return i;
                 }
+                (moves, clock) = (self.moves.read(), self.clock.load(Relaxed));
             }
         }
         io.len()
+    }
+
+    /// [`update_fixed`](Table::update_fixed)'s insert (or rewrite of an entry it could not claim):
+    /// the general path, out of line (it locks, so it is a call the loop would save its values
+    /// for). False: refused ([`MapError::Full`](super::MapError::Full)).
+    #[cold]
+    #[inline(never)]
+    fn insert_fixed(&self, key: &[u64], value: u64) -> bool {
+        let (ks, vs) = (self.spec.key_size as usize, self.spec.value_size as usize);
+        let mut k = [0u8; 16];
+        for (j, w) in key.iter().enumerate() {
+            k[8 * j..8 * j + 8].copy_from_slice(&w.to_le_bytes());
+        }
+        self.update_exact(&k[..ks], &value.to_le_bytes()[..vs]).is_ok()
     }
 }
