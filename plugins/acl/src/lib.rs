@@ -203,7 +203,9 @@ mod tests {
         // prefix): wherever the fast path reads a packet, it reads what the general parse does.
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut byte = || {
-            (x ^= x << 13, x ^= x >> 7, x ^= x << 17);
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
             x as u8
         };
         let mut fast_read = 0;

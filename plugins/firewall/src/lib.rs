@@ -200,15 +200,17 @@ impl Policy for Firewall {
             }
             self.allowed.add(flows as u64);
         } else if flows > 0 {
-            self.flows.get_batch(&keys[..flows], &mut values[..flows], &mut found[..flows])?;
-            // The IPv4 packets again, in the same order: the k-th has the k-th key's answer.
-            let (mut k, mut refused) = (0, 0u64);
-            for (mut w, _) in burst.windows()?.zip(is_flow.iter()).filter(|(_, &f)| f) {
-                if found[k] == 0 {
-                    w.drop();
-                    refused += 1;
+            let hits = self.flows.get_batch(&keys[..flows], &mut values[..flows], &mut found[..flows])?;
+            let mut refused = 0u64;
+            // The IPv4 packets again, in the same order: the k-th has the k-th key's answer. Only
+            // when a flow is unknown: with every packet a reply (the usual burst) none is dropped.
+            if (hits as usize) < flows {
+                for (k, (mut w, _)) in burst.windows()?.zip(is_flow.iter()).filter(|(_, &f)| f).enumerate() {
+                    if found[k] == 0 {
+                        w.drop();
+                        refused += 1;
+                    }
                 }
-                k += 1;
             }
             self.allowed.add(flows as u64 - refused);
             denied += refused;
