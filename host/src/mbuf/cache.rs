@@ -29,22 +29,30 @@ impl PoolCache {
 
     /// Appends `n` fresh (reset, empty) buffers to `out`, or none at all when the pool cannot supply
     /// `n` (the caller counts that as `rx_nombuf`).
-    #[inline]
+    ///
+    /// Always inlined (every receive path calls it once a burst, and whether the compiler inlined
+    /// it moved with unrelated code), the refill from the pool out of line.
+    #[inline(always)]
     pub fn alloc_bulk(&mut self, out: &mut Burst, n: usize) -> bool {
-        if self.objs.len() < n {
-            let want = self.size + n - self.objs.len();
-            self.pool.get_bulk(&mut self.objs, want);
-            if self.objs.len() < n {
-                return false;
-            }
+        if self.objs.len() < n && !self.refill(n) {
+            return false;
         }
         if out.len() + n > super::MAX_BURST {
             return false;
         }
         let empty = self.empty;
-        let from = self.objs.len() - n;
-        out.extend_from(self.objs.drain(from..).map(|p| Self::reset(&empty, p)));
+        out.take_tail(&mut self.objs, n, |p| Self::reset(&empty, p));
         true
+    }
+
+    /// Takes buffers from the pool until the cache holds `n` and its usual size; false when the
+    /// pool could not supply `n`.
+    #[cold]
+    #[inline(never)]
+    fn refill(&mut self, n: usize) -> bool {
+        let want = self.size + n - self.objs.len();
+        self.pool.get_bulk(&mut self.objs, want);
+        self.objs.len() >= n
     }
 
     /// One fresh buffer, or `None` when the pool is empty.

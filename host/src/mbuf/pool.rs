@@ -326,6 +326,32 @@ mod tests {
         assert_eq!(pool.available(), 100);
     }
 
+    /// The hand-out loop (`Burst::take_tail`) appends after what the burst holds, never hands out a
+    /// buffer twice, and leaves every buffer accounted for.
+    #[test]
+    fn bulk_allocation_appends_distinct_buffers() {
+        let pool = Pool::new(PoolConfig { size: 64, cache_size: 16, ..Default::default() }).unwrap();
+        let mut cache = pool.cache();
+        let mut burst = Burst::new();
+        assert!(cache.alloc_bulk(&mut burst, 3));
+        burst.as_mut_slice()[0].copy_from(&[7; 20]).unwrap();
+        let first: Vec<*const u8> = burst.as_slice().iter().map(|p| p.meta_ptr()).collect();
+        for _ in 0..3 {
+            assert!(cache.alloc_bulk(&mut burst, 9));
+        }
+        assert_eq!(burst.len(), 30);
+        let all: Vec<*const u8> = burst.as_slice().iter().map(|p| p.meta_ptr()).collect();
+        assert_eq!(&all[..3], &first[..], "the packets already there stay first");
+        assert_eq!(burst.as_slice()[0].data(), &[7; 20], "and keep their bytes");
+        let mut unique = all.clone();
+        unique.sort_unstable();
+        unique.dedup();
+        assert_eq!(unique.len(), 30, "no buffer handed out twice");
+        cache.free_burst(&mut burst);
+        drop(cache);
+        assert_eq!(pool.available(), 64);
+    }
+
     #[test]
     fn allocated_buffers_are_reset() {
         let pool = Pool::new(PoolConfig { size: 8, cache_size: 4, ..Default::default() }).unwrap();
