@@ -134,26 +134,35 @@ trait PerPacket {
 #[inline(always)]
 fn each<const PF: bool, J: PerPacket>(cache: &mut PoolCache, burst: &mut Burst, job: &mut J) -> u64 {
     let pkts: &mut [Pkt] = burst;
-    if PF {
-        pkts.iter().take(AHEAD).for_each(prefetch_flow);
-    }
     let mut refused = Marks::default();
     let mut n = 0;
-    for i in 0..pkts.len() {
-        if PF {
-            if let Some(ahead) = pkts.get(i + AHEAD) {
-                prefetch_flow(ahead);
-            }
+    // Two loops, so that no packet asks whether there is one `AHEAD` of it: the packets that have
+    // one, prefetching it, then the last `AHEAD` (or all of them, without prefetching).
+    let ahead = if PF { pkts.len().saturating_sub(AHEAD) } else { 0 };
+    if PF {
+        pkts.iter().take(AHEAD).for_each(prefetch_flow);
+        for i in 0..ahead {
+            // SAFETY: i < len - AHEAD, so i + AHEAD < len.
+            prefetch_flow(unsafe { pkts.get_unchecked(i + AHEAD) });
+            step(job, &mut pkts[i], i, &mut refused, &mut n);
         }
-        if !job.one(&mut pkts[i]) {
-            refused.set(i);
-            n += 1;
-        }
+    }
+    for (i, p) in pkts.iter_mut().enumerate().skip(ahead) {
+        step(job, p, i, &mut refused, &mut n);
     }
     if n != 0 {
         burst.remove_marked(&refused, |p| cache.free(p));
     }
     n
+}
+
+/// [`each`]'s work on packet `i`: the job, and a mark and a count when it refuses the packet.
+#[inline(always)]
+fn step<J: PerPacket>(job: &mut J, p: &mut Pkt, i: usize, refused: &mut Marks, n: &mut u64) {
+    if !job.one(p) {
+        refused.set(i);
+        *n += 1;
+    }
 }
 
 /// Prefetches the second metadata cache line of `p`.
@@ -184,10 +193,17 @@ impl<const V6: bool> PerPacket for Encap<'_, V6> {
         };
         let Ok(frame) = p.prepend(self.writer.added()) else { return false };
         self.writer.write(frame, tunnel::src_port(hash), self.ip_cksum_later);
-        let f = p.flow_mut();
+        if self.tx.flags != 0 {
+            offload::mark_with(p, &self.tx, &self.headers);
+        }
+        // One read of the handle for the stores that follow (as in `record`).
+        let (mut meta, f) = p.meta_flow_mut();
         (f.outer_l2_len, f.outer_l3_len) = (self.headers.l2_len, self.headers.l3_len);
         (f.tunnel_type, f.tunnel_id) = (self.tunnel_type, self.vni);
-        offload::mark_with(p, &self.tx, &self.headers);
+        if self.tx.flags == 0 {
+            let ol = offload::unmarked(meta.ol_flags);
+            meta.set_ol_flags(ol);
+        }
         true
     }
 }
@@ -224,40 +240,61 @@ impl<const V6: bool> PerPacket for Decap<'_, V6> {
         // so `crop` cannot refuse it; if it somehow did, the frame is treated as not ours.
         match self.fast.fast(p.data()) {
             Some(f) if p.crop(f.outer_len, f.inner_len).is_ok() => {
-                self.record(p, &f);
+                record(p, &f, self.tunnel_type, &self.tx);
                 true
             }
-            _ => self.slow(p),
+            _ => match slow(self.matcher, p, self.tunnel_type, &self.tx, self.pass) {
+                Slow::Decapsulated => true,
+                Slow::Passed => {
+                    self.passed += 1;
+                    true
+                }
+                Slow::Refused => false,
+            },
         }
     }
 }
 
-impl<const V6: bool> Decap<'_, V6> {
-    /// Packets the fast path did not take: the full check, then pass or drop.
-    #[cold]
-    #[inline(never)]
-    fn slow(&mut self, p: &mut Pkt) -> bool {
-        match self.matcher.check(p.data()) {
-            Ok(f) if p.crop(f.outer_len, f.inner_len).is_ok() => self.record(p, &f),
-            _ if self.pass => {
-                offload::mark(p, &self.tx);
-                self.passed += 1;
-            }
-            _ => return false,
-        }
-        true
-    }
+/// What [`slow`] did with a packet.
+enum Slow {
+    Decapsulated,
+    Passed,
+    Refused,
+}
 
-    /// Records the outer headers in the flow line and marks the packet decapsulated.
-    #[inline(always)]
-    fn record(&self, p: &mut Pkt, f: &Found) {
-        let flow = p.flow_mut();
-        (flow.outer_l2_len, flow.outer_l3_len) = (f.outer_l2, f.outer_l3);
-        (flow.tunnel_type, flow.tunnel_id) = (self.tunnel_type, f.vni);
-        offload::mark(p, &self.tx);
-        let ol = p.meta().ol_flags | flags::RX_TUNNEL;
-        p.meta_mut().set_ol_flags(ol);
+/// Packets the fast path did not take: the full check, then pass (when `pass`) or refuse. A free
+/// function of plain arguments, not a method of the job: a call out of line that took the job by
+/// reference would keep the job in memory, and the loop would reload its fields after every store
+/// to a packet.
+#[cold]
+#[inline(never)]
+fn slow(matcher: &Matcher, p: &mut Pkt, tunnel_type: u32, tx: &TxOffloads, pass: bool) -> Slow {
+    match matcher.check(p.data()) {
+        Ok(f) if p.crop(f.outer_len, f.inner_len).is_ok() => {
+            record(p, &f, tunnel_type, tx);
+            Slow::Decapsulated
+        }
+        _ if pass => {
+            offload::mark(p, tx);
+            Slow::Passed
+        }
+        _ => Slow::Refused,
     }
+}
+
+/// Records the outer headers in the flow line and marks the packet decapsulated: without TX
+/// offloads (the usual case) the flags word is written once, the port's marking and `RX_TUNNEL`
+/// together.
+#[inline(always)]
+fn record(p: &mut Pkt, f: &Found, tunnel_type: u32, tx: &TxOffloads) {
+    if tx.flags != 0 {
+        offload::mark(p, tx);
+    }
+    let (mut meta, flow) = p.meta_flow_mut();
+    (flow.outer_l2_len, flow.outer_l3_len) = (f.outer_l2, f.outer_l3);
+    (flow.tunnel_type, flow.tunnel_id) = (tunnel_type, f.vni);
+    let ol = if tx.flags == 0 { offload::unmarked(meta.ol_flags) } else { meta.ol_flags };
+    meta.set_ol_flags(ol | flags::RX_TUNNEL);
 }
 
 /// The [`Tunnels`] of a stream from its RX and TX ports' config; `tx_macs` are the TX port's MAC and

@@ -56,10 +56,18 @@ pub fn mark(p: &mut Pkt, tx: &TxOffloads) {
     mark_with(p, tx, &h);
 }
 
+/// The flags a packet keeps when it is marked for a port without TX offloads: the
+/// buffer-attachment flags only. For a loop that writes the flags word once with its own flag
+/// added, instead of calling [`mark`] and then adding it.
+#[inline(always)]
+pub fn unmarked(ol_flags: u64) -> u64 {
+    ol_flags & flags::ATTACH_MASK
+}
+
 /// [`mark`] with headers the caller knows (an engine that just wrote them), without parsing.
 #[inline(always)]
 pub fn mark_with(p: &mut Pkt, tx: &TxOffloads, h: &wire::Headers) {
-    let keep = p.meta().ol_flags & flags::ATTACH_MASK;
+    let keep = unmarked(p.meta().ol_flags);
     if tx.flags == 0 {
         p.meta_mut().set_ol_flags(keep);
         return;

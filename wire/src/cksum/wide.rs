@@ -56,6 +56,17 @@ pub(crate) const fn fold(sum: u64) -> u16 {
     s + carry as u16
 }
 
+/// Whether an unfolded [`sum`] folds to 0xFFFF (a checksummed header verifies), without folding:
+/// since 2^16 ≡ 1 (mod 0xFFFF), the sum and its fold are equal modulo 0xFFFF, and a fold of a
+/// non-zero sum lies in 1..=0xFFFF, so it is 0xFFFF exactly when the sum is a multiple of 0xFFFF.
+/// The compiler tests that divisibility with one multiply and one compare (0xFFFF is odd), where
+/// the fold takes two rounds of shift, add and carry. A zero sum (data of zeros only) also passes:
+/// callers check a byte that cannot be zero (an IPv4 header's version) before trusting it.
+#[inline(always)]
+pub(crate) const fn folds_to_ones(sum: u64) -> bool {
+    sum.is_multiple_of(0xFFFF)
+}
+
 /// The Internet checksum of `data`: the complement of its folded one's complement sum.
 #[inline]
 pub(crate) fn checksum(data: &[u8]) -> u16 {
@@ -77,12 +88,42 @@ mod tests {
         assert_eq!(fold(0x0001_0001_0001_0001), 4);
     }
 
+    #[test]
+    fn folds_to_ones_at_the_edges() {
+        for s in [0xFFFF, u64::MAX, 0xFFFF_0000, 0x8000_0000_7FFF_FFFF, 0xFFFE_0001] {
+            assert!(folds_to_ones(s) && fold(s) == 0xFFFF, "{s:#x}");
+        }
+        for s in [1, 0xFFFE, 0x1_0000, u64::MAX - 1, 0x8000_0000_8000_0000] {
+            assert!(!folds_to_ones(s) && fold(s) != 0xFFFF, "{s:#x}");
+        }
+    }
+
     proptest! {
         #[test]
         fn sums_of_even_splits_add_up(data in prop::collection::vec(any::<u8>(), 0..300), at in 0..150usize) {
             let at = (at * 2).min(data.len() & !1);
             let (a, b) = data.split_at(at);
             prop_assert_eq!(fold(add_carry(sum(a), sum(b))), fold(sum(&data)));
+        }
+
+        /// A header with its checksum filled in verifies, and one changed 16-bit word breaks it,
+        /// through `folds_to_ones` exactly as through the fold.
+        #[test]
+        fn folds_to_ones_is_the_fold(mut hdr in prop::array::uniform20(any::<u8>()), at in 0..10usize, by in 1..=0xFFFEu16) {
+            hdr[0] |= 0x40; // never all zeros, as no IPv4 header is
+            hdr[10..12].fill(0);
+            let c = checksum(&hdr).to_be_bytes();
+            hdr[10..12].copy_from_slice(&c);
+            prop_assert!(folds_to_ones(sum(&hdr)));
+            let w = u16::from_be_bytes([hdr[2 * at], hdr[2 * at + 1]]);
+            let w = ((u32::from(w) + u32::from(by)) % 0xFFFF) as u16; // another value mod 0xFFFF
+            hdr[2 * at..2 * at + 2].copy_from_slice(&w.to_be_bytes());
+            prop_assert_eq!(folds_to_ones(sum(&hdr)), fold(sum(&hdr)) == 0xFFFF);
+            prop_assert!(!folds_to_ones(sum(&hdr)));
+        }
+        #[test]
+        fn folds_to_ones_agrees_with_fold(s in 1..u64::MAX) {
+            prop_assert_eq!(folds_to_ones(s), fold(s) == 0xFFFF);
         }
     }
 }

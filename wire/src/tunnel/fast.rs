@@ -5,17 +5,16 @@
 //! to [`check()`], which decides (and says why): the fast path never accepts what `check` refuses.
 
 use super::check::udp_sum_ok;
+use super::lane::{lane, masked_eq, Lane, CHUNK};
 use super::{
     check, Expect, Found, Kind, Reject, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I,
 };
-use crate::cksum::wide::{add_carry, fold};
+use crate::cksum::wide::{add_carry, folds_to_ones};
 use crate::field::{eth, ipv4, ipv6, udp};
 use crate::proto;
 use crate::{ethertype, ETH_HLEN};
 use core::net::IpAddr;
 
-/// Bytes compared at a time.
-const CHUNK: usize = 16;
 /// Room for the longest pattern rounded up to whole chunks.
 const ROOM: usize = OUTER_LEN_V6.div_ceil(CHUNK) * CHUNK;
 
@@ -108,6 +107,7 @@ struct PatternBytes {
 
 impl PatternBytes {
     fn fix(&mut self, at: usize, mask: &[u8], value: &[u8]) {
+        debug_assert!(at >= FIRST, "the chunks compare nothing before byte {FIRST}");
         self.mask[at..at + mask.len()].copy_from_slice(mask);
         self.value[at..at + value.len()].copy_from_slice(value);
     }
@@ -181,13 +181,17 @@ fn be16<const N: usize>(head: &[u8; N], at: usize) -> usize {
     usize::from(u16::from_be_bytes([head[at], head[at + 1]]))
 }
 
+/// Where a pattern's fixed bytes begin: the EtherType (no MAC is compared), so that the chunks
+/// start there and one fewer covers the outer headers (three for IPv4's 50 bytes, not four).
+const FIRST: usize = eth::ETHERTYPE;
+
 /// Most chunks a pattern has: the longest outer headers' (see [`chunks`]).
 const CHUNKS: usize = chunks(OUTER_LEN_V6);
 
-/// How many chunks cover `n` bytes: at 0, 16, ... and one ending exactly at `n` (overlapping the
-/// one before).
+/// How many chunks cover bytes `FIRST..n`: at `FIRST`, `FIRST + 16`, ... and one ending exactly at
+/// `n` (overlapping the one before).
 const fn chunks(n: usize) -> usize {
-    (n - CHUNK).div_ceil(CHUNK) + 1
+    (n - FIRST - CHUNK).div_ceil(CHUNK) + 1
 }
 
 /// Where chunk `i` of `n` bytes starts: the last one first (its load also checks the length).
@@ -195,7 +199,7 @@ const fn chunk_at(n: usize, i: usize) -> usize {
     if i == 0 {
         n - CHUNK
     } else {
-        (i - 1) * CHUNK
+        FIRST + (i - 1) * CHUNK
     }
 }
 
@@ -230,48 +234,18 @@ impl Pattern {
     }
 }
 
-/// 16 bytes, in a vector register where there is one.
-#[cfg(target_arch = "x86_64")]
-type Lane = core::arch::x86_64::__m128i;
-#[cfg(not(target_arch = "x86_64"))]
-type Lane = u128;
-
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn lane(b: &[u8; CHUNK]) -> Lane {
-    // SAFETY: `b` is 16 readable bytes; an unaligned load has no other requirement.
-    unsafe { core::arch::x86_64::_mm_loadu_si128(b.as_ptr().cast()) }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn lane(b: &[u8; CHUNK]) -> Lane {
-    u128::from_ne_bytes(*b)
-}
-
-/// Whether `h` equals `v` wherever `m` is set, with SSE2 (part of every x86-64 CPU): and, compare,
-/// one mask.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn masked_eq(h: Lane, m: Lane, v: Lane) -> bool {
-    use core::arch::x86_64::{_mm_and_si128, _mm_cmpeq_epi8, _mm_movemask_epi8};
-    // SAFETY: SSE2 is part of the x86-64 baseline, enabled for every x86-64 build.
-    unsafe { _mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(h, m), v)) == 0xFFFF }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn masked_eq(h: Lane, m: Lane, v: Lane) -> bool {
-    h & m == v
-}
-
 /// Whether a 20-byte IPv4 header's checksum is right: its one's complement sum is 0xFFFF. Summed
 /// in native byte order: a one's complement sum in swapped order is the swapped sum, and 0xFFFF
-/// reads the same both ways.
+/// reads the same both ways. A header of zeros would pass ([`folds_to_ones`]); the pattern's
+/// version byte refuses it first.
 #[inline(always)]
 fn ipv4_sum_ok<const N: usize>(head: &[u8; N]) -> bool {
     let ip = &head[ETH_HLEN..];
     let w64 = |at: usize| ip[at..].first_chunk::<8>().map_or(0, |b| u64::from_ne_bytes(*b));
-    let w32 = ip[16..].first_chunk::<4>().map_or(0, |b| u32::from_ne_bytes(*b));
-    fold(add_carry(add_carry(w64(0), w64(8)), u64::from(w32))) == 0xFFFF
+    // The last four bytes as the top half of the word at 12 (its bottom half summed already).
+    #[cfg(target_endian = "little")]
+    let last = w64(12) >> 32;
+    #[cfg(target_endian = "big")]
+    let last = w64(12) & 0xFFFF_FFFF;
+    folds_to_ones(add_carry(add_carry(w64(0), w64(8)), last))
 }

@@ -8,6 +8,7 @@
 
 mod check;
 mod fast;
+mod lane;
 mod outer;
 
 pub use check::{check, Expect, Found, Reject};

@@ -1,6 +1,7 @@
 //! [`Outer`]: the outer headers of one tunnel, built once from the config, then copied in front of
 //! each packet with its lengths, source port and checksums patched.
 
+use super::lane::{lane, store, Lane, CHUNK};
 use super::{Kind, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I};
 use crate::cksum::wide::{add_carry, fold, sum};
 use crate::field::{eth, ipv4, ipv6, put_be16, put_bytes, udp};
@@ -146,7 +147,7 @@ impl Outer {
     /// burst rather than once per packet.
     #[inline(always)]
     pub fn family(&self) -> Underlay<OuterWriter<'_, false>, OuterWriter<'_, true>> {
-        Underlay::pick(self.v6, || OuterWriter(self), || OuterWriter(self))
+        Underlay::pick(self.v6, || OuterWriter::new(self), || OuterWriter::new(self))
     }
 
     /// Writes the outer headers over the first [`Outer::len`] bytes of `frame`, whose rest is the
@@ -155,9 +156,10 @@ impl Outer {
     /// `frame` is shorter than the headers or longer than IP allows.
     #[inline(always)]
     pub fn write(&self, frame: &mut [u8], src_port: u16, ip_cksum_later: bool) {
-        match self.family() {
-            Underlay::V4(w) => w.write(frame, src_port, ip_cksum_later),
-            Underlay::V6(w) => w.write(frame, src_port, ip_cksum_later),
+        if self.v6 {
+            self.write_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(frame, src_port, ip_cksum_later);
+        } else {
+            self.write_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(frame, src_port, ip_cksum_later);
         }
     }
 
@@ -165,9 +167,24 @@ impl Outer {
     /// one length check, the copy a few vector moves.
     #[inline(always)]
     fn write_n<const N: usize, const L3: usize>(&self, frame: &mut [u8], src_port: u16, ip_cksum_later: bool) {
+        let copy = |h: &mut [u8; N]| h.copy_from_slice(&self.bytes[..N]);
+        self.patch_n::<N, L3>(frame, src_port, ip_cksum_later, self.ip_sum, copy);
+    }
+
+    /// [`Outer::write_n`] with the headers' bytes put in place by `copy` and the IPv4 header's
+    /// partial sum given (a writer's copies of them).
+    #[inline(always)]
+    fn patch_n<const N: usize, const L3: usize>(
+        &self,
+        frame: &mut [u8],
+        src_port: u16,
+        ip_cksum_later: bool,
+        ip_sum: u32,
+        copy: impl FnOnce(&mut [u8; N]),
+    ) {
         let Ok(ip_len) = u16::try_from(frame.len().wrapping_sub(ETH_HLEN)) else { return };
         let Some(h) = frame.first_chunk_mut::<N>() else { return };
-        h.copy_from_slice(&self.bytes[..N]);
+        copy(h);
         // Cannot underflow: the frame holds the whole outer header.
         let udp_len = ip_len - L3 as u16;
         let set = |h: &mut [u8; N], at: usize, v: u16| [h[at], h[at + 1]] = v.to_be_bytes();
@@ -177,7 +194,7 @@ impl Outer {
             set(h, ETH_HLEN + ipv4::TOTAL_LEN, ip_len);
             if !ip_cksum_later {
                 // At most 0x1FFFE, so one end-around carry folds it.
-                let s = self.ip_sum + u32::from(ip_len);
+                let s = ip_sum + u32::from(ip_len);
                 set(h, ETH_HLEN + ipv4::CHECKSUM, !((s & 0xFFFF) + (s >> 16)) as u16);
             }
         }
@@ -195,11 +212,57 @@ impl Outer {
     }
 }
 
-/// [`Outer::write`] for one underlay family (`V6`), which only [`Outer::family`] makes.
+/// [`Outer::write`] for one underlay family (`V6`), which only [`Outer::family`] makes. It holds
+/// the headers' bytes in lanes and the IPv4 header's partial sum by value, so that a loop keeps
+/// them in registers and stores them, rather than loading them from the [`Outer`] for every packet
+/// (which the compiler must, as packet stores might alias it).
 #[derive(Debug, Clone, Copy)]
-pub struct OuterWriter<'a, const V6: bool>(&'a Outer);
+pub struct OuterWriter<'a, const V6: bool> {
+    outer: &'a Outer,
+    head: [Lane; HEAD_LANES],
+    ip_sum: u32,
+}
 
-impl<const V6: bool> OuterWriter<'_, V6> {
+/// Lanes that cover the longest outer headers, the last ending where they end.
+const HEAD_LANES: usize = head_lanes(OUTER_LEN_V6);
+
+/// How many lanes cover `n` bytes: at 0, 16, ... and one ending exactly at `n`.
+const fn head_lanes(n: usize) -> usize {
+    (n - CHUNK).div_ceil(CHUNK) + 1
+}
+
+/// Where lane `i` of `k` lanes covering `n` bytes starts.
+const fn head_lane_at(n: usize, k: usize, i: usize) -> usize {
+    if i + 1 == k {
+        n - CHUNK
+    } else {
+        i * CHUNK
+    }
+}
+
+impl<'a, const V6: bool> OuterWriter<'a, V6> {
+    #[inline(always)]
+    fn new(outer: &'a Outer) -> Self {
+        let n = if V6 { OUTER_LEN_V6 } else { OUTER_LEN_V4 };
+        let k = head_lanes(n);
+        let head = core::array::from_fn(|i| {
+            let at = head_lane_at(n, k, i.min(k - 1));
+            outer.bytes[at..].first_chunk::<CHUNK>().map_or(lane(&[0; CHUNK]), lane)
+        });
+        OuterWriter { outer, head, ip_sum: outer.ip_sum }
+    }
+
+    /// Stores the headers' lanes over `h`, the `N` bytes of outer headers.
+    #[inline(always)]
+    fn copy<const N: usize>(&self, h: &mut [u8; N]) {
+        let k = head_lanes(N);
+        for i in 0..k.min(HEAD_LANES) {
+            if let Some(c) = h[head_lane_at(N, k, i)..].first_chunk_mut::<CHUNK>() {
+                store(c, self.head[i]);
+            }
+        }
+    }
+
     /// As [`Outer::len`], a constant: the bytes the encapsulation adds.
     #[inline(always)]
     pub fn added(self) -> usize {
@@ -213,10 +276,14 @@ impl<const V6: bool> OuterWriter<'_, V6> {
     /// As [`Outer::write`].
     #[inline(always)]
     pub fn write(self, frame: &mut [u8], src_port: u16, ip_cksum_later: bool) {
+        const L6: usize = OUTER_LEN_V6;
+        const L4: usize = OUTER_LEN_V4;
         if V6 {
-            self.0.write_n::<{ OUTER_LEN_V6 }, { ipv6::LEN }>(frame, src_port, ip_cksum_later);
+            let copy = |h: &mut [u8; L6]| self.copy(h);
+            self.outer.patch_n::<L6, { ipv6::LEN }>(frame, src_port, ip_cksum_later, self.ip_sum, copy);
         } else {
-            self.0.write_n::<{ OUTER_LEN_V4 }, { ipv4::MIN_LEN }>(frame, src_port, ip_cksum_later);
+            let copy = |h: &mut [u8; L4]| self.copy(h);
+            self.outer.patch_n::<L4, { ipv4::MIN_LEN }>(frame, src_port, ip_cksum_later, self.ip_sum, copy);
         }
     }
 }

@@ -109,6 +109,31 @@ fn outer_headers_read_back_as_the_rfcs_say() {
     }
 }
 
+/// The burst loops' writer (its headers in lanes, stored whole) writes exactly the bytes
+/// `Outer::write` does, over whatever the buffer held before, for every tunnel, family, checksum
+/// choice and inner length.
+#[test]
+fn the_family_writer_writes_what_write_does() {
+    for kind in Kind::ALL {
+        for v6 in [false, true] {
+            for csum in [false, true] {
+                let o = Outer::new(&spec(kind, v6, csum)).unwrap();
+                for (n, later) in [(14, false), (60, true), (1000, false)] {
+                    let inner = frame(n, Ip::V4, L4::Udp, n);
+                    let mut want = [vec![0xCC; o.len()], inner.clone()].concat();
+                    let mut got = [vec![0x33; o.len()], inner.clone()].concat();
+                    o.write(&mut want, 40000 + n as u16, later);
+                    match o.family() {
+                        Underlay::V4(w) => w.write(&mut got, 40000 + n as u16, later),
+                        Underlay::V6(w) => w.write(&mut got, 40000 + n as u16, later),
+                    }
+                    assert_eq!(got, want, "{kind:?} v6 {v6} checksum {csum} inner {n}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn ip_checksum_is_left_to_the_offload_when_asked() {
     let o = Outer::new(&spec(Kind::Vxlan, false, false)).unwrap();

@@ -64,6 +64,17 @@ impl Pkt {
         unsafe { &mut self.0.as_mut().flow }
     }
 
+    /// Both metadata lines writable at once: one read of the handle for a run of stores to both
+    /// (through `&mut self` between them, the compiler reads the handle again after each store, as
+    /// the store might have changed it).
+    #[inline(always)]
+    pub fn meta_flow_mut(&mut self) -> (MetaMut<'_>, &mut FlowMeta) {
+        // SAFETY: as in `meta_mut` and `flow_mut`: `&mut self` makes the access unique, and the two
+        // fields are disjoint.
+        let h = unsafe { self.0.as_mut() };
+        (MetaMut(&mut h.meta), &mut h.flow)
+    }
+
     /// Bytes of packet data.
     #[inline(always)]
     pub fn len(&self) -> usize {
