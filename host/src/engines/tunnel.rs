@@ -69,12 +69,16 @@ fn encap_family<const V6: bool>(
     writer: OuterWriter<'_, V6>,
 ) -> u64 {
     let ip_cksum_later = ctx.tx.flags & flags::TX_IP_CKSUM != 0;
-    let (tunnel_type, vni) = (outer.kind().tunnel_type(), outer.vni());
-    let mut job = Encap { writer, ip_cksum_later, tx: ctx.tx, headers: outer_headers(outer), tunnel_type, vni };
-    if ctx.prefetch_flow {
-        each::<true, _>(ctx.cache, burst, &mut job)
+    let (tunnel_type, vni, headers) = (outer.kind().tunnel_type(), outer.vni(), outer_headers(outer));
+    // A loop for a TX port with offloads and one without (as for decapsulation); without, the
+    // IPv4 checksum is never left to an offload.
+    if ctx.tx.flags == 0 {
+        let ip_cksum_later = false;
+        let mut job = Encap::<V6, false> { writer, ip_cksum_later, tx: ctx.tx, headers, tunnel_type, vni };
+        each_pf(ctx.prefetch_flow, ctx.cache, burst, &mut job)
     } else {
-        each::<false, _>(ctx.cache, burst, &mut job)
+        let mut job = Encap::<V6, true> { writer, ip_cksum_later, tx: ctx.tx, headers, tunnel_type, vni };
+        each_pf(ctx.prefetch_flow, ctx.cache, burst, &mut job)
     }
 }
 
@@ -107,13 +111,25 @@ fn decap_family<const V6: bool>(
 ) -> (u64, u64) {
     let pass = ctx.tunnels.others == TunnelOthers::Pass;
     let tunnel_type = kind.tunnel_type();
-    let mut job = Decap { matcher, fast, tunnel_type, tx: ctx.tx, pass, passed: 0 };
-    let refused = if ctx.prefetch_flow {
-        each::<true, _>(ctx.cache, burst, &mut job)
+    // Whether the TX port has offloads to mark is fixed for the burst too: a loop for each, so
+    // that no packet tests it (and the loop has a register more).
+    if ctx.tx.flags == 0 {
+        let mut job = Decap::<V6, false> { matcher, fast, tunnel_type, tx: ctx.tx, pass, passed: 0 };
+        (each_pf(ctx.prefetch_flow, ctx.cache, burst, &mut job), job.passed)
     } else {
-        each::<false, _>(ctx.cache, burst, &mut job)
-    };
-    (refused, job.passed)
+        let mut job = Decap::<V6, true> { matcher, fast, tunnel_type, tx: ctx.tx, pass, passed: 0 };
+        (each_pf(ctx.prefetch_flow, ctx.cache, burst, &mut job), job.passed)
+    }
+}
+
+/// [`each`] with or without the prefetch, as the config says.
+#[inline(always)]
+fn each_pf<J: PerPacket>(prefetch: bool, cache: &mut PoolCache, burst: &mut Burst, job: &mut J) -> u64 {
+    if prefetch {
+        each::<true, _>(cache, burst, job)
+    } else {
+        each::<false, _>(cache, burst, job)
+    }
 }
 
 /// No section for the engine: every packet is a `tunnel` drop.
@@ -172,8 +188,8 @@ fn prefetch_flow(p: &Pkt) {
 }
 
 /// One encapsulation's constants (what the flow line gets copied out of the [`Outer`], so that no
-/// packet reads it there again).
-struct Encap<'a, const V6: bool> {
+/// packet reads it there again). `MARK`: the TX port has offloads (`tx.flags != 0`).
+struct Encap<'a, const V6: bool, const MARK: bool> {
     writer: OuterWriter<'a, V6>,
     tunnel_type: u32,
     vni: u32,
@@ -183,7 +199,7 @@ struct Encap<'a, const V6: bool> {
     headers: Headers,
 }
 
-impl<const V6: bool> PerPacket for Encap<'_, V6> {
+impl<const V6: bool, const MARK: bool> PerPacket for Encap<'_, V6, MARK> {
     /// Encapsulates `p`; false when its headroom is too small.
     #[inline(always)]
     fn one(&mut self, p: &mut Pkt) -> bool {
@@ -193,14 +209,14 @@ impl<const V6: bool> PerPacket for Encap<'_, V6> {
         };
         let Ok(frame) = p.prepend(self.writer.added()) else { return false };
         self.writer.write(frame, tunnel::src_port(hash), self.ip_cksum_later);
-        if self.tx.flags != 0 {
+        if MARK {
             offload::mark_with(p, &self.tx, &self.headers);
         }
         // One read of the handle for the stores that follow (as in `record`).
         let (mut meta, f) = p.meta_flow_mut();
         (f.outer_l2_len, f.outer_l3_len) = (self.headers.l2_len, self.headers.l3_len);
         (f.tunnel_type, f.tunnel_id) = (self.tunnel_type, self.vni);
-        if self.tx.flags == 0 {
+        if !MARK {
             let ol = offload::unmarked(meta.ol_flags);
             meta.set_ol_flags(ol);
         }
@@ -221,8 +237,9 @@ fn outer_headers(o: &Outer) -> Headers {
     }
 }
 
-/// One decapsulation's constants, and what it passed.
-struct Decap<'a, const V6: bool> {
+/// One decapsulation's constants, and what it passed. `MARK`: the TX port has offloads
+/// (`tx.flags != 0`).
+struct Decap<'a, const V6: bool, const MARK: bool> {
     matcher: &'a Matcher,
     fast: FastPath<'a, V6>,
     tunnel_type: u32,
@@ -231,7 +248,7 @@ struct Decap<'a, const V6: bool> {
     passed: u64,
 }
 
-impl<const V6: bool> PerPacket for Decap<'_, V6> {
+impl<const V6: bool, const MARK: bool> PerPacket for Decap<'_, V6, MARK> {
     /// Decapsulates `p`, or passes it on unchanged (`pass`, counted); false when it is to be
     /// dropped.
     #[inline(always)]
@@ -240,7 +257,7 @@ impl<const V6: bool> PerPacket for Decap<'_, V6> {
         // so `crop` cannot refuse it; if it somehow did, the frame is treated as not ours.
         match self.fast.fast(p.data()) {
             Some(f) if p.crop(f.outer_len, f.inner_len).is_ok() => {
-                record(p, &f, self.tunnel_type, &self.tx);
+                record(p, &f, self.tunnel_type, &self.tx, MARK);
                 true
             }
             _ => match slow(self.matcher, p, self.tunnel_type, &self.tx, self.pass) {
@@ -271,7 +288,7 @@ enum Slow {
 fn slow(matcher: &Matcher, p: &mut Pkt, tunnel_type: u32, tx: &TxOffloads, pass: bool) -> Slow {
     match matcher.check(p.data()) {
         Ok(f) if p.crop(f.outer_len, f.inner_len).is_ok() => {
-            record(p, &f, tunnel_type, tx);
+            record(p, &f, tunnel_type, tx, tx.flags != 0);
             Slow::Decapsulated
         }
         _ if pass => {
@@ -282,18 +299,19 @@ fn slow(matcher: &Matcher, p: &mut Pkt, tunnel_type: u32, tx: &TxOffloads, pass:
     }
 }
 
-/// Records the outer headers in the flow line and marks the packet decapsulated: without TX
-/// offloads (the usual case) the flags word is written once, the port's marking and `RX_TUNNEL`
-/// together.
+/// Records the outer headers in the flow line and marks the packet decapsulated; `marked` says
+/// whether `tx` has offloads (`tx.flags != 0`, a constant in the burst loops). Without them (the
+/// usual case) the flags word is written once, the port's marking and `RX_TUNNEL` together.
 #[inline(always)]
-fn record(p: &mut Pkt, f: &Found, tunnel_type: u32, tx: &TxOffloads) {
-    if tx.flags != 0 {
+fn record(p: &mut Pkt, f: &Found, tunnel_type: u32, tx: &TxOffloads, marked: bool) {
+    debug_assert_eq!(marked, tx.flags != 0);
+    if marked {
         offload::mark(p, tx);
     }
     let (mut meta, flow) = p.meta_flow_mut();
     (flow.outer_l2_len, flow.outer_l3_len) = (f.outer_l2, f.outer_l3);
     (flow.tunnel_type, flow.tunnel_id) = (tunnel_type, f.vni);
-    let ol = if tx.flags == 0 { offload::unmarked(meta.ol_flags) } else { meta.ol_flags };
+    let ol = if marked { meta.ol_flags } else { offload::unmarked(meta.ol_flags) };
     meta.set_ol_flags(ol | flags::RX_TUNNEL);
 }
 

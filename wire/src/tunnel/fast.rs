@@ -82,7 +82,10 @@ impl Matcher {
         let inner_len = ip_len.wrapping_sub(N - ETH_HLEN);
         let ok = pattern.matches(head)
             && ETH_HLEN + ip_len <= frame.len()
-            && be16(head, l4 + udp::LENGTH) == ip_len.wrapping_sub(L3)
+            // In the header's byte order: one swap (of the expected length), not two. Truncated to
+            // 16 bits, a wrapped difference could match, but only for an IP length too short for
+            // the inner frame, which the next test refuses.
+            && ne16(head, l4 + udp::LENGTH) == (ip_len.wrapping_sub(L3) as u16).to_be()
             && (ETH_HLEN..=usize::from(u16::MAX)).contains(&inner_len)
             && (L3 != ipv4::MIN_LEN || ipv4_sum_ok(head));
         if !ok {
@@ -184,6 +187,12 @@ fn be16<const N: usize>(head: &[u8; N], at: usize) -> usize {
 /// Where a pattern's fixed bytes begin: the EtherType (no MAC is compared), so that the chunks
 /// start there and one fewer covers the outer headers (three for IPv4's 50 bytes, not four).
 const FIRST: usize = eth::ETHERTYPE;
+
+/// The u16 at `at` of a header whose length is known, in the header's byte order.
+#[inline(always)]
+fn ne16<const N: usize>(head: &[u8; N], at: usize) -> u16 {
+    u16::from_ne_bytes([head[at], head[at + 1]])
+}
 
 /// Most chunks a pattern has: the longest outer headers' (see [`chunks`]).
 const CHUNKS: usize = chunks(OUTER_LEN_V6);

@@ -105,6 +105,42 @@ fn encap_then_decap_gives_back_every_frame_byte_for_byte() {
     }
 }
 
+/// Decapsulation marks for the TX port as every engine does, whether or not it has offloads (the
+/// two are separate loops): stale flags go, `RX_TUNNEL` and the port's flags come, with the inner
+/// frame's header lengths when it has offloads.
+#[test]
+fn decapsulated_packets_are_marked_for_the_tx_port_with_and_without_offloads() {
+    let stale = flags::TX_TCP_CKSUM | flags::TX_VLAN | flags::RX_VLAN;
+    for offloads in [false, true] {
+        let mut b = Bench::new();
+        b.tunnels = tunnels(Kind::Vxlan, false, false, TunnelOthers::Drop);
+        let frames = varied();
+        let mut burst = b.burst(&frames);
+        b.run("vxlan_encap", Simd::detect(), TxOffloads::default(), &mut burst);
+        for p in burst.iter_mut() {
+            p.meta_mut().set_ol_flags(stale);
+        }
+        let tx = TxOffloads { flags: if offloads { flags::TX_IP_CKSUM } else { 0 }, ..Default::default() };
+        b.run("vxlan_decap", Simd::detect(), tx, &mut burst);
+        assert_eq!(b.tunnel.decapsulated, frames.len() as u64);
+        for (p, f) in burst.iter().zip(&frames) {
+            let m = p.meta();
+            let inner = crate::wire::parse(f);
+            let l3 = match inner.l3 {
+                crate::wire::L3::Ipv4 => flags::TX_IPV4,
+                crate::wire::L3::Ipv6 => flags::TX_IPV6,
+                crate::wire::L3::Other => 0,
+            };
+            let want = if offloads { flags::RX_TUNNEL | flags::TX_IP_CKSUM | l3 } else { flags::RX_TUNNEL };
+            assert_eq!(m.ol_flags, want, "offloads {offloads}, frame {:02x?}", &f[..14]);
+            if offloads {
+                assert_eq!((m.l2_len, m.l3_len), (inner.l2_len as u8, inner.l3_len), "the inner frame's lengths");
+            }
+        }
+        assert_eq!(b.finish(burst), frames);
+    }
+}
+
 #[test]
 fn encapsulated_frames_read_back_with_entropy_in_the_source_port() {
     let mut b = Bench::new();
