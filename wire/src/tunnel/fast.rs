@@ -5,7 +5,7 @@
 //! to [`check()`], which decides (and says why): the fast path never accepts what `check` refuses.
 
 use super::check::udp_sum_ok;
-use super::lane::{lane, masked_eq, Lane, CHUNK};
+use super::lane::{lane, lane_at, lanes, masked_eq, Lane, CHUNK};
 use super::{
     check, Expect, Found, Kind, Reject, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I,
 };
@@ -197,19 +197,16 @@ fn ne16<const N: usize>(head: &[u8; N], at: usize) -> u16 {
 /// Most chunks a pattern has: the longest outer headers' (see [`chunks`]).
 const CHUNKS: usize = chunks(OUTER_LEN_V6);
 
-/// How many chunks cover bytes `FIRST..n`: at `FIRST`, `FIRST + 16`, ... and one ending exactly at
-/// `n` (overlapping the one before).
+/// How many chunks cover bytes `FIRST..n` ([`lanes`]).
 const fn chunks(n: usize) -> usize {
-    (n - FIRST - CHUNK).div_ceil(CHUNK) + 1
+    lanes(FIRST, n)
 }
 
-/// Where chunk `i` of `n` bytes starts: the last one first (its load also checks the length).
+/// Where chunk `i` of `n` bytes starts: the last lane first (its load also checks the length),
+/// then the others in order.
 const fn chunk_at(n: usize, i: usize) -> usize {
-    if i == 0 {
-        n - CHUNK
-    } else {
-        FIRST + (i - 1) * CHUNK
-    }
+    let k = chunks(n);
+    lane_at(FIRST, n, (i + k - 1) % k)
 }
 
 /// A matcher's mask and value for outer headers of one length, in [`chunks`]; the chunks past

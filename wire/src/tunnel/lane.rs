@@ -5,6 +5,21 @@
 /// Bytes in a lane.
 pub(super) const CHUNK: usize = 16;
 
+/// How many lanes cover bytes `from..n` (at least a lane's worth): at `from`, `from + 16`, ... and
+/// the last ending exactly at `n` (overlapping the one before).
+pub(super) const fn lanes(from: usize, n: usize) -> usize {
+    (n - from - CHUNK).div_ceil(CHUNK) + 1
+}
+
+/// Where lane `i` of the [`lanes`] covering `from..n` starts.
+pub(super) const fn lane_at(from: usize, n: usize, i: usize) -> usize {
+    if i + 1 == lanes(from, n) {
+        n - CHUNK
+    } else {
+        from + i * CHUNK
+    }
+}
+
 /// 16 bytes, in a vector register where there is one.
 #[cfg(target_arch = "x86_64")]
 pub(super) type Lane = core::arch::x86_64::__m128i;

@@ -1,7 +1,7 @@
 //! [`Outer`]: the outer headers of one tunnel, built once from the config, then copied in front of
 //! each packet with its lengths, source port and checksums patched.
 
-use super::lane::{lane, store, Lane, CHUNK};
+use super::lane::{lane, lane_at, lanes, store, Lane, CHUNK};
 use super::{Kind, Underlay, GENEVE_ETHERNET, OUTER_LEN_V4, OUTER_LEN_V6, TUNNEL_HLEN, VXLAN_I};
 use crate::cksum::wide::{add_carry, fold, sum};
 use crate::field::{eth, ipv4, ipv6, put_be16, put_bytes, udp};
@@ -224,29 +224,15 @@ pub struct OuterWriter<'a, const V6: bool> {
 }
 
 /// Lanes that cover the longest outer headers, the last ending where they end.
-const HEAD_LANES: usize = head_lanes(OUTER_LEN_V6);
-
-/// How many lanes cover `n` bytes: at 0, 16, ... and one ending exactly at `n`.
-const fn head_lanes(n: usize) -> usize {
-    (n - CHUNK).div_ceil(CHUNK) + 1
-}
-
-/// Where lane `i` of `k` lanes covering `n` bytes starts.
-const fn head_lane_at(n: usize, k: usize, i: usize) -> usize {
-    if i + 1 == k {
-        n - CHUNK
-    } else {
-        i * CHUNK
-    }
-}
+const HEAD_LANES: usize = lanes(0, OUTER_LEN_V6);
 
 impl<'a, const V6: bool> OuterWriter<'a, V6> {
     #[inline(always)]
     fn new(outer: &'a Outer) -> Self {
         let n = if V6 { OUTER_LEN_V6 } else { OUTER_LEN_V4 };
-        let k = head_lanes(n);
+        let k = lanes(0, n);
         let head = core::array::from_fn(|i| {
-            let at = head_lane_at(n, k, i.min(k - 1));
+            let at = lane_at(0, n, i.min(k - 1));
             outer.bytes[at..].first_chunk::<CHUNK>().map_or(lane(&[0; CHUNK]), lane)
         });
         OuterWriter { outer, head, ip_sum: outer.ip_sum }
@@ -255,9 +241,8 @@ impl<'a, const V6: bool> OuterWriter<'a, V6> {
     /// Stores the headers' lanes over `h`, the `N` bytes of outer headers.
     #[inline(always)]
     fn copy<const N: usize>(&self, h: &mut [u8; N]) {
-        let k = head_lanes(N);
-        for i in 0..k.min(HEAD_LANES) {
-            if let Some(c) = h[head_lane_at(N, k, i)..].first_chunk_mut::<CHUNK>() {
+        for i in 0..lanes(0, N).min(HEAD_LANES) {
+            if let Some(c) = h[lane_at(0, N, i)..].first_chunk_mut::<CHUNK>() {
                 store(c, self.head[i]);
             }
         }
