@@ -20,8 +20,22 @@ step "cargo doc (warnings are errors: broken links fail)"
 RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --features "$features" -q
 step "cargo test"
 cargo test --workspace --features "$features"
+# The test executables (each links wasmtime with its line tables: over 3 GB in all) are not run
+# again; removed, so that the release build of the instruction guard has the disk they took (a CI
+# machine ran out of it there).
+remove_test_executables() {
+  cargo test --no-run --message-format=json "$@" | python3 -c '
+import json, os, sys
+for line in sys.stdin:
+    m = json.loads(line)
+    exe = m.get("executable") if m.get("reason") == "compiler-artifact" else None
+    if exe and m["profile"]["test"] and os.path.exists(exe):
+        os.remove(exe)'
+}
+remove_test_executables --workspace --features "$features"
 step "loom: the map tables' protocol model-checked (interleavings with up to 2 preemptions)"
 LOOM_MAX_PREEMPTIONS=2 cargo test -p wasmdp --features loom --lib -q loom_tests
+remove_test_executables -p wasmdp --features loom --lib
 step "plugins: tests (native, against the SDK's mock host) and lints"
 cargo test --manifest-path plugins/Cargo.toml --target-dir plugins/target -q
 cargo clippy --manifest-path plugins/Cargo.toml --target-dir plugins/target --target wasm32-unknown-unknown -q -- -D warnings
