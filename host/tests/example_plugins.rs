@@ -427,6 +427,22 @@ fn acl_run(plugin: &str, params: &str) -> (Vec<Vec<u8>>, u64, std::collections::
     (out, w.counts().drops.policy, w.plugin().named())
 }
 
+/// Drops are counted by reason, each frame once: the ACL's own (`policy`) apart from those of the
+/// `rxonly` engine it runs on the frames it lets through (`engine`), in the same bursts.
+#[test]
+fn a_policys_drops_and_its_engines_are_counted_apart() {
+    let mut w = Wire::new(&policy("acl", "engine: rxonly, deny_proto: 17"));
+    let frames = acl_frames();
+    for _ in 0..3 {
+        assert!(w.send(&frames).is_empty(), "rxonly transmits nothing");
+    }
+    let (c, denied) = (w.counts(), w.plugin().named()["denied"]);
+    let all = 3 * frames.len() as u64;
+    assert!(denied > 0 && denied < all, "the frames mix UDP and others: denied {denied} of {all}");
+    assert_eq!((c.drops.policy, c.drops.engine), (denied, all - denied), "{c:?}");
+    assert_eq!(c.drops.total(), all, "{c:?}");
+}
+
 /// The ACL written in C (plugins/c-acl, on sdk/c/wasmdp.h), in Zig (plugins/zig-acl, on
 /// sdk/zig/wasmdp.zig) and in AssemblyScript (plugins/as-acl) does what the Rust `acl` does: the same frames on the wire, byte for byte,
 /// the same drops and counters, the same refusals.
