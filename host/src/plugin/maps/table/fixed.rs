@@ -148,35 +148,73 @@ impl Table {
         let slots = self.fixed::<KW, S>();
         let now = if TTL { self.now_ms() } else { 0 };
         let ttl_ms = self.spec.ttl_ms;
-        // The deletion count and the use clock read once for a run of rewrites, again after an
-        // insert (which may evict, a deletion, and advances the clock).
-        let (mut moves, mut clock) = (self.moves.read(), self.clock.load(Relaxed));
-        for i in 0..io.len() {
-            // SAFETY: i < io.len(); KW words is this table's key shape.
-            let (key, value) = unsafe { (io.key::<KW>(i), io.value(i)) };
-            let found = match slots.find(key, moves) {
-                Ok(found) => found,
-                Err(()) => self.find_raced(slots, key),
-            };
-            let fresh = found.filter(|&(at, ..)| Self::fresh::<KW, S, LRU, TTL>(&slots.slots[at], now, ttl_ms));
-            let rewritten = fresh.is_some_and(|(at, h, _)| {
-                let slot = &slots.slots[at];
-                if !claim(&slot[0], h) {
-                    return false;
+        let (mut i, n) = (0, io.len());
+        while i < n {
+            // A run of rewrites in place with no call in it (so the loop's values stay in
+            // registers), up to a key that raced a deletion or is to be inserted, which the slow
+            // path finishes out of line. The deletion count and the use clock read once for the
+            // run (an insert may evict, a deletion, and advances the clock).
+            let (moves, clock) = (self.moves.read(), self.clock.load(Relaxed));
+            while i < n {
+                // SAFETY: i < n = io.len(); KW words is this table's key shape.
+                let (key, value) = unsafe { (io.key::<KW>(i), io.value(i)) };
+                let Ok(found) = slots.find(key, moves) else { break };
+                if !Self::rewrite::<KW, S, LRU, TTL>(slots, found, value, (clock, now, ttl_ms)) {
+                    break;
                 }
-                slot[1 + KW].store(value, Relaxed);
-                Self::touch_fixed::<KW, S, LRU, TTL>(slot, clock, now);
-                release(&slot[0], h, FULL);
-                true
-            });
-            if !rewritten {
-                if !self.insert_fixed(&key, value) {
+                i += 1;
+            }
+            if i < n {
+                // SAFETY: as above.
+                let (key, value) = unsafe { (io.key::<KW>(i), io.value(i)) };
+                if !self.update_slow::<KW, S, LRU, TTL>(slots, key, value, now) {
                     return i;
                 }
-                (moves, clock) = (self.moves.read(), self.clock.load(Relaxed));
+                i += 1;
             }
         }
-        io.len()
+        n
+    }
+
+    /// Rewrites the value of the entry `find` found (`found`), in place and marked used, if it has
+    /// not expired and its slot could be claimed; false: the general path is to write it.
+    #[inline(always)]
+    fn rewrite<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
+        slots: Slots<'_, KW, S>,
+        found: Option<(usize, u64, u64)>,
+        value: u64,
+        (clock, now, ttl_ms): (u64, u64, u64),
+    ) -> bool {
+        let fresh = found.filter(|&(at, ..)| Self::fresh::<KW, S, LRU, TTL>(&slots.slots[at], now, ttl_ms));
+        fresh.is_some_and(|(at, h, _)| {
+            let slot = &slots.slots[at];
+            if !claim(&slot[0], h) {
+                return false;
+            }
+            slot[1 + KW].store(value, Relaxed);
+            Self::touch_fixed::<KW, S, LRU, TTL>(slot, clock, now);
+            release(&slot[0], h, FULL);
+            true
+        })
+    }
+
+    /// [`update_fixed`](Table::update_fixed) for a key its run stopped at: found again with the
+    /// deletion count read anew (it may have raced a deletion) and rewritten in place, or else
+    /// inserted by the general path. Out of line: it may lock. False: refused
+    /// ([`MapError::Full`](super::MapError::Full)).
+    #[cold]
+    #[inline(never)]
+    fn update_slow<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
+        &self,
+        slots: Slots<'_, KW, S>,
+        key: [u64; KW],
+        value: u64,
+        now: u64,
+    ) -> bool {
+        let found = self.find_raced(slots, key);
+        let clock = self.clock.load(Relaxed);
+        Self::rewrite::<KW, S, LRU, TTL>(slots, found, value, (clock, now, self.spec.ttl_ms))
+            || self.insert_fixed(&key, value)
     }
 
     /// [`update_fixed`](Table::update_fixed)'s insert (or rewrite of an entry it could not claim):

@@ -447,6 +447,32 @@ mod tests {
     }
 
     #[test]
+    fn a_fixed_shape_update_batch_mixes_rewrites_and_inserts_and_stops_at_the_first_refused() {
+        // Rewrites in place and inserts interleaved (each insert ends a run of rewrites), then a
+        // key the full map refuses: the count is of the keys written before it, in order, and
+        // nothing after it is written.
+        for (ks, vs) in [(8, 8), (13, 1), (16, 4)] {
+            let spec =
+                MapSpec { name: "t".into(), kind: MapKind::Hash, key_size: ks, value_size: vs, capacity: 4, ttl_ms: 0 };
+            let t = Table::new(&spec);
+            assert!(t.fixed_shape().is_some(), "{spec:?}");
+            let key = |k: u8| vec![k; ks as usize];
+            let cat = |ks: &[u8], f: &dyn Fn(u8) -> Vec<u8>| ks.iter().flat_map(|&k| f(k)).collect::<Vec<u8>>();
+            let vs = vs as usize;
+            assert_eq!(update_batch_slices(&t, &cat(&[1, 2], &key), &cat(&[1, 2], &|k| value_of(k, vs)), 2), 2);
+            // 1 and 2 rewritten (value of k + 10), 3 and 4 new, 5 refused (full), 1 again not reached.
+            let batch = [1u8, 3, 2, 4, 5, 1];
+            let values = cat(&batch, &|k| value_of(k + 10, vs));
+            assert_eq!(update_batch_slices(&t, &cat(&batch, &key), &values, 6), 4, "{spec:?}");
+            let wanted = [1u8, 2, 3, 4, 5];
+            let (mut got, mut found) = (vec![0; 5 * vs], [0; 5]);
+            assert_eq!(lookup_batch_slices(&t, &cat(&wanted, &key), 5, &mut got, &mut found), 4, "{spec:?}");
+            assert_eq!(found, [1, 1, 1, 1, 0], "{spec:?}");
+            assert_eq!(got[..4 * vs], cat(&[1, 2, 3, 4], &|k| value_of(k + 10, vs))[..], "{spec:?}");
+        }
+    }
+
+    #[test]
     fn batch_keys_of_every_length_are_the_keys_single_calls_see() {
         // Distinct bytes in every position (a key of one repeated byte hides a word read from the
         // wrong place): written one way, read the other.
