@@ -9,6 +9,7 @@ use std::sync::Arc;
 /// Open batches, by port modulo this. A call that sends to more ports than this at once, with
 /// ports that collide, pushes smaller batches; nothing is lost.
 const WAYS: usize = 8;
+const _: () = assert!(WAYS <= u8::BITS as usize, "`Sends::open` has a bit per way");
 
 /// A batch being gathered, and the port it is for.
 #[derive(Debug, Default)]
@@ -22,6 +23,9 @@ struct Way {
 #[derive(Debug, Default)]
 pub(crate) struct Sends {
     ways: [Way; WAYS],
+    /// The ways whose batch may hold packets (bit `k`: `ways[k]`), so that a flush after a call that
+    /// sent nothing, or to one port, visits no other way.
+    open: u8,
     counts: Sent,
 }
 
@@ -37,20 +41,25 @@ impl Sends {
     /// full or for another port.
     #[inline]
     pub fn add(&mut self, port: u16, pkt: Pkt, injects: &[Option<Arc<Inject>>], cache: &mut PoolCache) {
-        let way = &mut self.ways[usize::from(port) % WAYS];
+        let k = usize::from(port) % WAYS;
+        let way = &mut self.ways[k];
         if way.port != port || way.batch.is_full() {
             push(way, injects, cache, &mut self.counts);
             way.port = port;
         }
         way.batch.push(pkt);
+        self.open |= 1 << k;
     }
 
     /// Pushes every open batch; what was sent since the last flush. A full queue takes none of a
     /// batch: its packets are freed.
     #[inline]
     pub fn flush(&mut self, injects: &[Option<Arc<Inject>>], cache: &mut PoolCache) -> Sent {
-        for way in &mut self.ways {
-            push(way, injects, cache, &mut self.counts);
+        let mut open = std::mem::take(&mut self.open);
+        while open != 0 {
+            let k = open.trailing_zeros() as usize;
+            open &= open - 1;
+            push(&mut self.ways[k], injects, cache, &mut self.counts);
         }
         std::mem::take(&mut self.counts)
     }

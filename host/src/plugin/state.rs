@@ -56,6 +56,8 @@ pub(crate) struct View {
     pub pos: [u16; MAX_BURST],
     /// Whether `drops`, `sent` or `consumed` has a bit set.
     pub dirty: bool,
+    /// Whether `engine_drops` or `room_drops` has a bit set (otherwise every drop is the policy's).
+    pub other_drops: bool,
 }
 
 impl View {
@@ -71,6 +73,7 @@ impl View {
             shifted: false,
             pos: [0; MAX_BURST],
             dirty: false,
+            other_drops: false,
         }
     }
 
@@ -85,6 +88,7 @@ impl View {
             self.sent = Bits::default();
             self.consumed = Bits::default();
             self.dirty = false;
+            self.other_drops = false;
             self.shifted = false;
         }
     }
@@ -128,6 +132,7 @@ impl View {
     #[inline]
     pub fn request_engine_drop(&mut self, i: usize) {
         self.engine_drops.set(i);
+        self.other_drops = true;
         self.request(i, None);
     }
 
@@ -135,6 +140,7 @@ impl View {
     #[inline]
     pub fn request_room_drop(&mut self, i: usize) {
         self.room_drops.set(i);
+        self.other_drops = true;
         self.request(i, None);
     }
 
