@@ -5,7 +5,7 @@ use super::copy::{copy_small, copy_window};
 use super::{get, Area};
 use crate::mbuf::Pkt;
 use crate::offload::{self, TxOffloads};
-use crate::plugin::state::HostState;
+use crate::plugin::state::{HostState, View};
 use crate::simd::Simd;
 use wasmdp_abi::area::{desc, verdict, DESC, HEADER};
 use wasmdp_abi::decision::{Decision, HeaderOut};
@@ -69,9 +69,9 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
         // set whole each time, one of the largest burst (512) was a `rep stosb`, cheap in
         // instructions but not in time.
         if len <= 64 {
-            carry_and_run::<64>(descs, wins, a, header_engine, st)?;
+            carry_and_run::<64>(descs, wins, a, header_engine, seen, st)?;
         } else {
-            carry_and_run::<{ crate::mbuf::MAX_BURST }>(descs, wins, a, header_engine, st)?;
+            carry_and_run::<{ crate::mbuf::MAX_BURST }>(descs, wins, a, header_engine, seen, st)?;
         }
     }
     offload_all(header.offloads, st);
@@ -89,20 +89,52 @@ pub(super) fn offload_all(offloads: Option<TxOffloads>, st: &mut HostState) {
     }
 }
 
-/// [`carry_out`] then [`run_engines`] with an engine array of `N` (at least the burst's length).
+/// [`carry_out`] (or [`carry_verdicts`], when that is all the descriptors ask for) then
+/// [`run_engines`] with an engine array of `N` (at least the burst's length).
 #[inline(always)]
 pub(super) fn carry_and_run<const N: usize>(
     descs: &[u8],
     wins: &[u8],
     a: &Area,
     header_engine: u8,
+    seen: Seen,
     st: &mut HostState,
 ) -> Result<(), i32> {
     let len = st.view.len;
     let mut engines = [u8::MAX; N];
     let engines = engines.get_mut(..len).ok_or(err::NO_BURST)?;
-    carry_out(descs, wins, a, header_engine, engines, st)?;
+    if !seen.lengths && !seen.dirty && st.view.untouched() {
+        carry_verdicts(descs, header_engine, engines, &mut st.view);
+    } else {
+        carry_out(descs, wins, a, header_engine, engines, st)?;
+    }
     run_engines(engines, st)
+}
+
+/// [`carry_out`] for descriptors that ask for verdicts alone (no length change, no window byte
+/// written: what an ACL decides), when no packet moved or left during the call: each packet's
+/// verdict and argument read, nothing else decoded, no packet touched. What it records is what
+/// [`carry_one`] records for such a descriptor.
+#[inline(never)]
+pub(super) fn carry_verdicts(descs: &[u8], header_engine: u8, engines: &mut [u8], view: &mut View) {
+    let n = (descs.len() / DESC).min(engines.len());
+    engines[n..].fill(header_engine);
+    for (i, (d, e)) in descs.chunks_exact(DESC).zip(engines.iter_mut()).enumerate() {
+        // Only the verdict and the argument of the decoded descriptor are read.
+        let d = Decision::decode(d);
+        *e = match d.verdict {
+            verdict::DROP => {
+                view.request(i, None);
+                u8::MAX
+            }
+            verdict::SEND => {
+                view.request(i, Some(d.arg));
+                u8::MAX
+            }
+            verdict::ENGINE => d.arg as u8, // checked: an engine id
+            _ => header_engine,
+        };
+    }
 }
 
 /// What the checked descriptors ask for, in sum.
@@ -296,9 +328,7 @@ pub(super) fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32>
     while i < engines.len() {
         let e = engines[i];
         let start = i;
-        while i < engines.len() && engines[i] == e {
-            i += 1;
-        }
+        i = run_end(engines, i, e);
         if e == u8::MAX {
             continue;
         }
@@ -310,8 +340,47 @@ pub(super) fn run_engines(engines: &[u8], st: &mut HostState) -> Result<(), i32>
     Ok(())
 }
 
+/// Where the run of `e` that starts at `i` ends: eight codes compared at a time while they all
+/// are `e` (a burst that runs one engine, or none, is one run), then one at a time.
+#[inline(always)]
+fn run_end(engines: &[u8], mut i: usize, e: u8) -> usize {
+    let eight = u64::from_ne_bytes([e; 8]);
+    while let Some(w) = engines.get(i..).and_then(|r| r.first_chunk::<8>()) {
+        if u64::from_ne_bytes(*w) != eight {
+            break;
+        }
+        i += 8;
+    }
+    while engines.get(i) == Some(&e) {
+        i += 1;
+    }
+    i
+}
+
 /// [`check_all`]'s word covers the out fields before `DIRTY` and nothing else.
 const _: () = assert!(desc::VERDICT + 8 == desc::DIRTY && desc::VERDICT < desc::ARG && desc::TAIL < desc::DIRTY);
 
 /// Engine ids fit the `u8` codes of `apply`, with `u8::MAX` left for "none".
 const _: () = assert!(wasmdp_abi::engine::COUNT < u8::MAX as u32);
+
+#[cfg(test)]
+mod tests {
+    use super::run_end;
+
+    /// Every run found, of every length from 1 to past two words, wherever it starts: the end is
+    /// where a test per code finds it.
+    #[test]
+    fn run_end_finds_the_end_of_every_run() {
+        for len in 1..40 {
+            for start in 0..len {
+                for end in start + 1..=len {
+                    let mut codes = vec![7u8; len];
+                    codes[start..end].fill(3);
+                    let got = run_end(&codes, start, 3);
+                    assert_eq!(got, end, "a run of 3 at {start}..{end} in {len} codes");
+                }
+            }
+        }
+        assert_eq!(run_end(&[u8::MAX; 32], 0, u8::MAX), 32);
+    }
+}
