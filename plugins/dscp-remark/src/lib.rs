@@ -41,7 +41,7 @@ struct Rule {
 }
 
 /// What a packet's remarking did.
-#[derive(PartialEq)]
+#[derive(Debug, PartialEq)]
 enum Outcome {
     Remarked,
     Untouched,
@@ -67,7 +67,7 @@ impl Policy for DscpRemark {
         let (rule, mut remarked, mut too_deep) = (self.rule, 0, 0);
         for (len, head) in burst.heads::<HEAD>()?.iter_mut() {
             let frame = &mut head[..(len as usize).min(HEAD)];
-            match rule.remark(frame, len as usize > HEAD) {
+            match rule.remark_fixed(frame).unwrap_or_else(|| rule.remark(frame, len as usize > HEAD)) {
                 Outcome::Remarked => remarked += 1,
                 Outcome::TooDeep => too_deep += 1,
                 Outcome::Untouched => {}
@@ -90,6 +90,32 @@ fn bounded(params: &Params, key: &str, max: u8) -> Result<Option<u8>, Refusal> {
 }
 
 impl Rule {
+    /// [`Rule::remark`] for the frames that dominate traffic, at fixed offsets: an untagged IPv4
+    /// frame with a 20-byte header, when a `dscp` is to be set. The same outcome and bytes
+    /// (`fixed_is_remark`) in a few loads and stores and one RFC 1624 update of the header
+    /// checksum on its bytes, where the general views' code (the Ethernet and IPv4 views, their
+    /// checks, the `Option` rules) cost cranelift's output several times that. None: any other
+    /// frame or rule, for [`Rule::remark`].
+    #[inline(always)]
+    fn remark_fixed(self, frame: &mut [u8]) -> Option<Outcome> {
+        use wasmdp_sdk::net::cksum::update16_bytes;
+        let dscp = self.dscp?;
+        let f: &mut [u8; 34] = frame.first_chunk_mut()?;
+        // EtherType IPv4, version 4 with 5 words, a total length that holds the header.
+        if f[12..15] != [0x08, 0x00, 0x45] || u16::from_be_bytes([f[16], f[17]]) < 20 {
+            return None;
+        }
+        let tos = f[15];
+        if self.from_dscp.is_some_and(|d| d != tos >> 2) {
+            return Some(Outcome::Untouched);
+        }
+        let new = (dscp << 2) | (tos & 0x03);
+        let sum = update16_bytes([f[24], f[25]], [0x45, tos], [0x45, new]);
+        f[15] = new;
+        f[24..26].copy_from_slice(&sum);
+        Some(Outcome::Remarked)
+    }
+
     /// Remarks one frame (its head: `cut` when the packet goes on past it).
     #[inline(always)]
     fn remark(self, frame: &mut [u8], cut: bool) -> Outcome {
@@ -156,6 +182,43 @@ mod tests {
         let out = mock::end_burst().into_iter().map(|o| o.data).collect();
         let named = |n: &str| mock::counter(n).unwrap_or(0);
         (out, named("remarked"), named("too_deep"))
+    }
+
+    /// The fixed-offset path gives the outcome and the bytes the general one gives, on random
+    /// frames (most untagged IPv4, some tagged, IPv6, short, with options or a short total length)
+    /// and rules (`dscp`, `from_dscp` matching or not, `pcp`).
+    #[test]
+    fn fixed_is_remark() {
+        let mut x = 0x2545_F491_4F6C_DD1Du64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let (mut taken, mut remarked) = (0, 0);
+        for i in 0..30_000 {
+            let mut f: std::vec::Vec<u8> = (0..20 + i % 50).map(|_| next() as u8).collect();
+            if i % 7 != 0 && f.len() > 17 {
+                f[12..15].copy_from_slice(&[0x08, 0x00, [0x45, 0x45, 0x46][i % 3]]);
+                f[16] = [0, f[16]][i % 2];
+            }
+            let r = next();
+            let tos = f.get(15).copied().unwrap_or(0);
+            let rule = Rule {
+                dscp: [None, Some((r >> 8) as u8 & 63)][(r & 3 != 0) as usize],
+                pcp: [None, Some((r >> 16) as u8 & 7)][(r >> 2) as usize % 2],
+                from_dscp: [None, Some(tos >> 2), Some(5)][(r >> 24) as usize % 3],
+            };
+            let (mut a, mut b) = (f.clone(), f.clone());
+            if let Some(fixed) = rule.remark_fixed(&mut a) {
+                taken += 1;
+                remarked += usize::from(fixed == Outcome::Remarked);
+                assert_eq!(fixed, rule.remark(&mut b, false), "frame {f:02x?}");
+                assert_eq!(a, b, "frame {f:02x?}");
+            }
+        }
+        assert!(taken > 5_000 && remarked > 3_000, "taken {taken}, remarked {remarked}");
     }
 
     #[test]
