@@ -122,18 +122,7 @@ pub(super) fn carry_verdicts(descs: &[u8], header_engine: u8, engines: &mut [u8]
     for (i, (d, e)) in descs.chunks_exact(DESC).zip(engines.iter_mut()).enumerate() {
         // Only the verdict and the argument of the decoded descriptor are read.
         let d = Decision::decode(d);
-        *e = match d.verdict {
-            verdict::DROP => {
-                view.request(i, None);
-                u8::MAX
-            }
-            verdict::SEND => {
-                view.request(i, Some(d.arg));
-                u8::MAX
-            }
-            verdict::ENGINE => d.arg as u8, // checked: an engine id
-            _ => header_engine,
-        };
+        *e = verdict_of(d.verdict, d.arg, header_engine, view, i);
     }
 }
 
@@ -290,7 +279,7 @@ pub(super) fn carry_one(
     (w, written): (&[u8], usize),
     header_engine: u8,
     simd: Simd,
-    view: &mut crate::plugin::state::View,
+    view: &mut View,
     i: usize,
 ) -> u8 {
     let refused = (d.head != 0 || d.tail != 0)
@@ -308,16 +297,23 @@ pub(super) fn carry_one(
         let k = usize::from(d.dirty).min(p.len()).min(w.len());
         copy_small(simd, &mut p.data_mut()[..k], &w[..k]);
     }
-    match d.verdict {
+    verdict_of(d.verdict, d.arg, header_engine, view, i)
+}
+
+/// Packet `i`'s verdict and its argument (checked) recorded: a drop or a send requested of `view`;
+/// the engine it is to run (`u8::MAX`: none, `header_engine` for a pass).
+#[inline(always)]
+fn verdict_of(verdict: u8, arg: u16, header_engine: u8, view: &mut View, i: usize) -> u8 {
+    match verdict {
         verdict::DROP => {
             view.request(i, None);
             u8::MAX
         }
         verdict::SEND => {
-            view.request(i, Some(d.arg));
+            view.request(i, Some(arg));
             u8::MAX
         }
-        verdict::ENGINE => d.arg as u8, // checked: an engine id
+        verdict::ENGINE => arg as u8, // checked: an engine id
         _ => header_engine,
     }
 }
