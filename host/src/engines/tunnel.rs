@@ -12,8 +12,10 @@ use super::FwdCtx;
 use crate::config::TunnelOthers;
 use crate::mbuf::{flags, Burst, Marks, Pkt, PoolCache};
 use crate::offload::{self, TxOffloads};
+use crate::simd::{Kernel, Variant};
 use crate::wire::tunnel::{self, Expect, FastPath, Found, Kind, Matcher, Outer, OuterSpec, OuterWriter, Underlay};
 use crate::wire::{self, Headers, L3};
+use std::marker::PhantomData;
 
 /// What a stream's tunnel engines work with: outer headers for its TX port's tunnels, what its RX
 /// port's tunnels accept, and what happens to the rest.
@@ -42,9 +44,24 @@ pub struct TunnelCounts {
 /// packets are worked on, near enough to stay in L1.
 pub(super) const AHEAD: usize = 4;
 
-/// Encapsulates every packet of the burst in the TX port's `kind` tunnel.
+/// Encapsulates every packet of the burst in the TX port's tunnel of kind `KIND` ([`Kind::index`], a
+/// constant, so that the loop stores the tunnel type as one), in code compiled for the
+/// kernel variant `K` (with AVX the masked compares and the template's lanes load and compare in one
+/// instruction each).
+pub(super) fn encap<K: Kernel, const KIND: usize>(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
+    // The closure is inlined into `scope`, so the loop is compiled with the variant's instructions.
+    // SAFETY: K was resolved against this CPU at start (engines are reached through `PerSimd::get`).
+    unsafe {
+        K::scope(
+            #[inline(always)]
+            || encap_loop(ctx, burst, Kind::ALL[KIND]),
+        )
+    }
+}
+
+/// [`encap`]'s work.
 #[inline(always)]
-pub(super) fn encap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
+fn encap_loop(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
     let tunnels = ctx.tunnels;
     let Some(outer) = tunnels.encap[kind.index()].as_ref() else {
         // Only a plugin can get here (the config checks native streams): nothing to build from.
@@ -52,8 +69,8 @@ pub(super) fn encap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
     };
     let n = burst.len() as u64;
     let refused = match outer.family() {
-        Underlay::V4(w) => encap_family(ctx, burst, outer, w),
-        Underlay::V6(w) => encap_family(ctx, burst, outer, w),
+        Underlay::V4(w) => encap_family(ctx, burst, kind, outer, w),
+        Underlay::V6(w) => encap_family(ctx, burst, kind, outer, w),
     };
     ctx.drops.headroom += refused;
     ctx.tunnel.encapsulated += n - refused;
@@ -65,34 +82,67 @@ pub(super) fn encap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
 fn encap_family<const V6: bool>(
     ctx: &mut FwdCtx<'_>,
     burst: &mut Burst,
+    kind: Kind,
     outer: &Outer,
     writer: OuterWriter<'_, V6>,
 ) -> u64 {
+    debug_assert_eq!(outer.kind(), kind);
     let ip_cksum_later = ctx.tx.flags & flags::TX_IP_CKSUM != 0;
-    let (tunnel_type, vni, headers) = (outer.kind().tunnel_type(), outer.vni(), outer_headers(outer));
+    // The tunnel type (a constant: `kind` is) and the VNI as the one word they are in the flow line.
+    let type_vni = u64::from(kind.tunnel_type()) | u64::from(outer.vni()) << 32;
+    let headers = outer_headers(outer);
+    // Whether the writer fills the UDP checksum is fixed for the burst: each branch runs a loop
+    // compiled knowing it, which keeps no register for it.
+    let udp = writer.udp_checksum();
     // A loop for a TX port with offloads and one without (as for decapsulation); without, the
     // IPv4 checksum is never left to an offload.
+    let (pf, cache) = (ctx.prefetch_flow, &mut *ctx.cache);
     if ctx.tx.flags == 0 {
         let ip_cksum_later = false;
-        let mut job = Encap::<V6, false> { writer, ip_cksum_later, tx: ctx.tx, headers, tunnel_type, vni };
-        each_pf(ctx.prefetch_flow, ctx.cache, burst, &mut job)
+        let mut job = Encap::<V6, false> { writer, ip_cksum_later, tx: ctx.tx, headers, type_vni };
+        unswitched(udp, || each_pf(pf, cache, burst, &mut job))
     } else {
-        let mut job = Encap::<V6, true> { writer, ip_cksum_later, tx: ctx.tx, headers, tunnel_type, vni };
-        each_pf(ctx.prefetch_flow, ctx.cache, burst, &mut job)
+        let mut job = Encap::<V6, true> { writer, ip_cksum_later, tx: ctx.tx, headers, type_vni };
+        unswitched(udp, || each_pf(pf, cache, burst, &mut job))
     }
 }
 
-/// Decapsulates the packets of the RX port's `kind` tunnel; the others follow `tunnel_others`.
+/// Runs `f` in one of two copies, in each of which the compiler knows `c` (it carries a branch's
+/// condition into the branch): for a condition fixed for the burst that the loop in `f` would
+/// otherwise test for every packet.
 #[inline(always)]
-pub(super) fn decap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
+#[allow(clippy::if_same_then_else)] // the two copies are the point
+fn unswitched<R>(c: bool, f: impl FnOnce() -> R) -> R {
+    if c {
+        f()
+    } else {
+        f()
+    }
+}
+
+/// Decapsulates the packets of the RX port's tunnel of kind `KIND`; the others follow
+/// `tunnel_others`. In code compiled for the kernel variant `K`, as [`encap`].
+pub(super) fn decap<K: Kernel, const KIND: usize>(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
+    // SAFETY: K was resolved against this CPU at start (engines are reached through `PerSimd::get`).
+    unsafe {
+        K::scope(
+            #[inline(always)]
+            || decap_loop::<K>(ctx, burst, Kind::ALL[KIND]),
+        )
+    }
+}
+
+/// [`decap`]'s work.
+#[inline(always)]
+fn decap_loop<K: Kernel>(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
     let tunnels = ctx.tunnels;
     let Some(matcher) = tunnels.decap[kind.index()].as_ref() else {
         return drop_all(ctx, burst);
     };
     let n = burst.len() as u64;
     let (refused, passed) = match matcher.family() {
-        Underlay::V4(v4) => decap_family(ctx, burst, kind, matcher, v4),
-        Underlay::V6(v6) => decap_family(ctx, burst, kind, matcher, v6),
+        Underlay::V4(v4) => decap_family::<K, false>(ctx, burst, kind, matcher, v4),
+        Underlay::V6(v6) => decap_family::<K, true>(ctx, burst, kind, matcher, v6),
     };
     ctx.drops.tunnel += refused;
     ctx.tunnel.passed += passed;
@@ -102,7 +152,7 @@ pub(super) fn decap(ctx: &mut FwdCtx<'_>, burst: &mut Burst, kind: Kind) {
 /// [`decap`]'s loop for one underlay family, so that no packet asks which one it is. Returns how
 /// many packets it refused and passed.
 #[inline(always)]
-fn decap_family<const V6: bool>(
+fn decap_family<K: Kernel, const V6: bool>(
     ctx: &mut FwdCtx<'_>,
     burst: &mut Burst,
     kind: Kind,
@@ -114,10 +164,10 @@ fn decap_family<const V6: bool>(
     // Whether the TX port has offloads to mark is fixed for the burst too: a loop for each, so
     // that no packet tests it (and the loop has a register more).
     if ctx.tx.flags == 0 {
-        let mut job = Decap::<V6, false> { matcher, fast, tunnel_type, tx: ctx.tx, pass, passed: 0 };
+        let mut job = Decap::<K, V6, false> { matcher, fast, tunnel_type, tx: ctx.tx, pass, passed: 0, k: PhantomData };
         (each_pf(ctx.prefetch_flow, ctx.cache, burst, &mut job), job.passed)
     } else {
-        let mut job = Decap::<V6, true> { matcher, fast, tunnel_type, tx: ctx.tx, pass, passed: 0 };
+        let mut job = Decap::<K, V6, true> { matcher, fast, tunnel_type, tx: ctx.tx, pass, passed: 0, k: PhantomData };
         (each_pf(ctx.prefetch_flow, ctx.cache, burst, &mut job), job.passed)
     }
 }
@@ -140,17 +190,22 @@ fn drop_all(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
 
 /// What a tunnel engine does to one packet.
 trait PerPacket {
-    /// Works on `p`; false when `p` is to be dropped.
+    /// Works on `p` on the fast path; false when `p` is left to [`PerPacket::rest`].
     fn one(&mut self, p: &mut Pkt) -> bool;
+    /// Works on a packet [`PerPacket::one`] left; false when it is to be dropped.
+    fn rest(&mut self, p: &mut Pkt) -> bool;
 }
 
 /// Runs `job` on every packet, the flow line of the packet `AHEAD` prefetched first (when `PF`);
-/// then removes and frees the packets it refused, keeping the order of the others. Returns how many
-/// it refused.
+/// then, out of line, the packets its fast path left, and removes and frees those it refused,
+/// keeping the order of the others. Returns how many it refused.
+///
+/// The loop makes no call: the registers a call clobbers stay free for the loop's values, which
+/// would otherwise be kept on the stack or made again for every packet.
 #[inline(always)]
 fn each<const PF: bool, J: PerPacket>(cache: &mut PoolCache, burst: &mut Burst, job: &mut J) -> u64 {
     let pkts: &mut [Pkt] = burst;
-    let mut refused = Marks::default();
+    let mut left = Marks::default();
     let mut n = 0;
     // Two loops, so that no packet asks whether there is one `AHEAD` of it: the packets that have
     // one, prefetching it, then the last `AHEAD` (or all of them, without prefetching).
@@ -160,25 +215,45 @@ fn each<const PF: bool, J: PerPacket>(cache: &mut PoolCache, burst: &mut Burst, 
         for i in 0..ahead {
             // SAFETY: i < len - AHEAD, so i + AHEAD < len.
             prefetch_flow(unsafe { pkts.get_unchecked(i + AHEAD) });
-            step(job, &mut pkts[i], i, &mut refused, &mut n);
+            step(job, &mut pkts[i], i, &mut left, &mut n);
         }
     }
     for (i, p) in pkts.iter_mut().enumerate().skip(ahead) {
-        step(job, p, i, &mut refused, &mut n);
+        step(job, p, i, &mut left, &mut n);
+    }
+    if n == 0 {
+        return 0;
+    }
+    rest(cache, burst, job, &left)
+}
+
+/// [`each`]'s work on packet `i`: the job's fast path, and a mark and a count when it leaves the
+/// packet.
+#[inline(always)]
+fn step<J: PerPacket>(job: &mut J, p: &mut Pkt, i: usize, left: &mut Marks, n: &mut u64) {
+    if !job.one(p) {
+        left.set(i);
+        *n += 1;
+    }
+}
+
+/// The packets [`each`]'s fast path `left`: the job's [`PerPacket::rest`], then those it refused
+/// removed and freed. Returns how many it refused.
+#[cold]
+#[inline(never)]
+fn rest<J: PerPacket>(cache: &mut PoolCache, burst: &mut Burst, job: &mut J, left: &Marks) -> u64 {
+    let mut refused = Marks::default();
+    let mut n = 0;
+    for (i, p) in burst.iter_mut().enumerate() {
+        if left.has(i) && !job.rest(p) {
+            refused.set(i);
+            n += 1;
+        }
     }
     if n != 0 {
         burst.remove_marked(&refused, |p| cache.free(p));
     }
     n
-}
-
-/// [`each`]'s work on packet `i`: the job, and a mark and a count when it refuses the packet.
-#[inline(always)]
-fn step<J: PerPacket>(job: &mut J, p: &mut Pkt, i: usize, refused: &mut Marks, n: &mut u64) {
-    if !job.one(p) {
-        refused.set(i);
-        *n += 1;
-    }
 }
 
 /// Prefetches the second metadata cache line of `p`.
@@ -191,8 +266,8 @@ fn prefetch_flow(p: &Pkt) {
 /// packet reads it there again). `MARK`: the TX port has offloads (`tx.flags != 0`).
 struct Encap<'a, const V6: bool, const MARK: bool> {
     writer: OuterWriter<'a, V6>,
-    tunnel_type: u32,
-    vni: u32,
+    /// The flow line's tunnel type (low half) and VNI (high half).
+    type_vni: u64,
     /// A TX offload fills the outer IPv4 header checksum.
     ip_cksum_later: bool,
     tx: TxOffloads,
@@ -215,12 +290,18 @@ impl<const V6: bool, const MARK: bool> PerPacket for Encap<'_, V6, MARK> {
         // One read of the handle for the stores that follow (as in `record`).
         let (mut meta, f) = p.meta_flow_mut();
         (f.outer_l2_len, f.outer_l3_len) = (self.headers.l2_len, self.headers.l3_len);
-        (f.tunnel_type, f.tunnel_id) = (self.tunnel_type, self.vni);
+        // Two halves of one word: the compiler stores them as one.
+        (f.tunnel_type, f.tunnel_id) = (self.type_vni as u32, (self.type_vni >> 32) as u32);
         if !MARK {
             let ol = offload::unmarked(meta.ol_flags);
             meta.set_ol_flags(ol);
         }
         true
+    }
+
+    /// A packet without the headroom: dropped.
+    fn rest(&mut self, _: &mut Pkt) -> bool {
+        false
     }
 }
 
@@ -237,65 +318,62 @@ fn outer_headers(o: &Outer) -> Headers {
     }
 }
 
-/// One decapsulation's constants, and what it passed. `MARK`: the TX port has offloads
-/// (`tx.flags != 0`).
-struct Decap<'a, const V6: bool, const MARK: bool> {
+/// One decapsulation's constants, and what it passed, in code compiled for the kernel variant `K`.
+/// `MARK`: the TX port has offloads (`tx.flags != 0`).
+struct Decap<'a, K, const V6: bool, const MARK: bool> {
     matcher: &'a Matcher,
     fast: FastPath<'a, V6>,
     tunnel_type: u32,
     tx: TxOffloads,
     pass: bool,
     passed: u64,
+    k: PhantomData<K>,
 }
 
-impl<const V6: bool, const MARK: bool> PerPacket for Decap<'_, V6, MARK> {
-    /// Decapsulates `p`, or passes it on unchanged (`pass`, counted); false when it is to be
-    /// dropped.
+impl<K: Kernel, const V6: bool, const MARK: bool> Decap<'_, K, V6, MARK> {
+    /// The fast path, its fixed bytes compared 32 at a time where `K` has AVX2.
+    #[inline(always)]
+    fn fast(&self, frame: &[u8]) -> Option<Found> {
+        #[cfg(target_arch = "x86_64")]
+        if matches!(K::SIMD, Variant::Avx2 | Variant::Avx512) {
+            // SAFETY: K was resolved against this CPU at start, and both variants require AVX2
+            // (`Variant::is_supported`).
+            return unsafe { self.fast.fast_avx2(frame) };
+        }
+        self.fast.fast(frame)
+    }
+}
+
+impl<K: Kernel, const V6: bool, const MARK: bool> PerPacket for Decap<'_, K, V6, MARK> {
+    /// Decapsulates `p` when the fast path takes it; false leaves it to `rest`.
     #[inline(always)]
     fn one(&mut self, p: &mut Pkt) -> bool {
         // `check` puts the inner frame within the frame and makes it at least an Ethernet header,
         // so `crop` cannot refuse it; if it somehow did, the frame is treated as not ours.
-        match self.fast.fast(p.data()) {
+        match self.fast(p.data()) {
             Some(f) if p.crop(f.outer_len, f.inner_len).is_ok() => {
                 record(p, &f, self.tunnel_type, &self.tx, MARK);
                 true
             }
-            _ => match slow(self.matcher, p, self.tunnel_type, &self.tx, self.pass) {
-                Slow::Decapsulated => true,
-                Slow::Passed => {
-                    self.passed += 1;
-                    true
-                }
-                Slow::Refused => false,
-            },
+            _ => false,
         }
     }
-}
 
-/// What [`slow`] did with a packet.
-enum Slow {
-    Decapsulated,
-    Passed,
-    Refused,
-}
-
-/// Packets the fast path did not take: the full check, then pass (when `pass`) or refuse. A free
-/// function of plain arguments, not a method of the job: a call out of line that took the job by
-/// reference would keep the job in memory, and the loop would reload its fields after every store
-/// to a packet.
-#[cold]
-#[inline(never)]
-fn slow(matcher: &Matcher, p: &mut Pkt, tunnel_type: u32, tx: &TxOffloads, pass: bool) -> Slow {
-    match matcher.check(p.data()) {
-        Ok(f) if p.crop(f.outer_len, f.inner_len).is_ok() => {
-            record(p, &f, tunnel_type, tx, tx.flags != 0);
-            Slow::Decapsulated
+    /// What the fast path left: the full check, then decapsulated, passed (`pass`, counted) or
+    /// refused.
+    fn rest(&mut self, p: &mut Pkt) -> bool {
+        match self.matcher.check(p.data()) {
+            Ok(f) if p.crop(f.outer_len, f.inner_len).is_ok() => {
+                record(p, &f, self.tunnel_type, &self.tx, MARK);
+                true
+            }
+            _ if self.pass => {
+                offload::mark(p, &self.tx);
+                self.passed += 1;
+                true
+            }
+            _ => false,
         }
-        _ if pass => {
-            offload::mark(p, tx);
-            Slow::Passed
-        }
-        _ => Slow::Refused,
     }
 }
 

@@ -7,6 +7,7 @@
 
 use super::{tunnel, EngineDesc, FwdCtx};
 use crate::mbuf::Burst;
+use crate::simd::Kernel;
 use crate::wire::tunnel::Kind;
 
 /// The engine entry.
@@ -16,9 +17,9 @@ pub const ENGINE: EngineDesc = EngineDesc {
     help: "decapsulate the RX port's vxlan tunnel; others per tunnel_others",
     needs_rx: true,
     keeps_packets: false,
-    run: super::same(run),
+    run: crate::per_simd!(run),
 };
 
-fn run(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
-    tunnel::decap(ctx, burst, Kind::Vxlan);
+fn run<K: Kernel>(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
+    tunnel::decap::<K, { Kind::Vxlan.index() }>(ctx, burst);
 }

@@ -6,6 +6,7 @@
 
 use super::{tunnel, EngineDesc, FwdCtx};
 use crate::mbuf::Burst;
+use crate::simd::Kernel;
 use crate::wire::tunnel::Kind;
 
 /// The engine entry.
@@ -15,9 +16,9 @@ pub const ENGINE: EngineDesc = EngineDesc {
     help: "encapsulate in the TX port's vxlan tunnel",
     needs_rx: true,
     keeps_packets: false,
-    run: super::same(run),
+    run: crate::per_simd!(run),
 };
 
-fn run(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
-    tunnel::encap(ctx, burst, Kind::Vxlan);
+fn run<K: Kernel>(ctx: &mut FwdCtx<'_>, burst: &mut Burst) {
+    tunnel::encap::<K, { Kind::Vxlan.index() }>(ctx, burst);
 }

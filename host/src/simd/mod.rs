@@ -30,7 +30,7 @@ pub enum Variant {
     Sse,
     /// AVX2, 32-byte vectors.
     Avx2,
-    /// AVX-512 (F + BW), 64-byte vectors.
+    /// AVX-512 (F + BW), 64-byte vectors; AVX2 as well.
     Avx512,
 }
 
@@ -62,7 +62,12 @@ impl Variant {
             #[cfg(target_arch = "x86_64")]
             Variant::Avx2 => std::is_x86_feature_detected!("avx2"),
             #[cfg(target_arch = "x86_64")]
-            Variant::Avx512 => std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512bw"),
+            // AVX2 too: code for this variant may use AVX2 (the tunnel engines' compares do).
+            Variant::Avx512 => {
+                std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512bw")
+                    && std::is_x86_feature_detected!("avx2")
+            }
             #[cfg(not(target_arch = "x86_64"))]
             _ => false,
         }

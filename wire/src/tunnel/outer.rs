@@ -168,11 +168,12 @@ impl Outer {
     #[inline(always)]
     fn write_n<const N: usize, const L3: usize>(&self, frame: &mut [u8], src_port: u16, ip_cksum_later: bool) {
         let copy = |h: &mut [u8; N]| h.copy_from_slice(&self.bytes[..N]);
-        self.patch_n::<N, L3>(frame, src_port, ip_cksum_later, self.ip_sum, copy);
+        self.patch_n::<N, L3>(frame, src_port, ip_cksum_later, self.ip_sum, self.udp_checksum, copy);
     }
 
-    /// [`Outer::write_n`] with the headers' bytes put in place by `copy` and the IPv4 header's
-    /// partial sum given (a writer's copies of them).
+    /// [`Outer::write_n`] with the headers' bytes put in place by `copy`, and the IPv4 header's
+    /// partial sum and whether to fill the UDP checksum given (a writer's copies of them, which a
+    /// loop keeps in registers).
     #[inline(always)]
     fn patch_n<const N: usize, const L3: usize>(
         &self,
@@ -180,6 +181,7 @@ impl Outer {
         src_port: u16,
         ip_cksum_later: bool,
         ip_sum: u32,
+        udp_checksum: bool,
         copy: impl FnOnce(&mut [u8; N]),
     ) {
         let Ok(ip_len) = u16::try_from(frame.len().wrapping_sub(ETH_HLEN)) else { return };
@@ -201,7 +203,7 @@ impl Outer {
         let u = ETH_HLEN + L3;
         set(h, u, src_port);
         set(h, u + udp::LENGTH, udp_len);
-        if self.udp_checksum {
+        if udp_checksum {
             let seg = &frame[u..];
             let c = !fold(add_carry(add_carry(self.pseudo, u64::from(udp_len)), sum(seg)));
             let c = if c == 0 { 0xFFFF } else { c };
@@ -221,28 +223,29 @@ pub struct OuterWriter<'a, const V6: bool> {
     outer: &'a Outer,
     head: [Lane; HEAD_LANES],
     ip_sum: u32,
+    udp_checksum: bool,
 }
 
 /// Lanes that cover the longest outer headers, the last ending where they end.
-const HEAD_LANES: usize = lanes(0, OUTER_LEN_V6);
+const HEAD_LANES: usize = lanes(CHUNK, 0, OUTER_LEN_V6);
 
 impl<'a, const V6: bool> OuterWriter<'a, V6> {
     #[inline(always)]
     fn new(outer: &'a Outer) -> Self {
         let n = if V6 { OUTER_LEN_V6 } else { OUTER_LEN_V4 };
-        let k = lanes(0, n);
+        let k = lanes(CHUNK, 0, n);
         let head = core::array::from_fn(|i| {
-            let at = lane_at(0, n, i.min(k - 1));
+            let at = lane_at(CHUNK, 0, n, i.min(k - 1));
             outer.bytes[at..].first_chunk::<CHUNK>().map_or(lane(&[0; CHUNK]), lane)
         });
-        OuterWriter { outer, head, ip_sum: outer.ip_sum }
+        OuterWriter { outer, head, ip_sum: outer.ip_sum, udp_checksum: outer.udp_checksum }
     }
 
     /// Stores the headers' lanes over `h`, the `N` bytes of outer headers.
     #[inline(always)]
     fn copy<const N: usize>(&self, h: &mut [u8; N]) {
-        for i in 0..lanes(0, N).min(HEAD_LANES) {
-            if let Some(c) = h[lane_at(0, N, i)..].first_chunk_mut::<CHUNK>() {
+        for i in 0..lanes(CHUNK, 0, N).min(HEAD_LANES) {
+            if let Some(c) = h[lane_at(CHUNK, 0, N, i)..].first_chunk_mut::<CHUNK>() {
                 store(c, self.head[i]);
             }
         }
@@ -258,17 +261,25 @@ impl<'a, const V6: bool> OuterWriter<'a, V6> {
         }
     }
 
+    /// Whether [`OuterWriter::write`] fills the UDP checksum (the tunnel's `checksums`), for a loop
+    /// that branches once on it rather than for every packet.
+    #[inline(always)]
+    pub fn udp_checksum(&self) -> bool {
+        self.udp_checksum
+    }
+
     /// As [`Outer::write`].
     #[inline(always)]
     pub fn write(self, frame: &mut [u8], src_port: u16, ip_cksum_later: bool) {
         const L6: usize = OUTER_LEN_V6;
         const L4: usize = OUTER_LEN_V4;
+        let (later, sum, udp) = (ip_cksum_later, self.ip_sum, self.udp_checksum);
         if V6 {
             let copy = |h: &mut [u8; L6]| self.copy(h);
-            self.outer.patch_n::<L6, { ipv6::LEN }>(frame, src_port, ip_cksum_later, self.ip_sum, copy);
+            self.outer.patch_n::<L6, { ipv6::LEN }>(frame, src_port, later, sum, udp, copy);
         } else {
             let copy = |h: &mut [u8; L4]| self.copy(h);
-            self.outer.patch_n::<L4, { ipv4::MIN_LEN }>(frame, src_port, ip_cksum_later, self.ip_sum, copy);
+            self.outer.patch_n::<L4, { ipv4::MIN_LEN }>(frame, src_port, later, sum, udp, copy);
         }
     }
 }

@@ -171,6 +171,20 @@ fn independently_built_packets_are_accepted_whole() {
     }
 }
 
+/// The AVX2 fast path where this CPU has AVX2, else the 16-byte one (what the host runs there).
+fn fast_avx2(m: &Matcher, f: &[u8]) -> Option<Found> {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        return match m.family() {
+            // SAFETY: the CPU has AVX2 (asked above).
+            Underlay::V4(p) => unsafe { p.fast_avx2(f) },
+            // SAFETY: as above.
+            Underlay::V6(p) => unsafe { p.fast_avx2(f) },
+        };
+    }
+    m.fast(f)
+}
+
 #[test]
 fn the_fast_path_takes_the_common_packets() {
     let inner = frame(0, Ip::V4, L4::Udp, 30);
@@ -186,6 +200,14 @@ fn the_fast_path_takes_the_common_packets() {
                 }
                 let m = Matcher::new(e.clone());
                 assert_eq!(m.fast(&f), Some(check(&f, &e).unwrap()), "{kind:?} v6={v6} zero={zero}");
+                assert_eq!(fast_avx2(&m, &f), m.fast(&f), "{kind:?} v6={v6} zero={zero}");
+                // Ethernet padding after the IP packet: the full check takes it, not the fast path.
+                let mut padded = f.clone();
+                padded.extend_from_slice(&[0; 4]);
+                assert_eq!(m.fast(&padded), None, "padded frames take the full check");
+                assert_eq!(fast_avx2(&m, &padded), None);
+                assert_eq!(m.check(&padded), check(&padded, &e));
+                assert!(m.check(&padded).is_ok());
                 let mut tagged = packet(kind, v6, true, &tunnel_header(kind, VNI), &inner);
                 if zero {
                     let at = if v6 { 64 } else { 44 };
@@ -363,7 +385,9 @@ proptest! {
         if any_vni { e.vni = None; }
         let got = check(&f, &e).ok().map(|x| (x.outer_len, x.inner_len, x.vni));
         prop_assert_eq!(got, reference(&f, &e));
-        prop_assert_eq!(Matcher::new(e.clone()).check(&f), check(&f, &e), "the fast path disagrees");
+        let m = Matcher::new(e.clone());
+        prop_assert_eq!(m.check(&f), check(&f, &e), "the fast path disagrees");
+        prop_assert_eq!(fast_avx2(&m, &f), m.fast(&f), "the AVX2 fast path disagrees");
         if let Some((at, n, _)) = got {
             prop_assert!(at + n <= f.len() && n >= 14);
         }

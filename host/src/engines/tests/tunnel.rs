@@ -76,30 +76,33 @@ fn varied() -> Vec<Vec<u8>> {
     out
 }
 
+/// On every kernel variant this CPU has: the engines' loops are compiled per variant (AVX2 and
+/// AVX-512 compare 32 bytes at a time).
 #[test]
 fn encap_then_decap_gives_back_every_frame_byte_for_byte() {
-    for kind in Kind::ALL {
-        for v6 in [false, true] {
-            for csum in [false, true] {
-                let mut b = Bench::new();
-                b.tunnels = tunnels(kind, v6, csum, TunnelOthers::Drop);
-                let frames = varied();
-                let mut burst = b.burst(&frames);
-                let (drops, _) =
-                    b.run(&format!("{}_encap", kind.name()), Simd::detect(), TxOffloads::default(), &mut burst);
-                assert_eq!((drops.total(), b.tunnel.encapsulated), (0, frames.len() as u64));
-                let outer = if v6 { 70 } else { 50 };
-                assert!(burst.iter().zip(&frames).all(|(p, f)| p.len() == f.len() + outer));
-                let (drops, _) =
-                    b.run(&format!("{}_decap", kind.name()), Simd::detect(), TxOffloads::default(), &mut burst);
-                assert_eq!((drops.total(), b.tunnel.decapsulated), (0, frames.len() as u64), "{kind:?} v6={v6}");
-                for p in burst.iter() {
-                    let f = p.flow();
-                    assert_eq!((f.outer_l2_len, f.outer_l3_len), (14, if v6 { 40 } else { 20 }));
-                    assert_eq!((f.tunnel_type, f.tunnel_id), (kind.tunnel_type(), VNI));
-                    assert_ne!(p.meta().ol_flags & flags::RX_TUNNEL, 0);
+    for simd in Simd::supported() {
+        for kind in Kind::ALL {
+            for v6 in [false, true] {
+                for csum in [false, true] {
+                    let at = format!("{simd} {kind:?} v6={v6} csum={csum}");
+                    let mut b = Bench::new();
+                    b.tunnels = tunnels(kind, v6, csum, TunnelOthers::Drop);
+                    let frames = varied();
+                    let mut burst = b.burst(&frames);
+                    let (drops, _) = b.run(&format!("{}_encap", kind.name()), simd, TxOffloads::default(), &mut burst);
+                    assert_eq!((drops.total(), b.tunnel.encapsulated), (0, frames.len() as u64), "{at}");
+                    let outer = if v6 { 70 } else { 50 };
+                    assert!(burst.iter().zip(&frames).all(|(p, f)| p.len() == f.len() + outer));
+                    let (drops, _) = b.run(&format!("{}_decap", kind.name()), simd, TxOffloads::default(), &mut burst);
+                    assert_eq!((drops.total(), b.tunnel.decapsulated), (0, frames.len() as u64), "{at}");
+                    for p in burst.iter() {
+                        let f = p.flow();
+                        assert_eq!((f.outer_l2_len, f.outer_l3_len), (14, if v6 { 40 } else { 20 }));
+                        assert_eq!((f.tunnel_type, f.tunnel_id), (kind.tunnel_type(), VNI));
+                        assert_ne!(p.meta().ol_flags & flags::RX_TUNNEL, 0);
+                    }
+                    assert_eq!(b.finish(burst), frames, "{at}");
                 }
-                assert_eq!(b.finish(burst), frames, "{kind:?} v6={v6} csum={csum}");
             }
         }
     }
@@ -224,20 +227,22 @@ fn frames_not_ours_are_dropped_or_passed_unchanged_in_order() {
     }
     let frames: Vec<Vec<u8>> = mixed.iter().map(|m| m.0.clone()).collect();
     let bad = mixed.iter().filter(|m| !m.1).count() as u64;
-    for others in [TunnelOthers::Drop, TunnelOthers::Pass] {
+    for (simd, others) in Simd::supported().into_iter().flat_map(|s| [(s, TunnelOthers::Drop), (s, TunnelOthers::Pass)])
+    {
         let mut b = Bench::new();
         b.tunnels = tunnels(Kind::Vxlan, false, false, others);
         let mut burst = b.burst(&frames);
-        let (drops, _) = b.run("vxlan_decap", Simd::detect(), TxOffloads::default(), &mut burst);
+        let (drops, _) = b.run("vxlan_decap", simd, TxOffloads::default(), &mut burst);
         let out = b.finish(burst);
         let want: Vec<Vec<u8>> = mixed
             .iter()
             .filter(|m| m.1 || others == TunnelOthers::Pass)
             .map(|(f, ours)| if *ours { f[50..].to_vec() } else { f.clone() })
             .collect();
-        assert_eq!(out, want, "{others:?}");
+        assert_eq!(out, want, "{simd} {others:?}");
         let passed = if others == TunnelOthers::Pass { bad } else { 0 };
-        assert_eq!((drops.tunnel, b.tunnel.passed, b.tunnel.decapsulated), (bad - passed, passed, good.len() as u64));
+        let counts = (drops.tunnel, b.tunnel.passed, b.tunnel.decapsulated);
+        assert_eq!(counts, (bad - passed, passed, good.len() as u64), "{simd} {others:?}");
     }
 }
 
