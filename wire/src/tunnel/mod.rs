@@ -87,10 +87,12 @@ pub const OUTER_LEN_V6: usize = 14 + 40 + 8 + TUNNEL_HLEN;
 /// Source ports of encapsulated packets: the dynamic range RFC 7348 (section 5) recommends.
 pub const SRC_PORT_MIN: u16 = 49152;
 
-/// The UDP source port for an inner flow hash, in `SRC_PORT_MIN..=65535`, spread evenly.
+/// The UDP source port for an inner flow hash, in `SRC_PORT_MIN..=65535`, spread evenly: 14 bits
+/// of the hash, taken so that the port's two bytes on the wire are the hash's two low bytes with
+/// the top two bits set, which a writer stores with an `or` (no shift, no byte swap).
 #[inline(always)]
 pub const fn src_port(hash: u32) -> u16 {
-    SRC_PORT_MIN + ((hash as u64 * (65536 - SRC_PORT_MIN as u64)) >> 32) as u16
+    u16::from_be_bytes([hash as u8 | (SRC_PORT_MIN >> 8) as u8, (hash >> 8) as u8])
 }
 
 /// VXLAN: the I flag (a valid VNI follows) in the first byte.

@@ -41,7 +41,8 @@ pub struct Outer {
     bytes: [u8; OUTER_LEN_V6],
     v6: bool,
     /// IPv4: one's complement sum of the header with length and checksum zero, folded to 16 bits
-    /// (so that adding a 16-bit length needs one fold, not three).
+    /// (so that adding a 16-bit length needs one fold, not three), in the header's byte order (the
+    /// value its two bytes read natively), as the length is added to it.
     ip_sum: u32,
     /// Sum of the UDP pseudo-header without its length field.
     pseudo: u64,
@@ -93,7 +94,7 @@ impl Outer {
         let at = ETH_HLEN + l3_len;
         put_be16(&mut b, at + 2, s.dst_port);
         write_tunnel_header(&mut b[at + udp::LEN..], s.kind, s.vni);
-        let ip_sum = if v6 { 0 } else { u32::from(fold(sum(&b[ETH_HLEN..ETH_HLEN + ipv4::MIN_LEN]))) };
+        let ip_sum = if v6 { 0 } else { u32::from(fold(sum(&b[ETH_HLEN..ETH_HLEN + ipv4::MIN_LEN])).to_be()) };
         let pseudo = add_carry(sum(&addrs), u64::from(proto::UDP));
         Ok(Outer { bytes: b, v6, ip_sum, pseudo, udp_checksum: s.udp_checksum, kind: s.kind, vni: s.vni })
     }
@@ -193,11 +194,16 @@ impl Outer {
         if L3 == ipv6::LEN {
             set(h, ETH_HLEN + ipv6::PAYLOAD_LEN, udp_len);
         } else {
-            set(h, ETH_HLEN + ipv4::TOTAL_LEN, ip_len);
+            // The length and the checksum in the header's byte order (the values their bytes read
+            // natively): a one's complement sum is the same whichever order its words' bytes are
+            // in (RFC 1071), so the length is swapped once, for both, and the sum not at all.
+            let len = ip_len.to_be();
+            let set_ne = |h: &mut [u8; N], at: usize, v: u16| [h[at], h[at + 1]] = v.to_ne_bytes();
+            set_ne(h, ETH_HLEN + ipv4::TOTAL_LEN, len);
             if !ip_cksum_later {
                 // At most 0x1FFFE, so one end-around carry folds it.
-                let s = ip_sum + u32::from(ip_len);
-                set(h, ETH_HLEN + ipv4::CHECKSUM, !((s & 0xFFFF) + (s >> 16)) as u16);
+                let s = ip_sum + u32::from(len);
+                set_ne(h, ETH_HLEN + ipv4::CHECKSUM, !((s & 0xFFFF) + (s >> 16)) as u16);
             }
         }
         let u = ETH_HLEN + L3;
