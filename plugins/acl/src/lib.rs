@@ -239,20 +239,12 @@ mod tests {
     }
 
     /// A xorshift generator of bytes from `seed`: the same frames on every run.
-    fn random_bytes(mut x: u64) -> impl FnMut() -> u8 {
-        move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x as u8
-        }
-    }
-
     #[test]
     fn fast_is_parse() {
         // Frames with the fast path's prefix and every other byte at random (some with another
         // prefix): wherever the fast path reads a packet, it reads what the general parse does.
-        let mut byte = random_bytes(0x9E37_79B9_7F4A_7C15u64);
+        let mut word = mock::xorshift(0x9E37_79B9_7F4A_7C15u64);
+        let mut byte = || word() as u8;
         let mut fast_read = 0;
         for i in 0..20_000 {
             let mut f: Vec<u8> = (0..36 + i % 30).map(|_| byte()).collect();
@@ -276,7 +268,8 @@ mod tests {
     fn words_deny_as_rules_do() {
         // Random frames, most with the fast prefix, UDP or TCP, first fragments or not, against
         // rule sets that match them by each field or by none: the same verdict both ways.
-        let mut byte = random_bytes(0x2545_F491_4F6C_DD1Du64);
+        let mut word = mock::xorshift(0x2545_F491_4F6C_DD1Du64);
+        let mut byte = || word() as u8;
         let (mut denied, mut passed) = (0, 0);
         for i in 0..20_000 {
             let mut f: Vec<u8> = (0..30 + i % 40).map(|_| byte()).collect();

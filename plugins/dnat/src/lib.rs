@@ -374,13 +374,7 @@ mod tests {
     /// EtherTypes) and every kind of rule: with and without `port` and `to_port`, matching or not.
     #[test]
     fn fixed_is_fast() {
-        let mut x = 0x9E37_79B9_7F4A_7C15u64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = mock::xorshift(0x9E37_79B9_7F4A_7C15u64);
         let (mut taken, mut rewritten) = (0, 0);
         for i in 0..30_000 {
             let mut f: std::vec::Vec<u8> = (0..40 + i % 40).map(|_| next() as u8).collect();

@@ -189,13 +189,7 @@ mod tests {
     /// and rules (`dscp`, `from_dscp` matching or not, `pcp`).
     #[test]
     fn fixed_is_remark() {
-        let mut x = 0x2545_F491_4F6C_DD1Du64;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = mock::xorshift(0x2545_F491_4F6C_DD1Du64);
         let (mut taken, mut remarked) = (0, 0);
         for i in 0..30_000 {
             let mut f: std::vec::Vec<u8> = (0..20 + i % 50).map(|_| next() as u8).collect();

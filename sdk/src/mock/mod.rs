@@ -307,3 +307,15 @@ pub fn gauge(name: &str) -> Option<i64> {
 fn put(b: &mut [u8], at: usize, v: &[u8]) {
     b[at..at + v.len()].copy_from_slice(v);
 }
+
+/// A repeatable stream of 64-bit words from `seed` (xorshift64; a seed of 0 gives only zeros), for
+/// a policy's tests that build random frames and rules, such as a test that a fast path and the
+/// general one agree: the same seed, the same frames, run after run.
+pub fn xorshift(mut seed: u64) -> impl FnMut() -> u64 {
+    move || {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        seed
+    }
+}
