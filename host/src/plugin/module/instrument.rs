@@ -23,9 +23,13 @@
 //!   callee's last stretch, and a recursion `D` deep unwinds through `D` such stretches in a row (a
 //!   recursion 10 000 deep with a thousand operators after each return once ran 70 ms past a 1 ms
 //!   deadline). So at most [`AFTER_CALL`] operators may follow a call (a defined function's, or
-//!   `call_indirect`) before a check: any longer stretch gets one. An unwinding then runs at most
-//!   `D x AFTER_CALL` operators unchecked, and `D` is bounded by wasmtime's `max_wasm_stack`
-//!   ([`super::super::runtime`]).
+//!   `call_indirect`) before a check. An unwinding then runs at most `D x AFTER_CALL` operators
+//!   unchecked, and `D` is bounded by wasmtime's `max_wasm_stack` ([`super::super::runtime`]).
+//!   Where the code after a call reaches a check (a loop header, a branch back to one) or a return
+//!   within that many operators in a straight line, nothing is added; otherwise the check goes
+//!   right after the call, on the call's own path. (Placed where the budget ran out, it landed
+//!   after a merge of paths: a cold call out of a per-packet loop then put checks on the loop's
+//!   path that never called anything.)
 //!
 //! Function indices are unchanged: the new functions come after the module's own, and new types
 //! after its types. Cost: one call per bulk operation (a few ns) and one per [`MAX_RUN`] operators of
@@ -189,8 +193,13 @@ impl Reencode for Rewriter {
                     run.checked();
                 }
                 None => {
+                    let call = run.is_module_call(&op, self.imported_funcs);
                     run.step(&op, self.imported_funcs);
                     f.instruction(&self.instruction(op)?);
+                    if call && !run.reaches_check(ops.clone(), self.imported_funcs) {
+                        f.instructions().loop_(BlockType::Empty).end();
+                        run.checked();
+                    }
                 }
             }
         }
@@ -249,6 +258,49 @@ impl Run {
         if self.now > UNREACHABLE {
             self.now = self.now.max(MAX_RUN - AFTER_CALL);
         }
+    }
+
+    /// Whether `op` calls a function of the module (or may: `call_indirect`), whose return is not
+    /// a check.
+    fn is_module_call(&self, op: &Operator<'_>, imported_funcs: u32) -> bool {
+        match op {
+            Operator::Call { function_index } => *function_index >= imported_funcs,
+            Operator::CallIndirect { .. } => true,
+            _ => false,
+        }
+    }
+
+    /// Whether the operators of `next`, in a straight line, reach an epoch check (a loop header, a
+    /// branch back to one, the entry of a function of the module) or leave the function within
+    /// [`AFTER_CALL`] operators. Any other control flow ends the straight line: not reached.
+    fn reaches_check(&self, mut next: wasmparser::OperatorsReader<'_>, imported_funcs: u32) -> bool {
+        let is_loop = |depth: u32| {
+            let at = self.frames.len().checked_sub(1 + depth as usize);
+            at.and_then(|i| self.frames.get(i)).is_some_and(|f| f.kind == Kind::Loop)
+        };
+        for _ in 0..=AFTER_CALL {
+            let Ok(op) = next.read() else { return false };
+            match op {
+                Operator::Loop { .. } | Operator::Return | Operator::Unreachable => return true,
+                // The end of the function body is its return.
+                Operator::End => return self.frames.len() == 1,
+                Operator::Br { relative_depth } => return is_loop(relative_depth),
+                Operator::Call { function_index } if function_index >= imported_funcs => return true,
+                // A host function's return is no check, but it is not a module's either.
+                Operator::Call { .. } => {}
+                Operator::BrIf { relative_depth } if is_loop(relative_depth) => {}
+                Operator::Block { .. }
+                | Operator::If { .. }
+                | Operator::Else
+                | Operator::BrIf { .. }
+                | Operator::BrTable { .. }
+                | Operator::CallIndirect { .. }
+                | Operator::ReturnCall { .. }
+                | Operator::ReturnCallIndirect { .. } => return false,
+                _ => {}
+            }
+        }
+        false
     }
 
     fn branch(&mut self, depth: u32) {

@@ -31,7 +31,7 @@ pub(crate) const FEATURES: WasmFeatures = WasmFeatures::MUTABLE_GLOBAL
 
 /// Version of the instrumentation: part of the compile cache's key, so that a change here never
 /// runs code compiled by an older version.
-pub(crate) const INSTRUMENT_VERSION: u32 = 2;
+pub(crate) const INSTRUMENT_VERSION: u32 = 3;
 
 /// Checks `bytes` against `limits` (nothing else: a module found in the compile cache was validated
 /// when it was compiled, but the limits are the port's and may have changed).

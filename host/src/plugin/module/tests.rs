@@ -174,6 +174,28 @@ fn an_unwinding_recursion_is_checked_after_every_return() {
     assert!(checks >= 50, "a check after each return: {checks}");
 }
 
+#[test]
+fn a_cold_call_in_a_loop_puts_its_check_on_its_own_path() {
+    // 100 iterations that never take the branch with the call. The code after the block the call
+    // is in runs on every iteration; the check that the call's return needs belongs on the call's
+    // path, not after the merge, where each iteration passed one more check (200 counted: the
+    // ticks are placed so that every check counts).
+    let m = wat(r#"(module (import "t" "tick" (func $tick))
+      (func $cold (result i32) (i32.const 7))
+      (func (export "f") (result i32) (local i32)
+        (loop $l
+          (block $b
+            (br_if $b (i32.lt_u (local.get 0) (i32.const 1000)))
+            (drop (call $cold)))
+          (call $tick)
+          (local.set 0 (i32.add (local.get 0) (i32.const 1)))
+          (call $tick)
+          (br_if $l (i32.lt_u (local.get 0) (i32.const 100))))
+        (local.get 0)))"#);
+    let checks = checks_in_one_call(&prepare(&m, &LIMITS).unwrap());
+    assert!((99..=101).contains(&checks), "one check per iteration, at the loop header: {checks}");
+}
+
 /// Runs export `f` with an epoch deadline of one tick and an engine ticked every 1 ms: it must trap
 /// with the interrupt within a few ticks.
 fn assert_interrupted(prepared: &[u8]) {
