@@ -40,6 +40,14 @@ pub(super) fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut H
         }
         index
     });
+    if same && !view.other_drops && view.sent == Bits::default() {
+        // Drops alone, all the policy's (an ACL's): the packets kept stay in place, the dropped
+        // ones are moved out and go back to the cache in one bulk.
+        let dropped = &mut st.scratch;
+        burst.split_marked(&view.drops, dropped);
+        ctx.drops.policy += dropped.len() as u64;
+        return ctx.cache.free_burst(dropped);
+    }
     let (kept, sends, injects) = (&mut st.scratch, &mut st.sends, &st.env.injects[..]);
     // The policy's drops counted in a register and added once; those of the `rxonly` engine and of
     // length changes that did not fit (rare, flagged for the call) out of line, so that a dropped
