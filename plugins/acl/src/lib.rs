@@ -70,26 +70,31 @@ pub struct Words {
 const NO_PORT: u32 = u32::MAX - 1;
 
 impl Words {
-    /// `rules` as words (u32::MAX or u64::MAX for a rule not set).
+    /// `rules` as words (u32::MAX or u64::MAX for a rule not set; the port in wire order).
     pub fn new(rules: &Rules) -> Words {
         Words {
             proto: rules.proto.map_or(u32::MAX, u32::from),
             src: rules.src_ip.map_or(u64::MAX, |a| u64::from(u32::from_ne_bytes(a))),
-            udp_dst_port: rules.udp_dst_port.map_or(u32::MAX, u32::from),
+            udp_dst_port: rules.udp_dst_port.map_or(u32::MAX, |p| u32::from(u16::from_ne_bytes(p.to_be_bytes()))),
         }
     }
 
     /// Whether `rules` (those these words were made from) deny the packet of `head`.
-    #[inline(always)]
     pub fn deny(&self, head: &[u8], rules: &Rules) -> bool {
-        let Some(h) = head.first_chunk::<38>().filter(|h| h[12..15] == [0x08, 0x00, 0x45]) else {
-            return rules.deny(head);
-        };
+        self.test(head).unwrap_or_else(|| rules.deny(head))
+    }
+
+    /// Whether the rules deny the packet of `head` if it is an untagged IPv4 packet without
+    /// options; None for any other packet, which [`Rules::deny`] tests.
+    #[inline(always)]
+    pub fn test(&self, head: &[u8]) -> Option<bool> {
+        let h = head.first_chunk::<38>().filter(|h| h[12..15] == [0x08, 0x00, 0x45])?;
         let proto = h[23];
         let src = u32::from_ne_bytes([h[26], h[27], h[28], h[29]]);
-        let first_fragment = u16::from_be_bytes([h[20], h[21]]) & 0x1fff == 0;
-        let port = if proto == 17 && first_fragment { u32::from(u16::from_be_bytes([h[36], h[37]])) } else { NO_PORT };
-        u32::from(proto) == self.proto || u64::from(src) == self.src || port == self.udp_dst_port
+        // The fragment offset and the port as they lie (no byte swap in the loop).
+        let first_fragment = u16::from_ne_bytes([h[20], h[21]]) & u16::from_ne_bytes([0x1f, 0xff]) == 0;
+        let port = if proto == 17 && first_fragment { u32::from(u16::from_ne_bytes([h[36], h[37]])) } else { NO_PORT };
+        Some(u32::from(proto) == self.proto || u64::from(src) == self.src || port == self.udp_dst_port)
     }
 }
 
@@ -198,17 +203,42 @@ impl Policy for Acl {
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         burst.pass_with(self.engine)?;
-        // A copy in the loop: read through `&self`, the rules would be loaded again per packet.
-        let (rules, words) = (self.rules, self.words);
-        let mut denied = 0u64;
+        // The words copied for the loop (read through `&self`, they would be loaded again per
+        // packet). The loop makes no call: a call in it (even one never taken) made cranelift keep
+        // every value live across it in a stack slot, loaded and stored each packet. Packets the
+        // words cannot test are left to `others`, after the loop.
+        let (mut denied, mut others) = (0u64, false);
         for mut w in burst.windows()? {
-            if words.deny(w.bytes(), &rules) {
+            match self.words.test(w.bytes()) {
+                Some(true) => {
+                    w.drop();
+                    denied += 1;
+                }
+                Some(false) => {}
+                None => others = true,
+            }
+        }
+        if others {
+            denied += self.others(burst)?;
+        }
+        self.denied.add(denied);
+        Ok(())
+    }
+}
+
+impl Acl {
+    /// Drops the packets of `burst` that the words left untested and the rules deny; how many.
+    #[cold]
+    #[inline(never)]
+    fn others(&self, burst: &mut Burst) -> Result<u64, Error> {
+        let mut denied = 0;
+        for mut w in burst.windows()? {
+            if self.words.test(w.bytes()).is_none() && self.rules.deny(w.bytes()) {
                 w.drop();
                 denied += 1;
             }
         }
-        self.denied.add(denied);
-        Ok(())
+        Ok(denied)
     }
 }
 
