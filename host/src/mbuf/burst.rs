@@ -183,6 +183,33 @@ impl Marks {
     pub fn set(&mut self, i: usize) {
         self.0[i / 64] |= 1 << (i % 64);
     }
+
+    /// The set whose word `w` holds indexes `64 * w ..`, bit `i % 64` for index `i`.
+    #[inline(always)]
+    pub fn from_words(words: [u64; MAX_BURST / 64]) -> Marks {
+        Marks(words)
+    }
+
+    /// The indexes in either set.
+    #[inline(always)]
+    pub fn union(&self, other: &Marks) -> Marks {
+        Marks(std::array::from_fn(|w| self.0[w] | other.0[w]))
+    }
+
+    /// The first index in `from..end` that is in the set (`set: true`) or not in it (`false`).
+    pub fn next(&self, from: usize, end: usize, set: bool) -> Option<usize> {
+        let end = end.min(MAX_BURST);
+        let mut i = from;
+        while i < end {
+            let word = if set { self.0[i / 64] } else { !self.0[i / 64] } >> (i % 64);
+            if word != 0 {
+                let at = i + word.trailing_zeros() as usize;
+                return (at < end).then_some(at);
+            }
+            i = (i / 64 + 1) * 64;
+        }
+        None
+    }
 }
 
 impl Burst {
@@ -269,13 +296,28 @@ mod tests {
 
     const N: usize = MAX_BURST + 8;
 
+    /// Set words: empty, full or any, so that whole words are skipped too.
+    fn words() -> impl Strategy<Value = [u64; MAX_BURST / 64]> {
+        proptest::array::uniform8(prop_oneof![Just(0u64), Just(u64::MAX), any::<u64>()])
+    }
+
     proptest! {
+        /// `next` finds what a scan of `has` finds.
+        #[test]
+        fn next_is_the_first_index_in_or_out_of_the_set(
+            words in words(), from in 0usize..=N, end in 0usize..=N, set: bool,
+        ) {
+            let m = Marks::from_words(words);
+            let want = (from..end.min(MAX_BURST)).find(|&i| m.has(i) == set);
+            prop_assert_eq!(m.next(from, end, set), want);
+        }
+
         /// Every packet ends up exactly once: the unmarked ones in the burst, the marked ones after
         /// what `into` held, each side in its order (burst lengths past [`MAX_BURST`] included:
         /// nothing is marked there).
         #[test]
         fn split_marked_keeps_each_packet_once_in_order(
-            len in 0usize..=N, words in proptest::array::uniform8(any::<u64>()), held in 0usize..3,
+            len in 0usize..=N, words in words(), held in 0usize..3,
         ) {
             let cfg = PoolConfig { size: 2 * N, cache_size: 0, headroom: 0, data_room: 64 };
             let pool = Pool::new(cfg).unwrap();
@@ -290,7 +332,7 @@ mod tests {
             let (mut burst, mut into) = (Burst::new(), Burst::new());
             (0..len).for_each(|i| burst.pkts.push(tagged(&mut cache, i as u16)));
             (0..held).for_each(|i| into.push(tagged(&mut cache, 60_000 + i as u16)));
-            let marks = Marks(words);
+            let marks = Marks::from_words(words);
             burst.split_marked(&marks, &mut into);
             let marked = |i: usize| i < MAX_BURST && marks.has(i);
             let want_kept: Vec<u16> = (0..len).filter(|&i| !marked(i)).map(|i| i as u16).collect();

@@ -3,7 +3,7 @@
 
 use super::copy::{copy_small, copy_window};
 use super::{get, Area};
-use crate::mbuf::Pkt;
+use crate::mbuf::{Marks, Pkt, MAX_BURST};
 use crate::offload::{self, TxOffloads};
 use crate::plugin::state::{HostState, View};
 use crate::simd::Simd;
@@ -52,7 +52,11 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
     let descs = region.get(HEADER..HEADER + n * DESC).ok_or(err::BAD_MEMORY)?;
     let seen = check_all(descs, a.window, st)?;
     let wins = region.get(HEADER + a.max_pkts * DESC..).ok_or(err::BAD_MEMORY)?;
-    if seen.only_passes() && st.view.untouched() {
+    if let Some(sets) = seen.sets.filter(|_| !seen.dirty && st.view.untouched()) {
+        // Passes, drops and sends alone (an ACL's or a balancer's decisions): recorded at once, the
+        // header's engine run on the runs of passes between them.
+        record_and_run(&sets, header.engine, st)?;
+    } else if seen.only_passes() && st.view.untouched() {
         // Every packet stays and runs the header's engine: the windows back, then one engine run.
         if seen.dirty {
             copy_back(descs, wins, a.window, st)?;
@@ -126,6 +130,35 @@ pub(super) fn carry_verdicts(descs: &[u8], header_engine: u8, engines: &mut [u8]
     }
 }
 
+/// The drops and sends of a burst whose descriptors ask for nothing else, when no packet moved or
+/// left during the call: recorded in the view all at once (what [`carry_verdicts`] records one by
+/// one; the sends' ports are in the view already), then the header's engine run on each run of
+/// passing packets (what [`run_engines`] runs for such a burst).
+fn record_and_run(sets: &Sets, engine: Option<u32>, st: &mut HostState) -> Result<(), i32> {
+    st.view.drops = sets.drops;
+    st.view.sent = sets.sent;
+    st.view.dirty = true;
+    let Some(e) = engine else { return Ok(()) };
+    let (len, gone) = (st.view.len, sets.drops.union(&sets.sent));
+    let mut i = 0;
+    while let Some(start) = gone.next(i, len, false) {
+        let end = gone.next(start, len, true).unwrap_or(len);
+        let rc = crate::plugin::ops::decide::run_engine(st, e as i32, start as i32, (end - start) as i32);
+        if rc < 0 {
+            return Err(rc);
+        }
+        i = end;
+    }
+    Ok(())
+}
+
+/// The packets a burst of passes, drops and sends drops and sends.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(super) struct Sets {
+    drops: Marks,
+    sent: Marks,
+}
+
 /// What the checked descriptors ask for, in sum.
 #[derive(Debug, Clone, Copy, Default)]
 pub(super) struct Seen {
@@ -135,6 +168,8 @@ pub(super) struct Seen {
     lengths: bool,
     /// A window to copy back.
     dirty: bool,
+    /// When every verdict is `PASS`, `DROP` or `SEND` with no other change: the drops and sends.
+    sets: Option<Sets>,
 }
 
 impl Seen {
@@ -145,19 +180,91 @@ impl Seen {
 
 /// Checks every descriptor (all before any is carried out) and sums up what they ask for. A burst
 /// of plain passes (out bytes before `DIRTY` all 0: no verdict, argument or length change; the
-/// dirty count within the window) needs nothing decoded: one word and one count a packet. At the
-/// first other descriptor, every descriptor is decoded and checked instead.
-pub(super) fn check_all(descs: &[u8], window: usize, st: &HostState) -> Result<Seen, i32> {
+/// dirty count within the window) needs nothing decoded: one word and one count a packet. From the
+/// first other descriptor on, [`verdicts_alone`] takes over.
+pub(super) fn check_all(descs: &[u8], window: usize, st: &mut HostState) -> Result<Seen, i32> {
     let mut dirty = 0u16;
-    for d in descs.chunks_exact(DESC) {
+    for (i, d) in descs.chunks_exact(DESC).enumerate() {
         let out = u64::from_le_bytes(get(d, desc::VERDICT));
         let k = u16::from_le_bytes(get(d, desc::DIRTY));
         if out != 0 || usize::from(k) > window {
-            return check_each(descs, window, st);
+            return match verdicts_alone(descs, i, dirty, window, st) {
+                Some(seen) => Ok(seen),
+                None => check_each(descs, window, st),
+            };
         }
         dirty |= k;
     }
-    Ok(Seen { verdicts: false, lengths: false, dirty: dirty != 0 })
+    Ok(Seen { verdicts: false, lengths: false, dirty: dirty != 0, sets: None })
+}
+
+/// [`check_all`] from descriptor `from` on (those before it plain passes whose dirty counts OR to
+/// `dirty`): a burst of passes, drops and sends, when no packet moved or left during the call, gets
+/// its drops and sends as bit sets ([`sets_from`], which writes the sends' ports into the view).
+/// None for any other, which [`check_each`] checks.
+fn verdicts_alone(descs: &[u8], from: usize, dirty: u16, window: usize, st: &mut HostState) -> Option<Seen> {
+    if !st.view.untouched() {
+        return None;
+    }
+    let injects = &st.env.injects;
+    let port_ok = |port: u16| injects.get(usize::from(port)).is_some_and(Option::is_some);
+    let (sets, more) = sets_from(descs, from, window, port_ok, &mut st.view.targets)?;
+    let verdicts = sets != Sets::default();
+    Some(Seen { verdicts, lengths: false, dirty: dirty | more != 0, sets: verdicts.then_some(sets) })
+}
+
+/// The drops and sends of descriptors `from..` and the OR of their dirty counts, when each is a
+/// pass, a drop or a send to a port `port_ok` accepts, with no other change (the out bytes before
+/// `DIRTY` all 0 but the verdict and a send's port; the dirty count within the window); each
+/// send's port written to `targets`. A pass or a drop costs one compare and two shifts more than a
+/// plain pass in [`check_all`]. None at the first other descriptor, or past [`MAX_BURST`]
+/// descriptors (`targets` may then hold ports of the sends before it).
+#[inline(never)]
+fn sets_from(
+    descs: &[u8],
+    from: usize,
+    window: usize,
+    port_ok: impl Fn(u16) -> bool,
+    targets: &mut [u16; MAX_BURST],
+) -> Option<(Sets, u16)> {
+    if descs.len() > MAX_BURST * DESC {
+        return None;
+    }
+    let (mut drops, mut sent) = ([0u64; MAX_BURST / 64], [0u64; MAX_BURST / 64]);
+    let (mut dirty, n) = (0u16, descs.len() / DESC);
+    // A send: the verdict, then the port in bytes 2 and 3 of the out word; no other bit.
+    const SEND_MASK: u64 = !0xFFFF_0000;
+    // The sets take bits 0 and 1 of the verdict.
+    const _: () = assert!(verdict::PASS == 0 && verdict::DROP == 1 && verdict::SEND == 2);
+    let mut i = from;
+    while i < n {
+        // Up to the next multiple of 64: one word of each set, its bits shifted in from the top
+        // (by constants: no shift count to keep in a register).
+        let end = ((i / 64 + 1) * 64).min(n);
+        let (mut d_word, mut s_word) = (0u64, 0u64);
+        for (j, d) in descs.get(i * DESC..end * DESC)?.chunks_exact(DESC).enumerate() {
+            let out = u64::from_le_bytes(get(d, desc::VERDICT));
+            let k = u16::from_le_bytes(get(d, desc::DIRTY));
+            if out > u64::from(verdict::DROP) {
+                let port = (out >> 16) as u16;
+                if out & SEND_MASK != u64::from(verdict::SEND) || !port_ok(port) {
+                    return None;
+                }
+                *targets.get_mut(i + j)? = port;
+            }
+            if usize::from(k) > window {
+                return None;
+            }
+            // Now `out` is 0 (PASS), 1 (DROP) or a SEND (bit 1 set, bit 0 clear).
+            d_word = d_word >> 1 | out << 63;
+            s_word = s_word >> 1 | (out >> 1) << 63;
+            dirty |= k;
+        }
+        let shift = |w: u64| w >> (64 - (end - i)) << (i % 64);
+        (drops[i / 64], sent[i / 64]) = (shift(d_word), shift(s_word));
+        i = end;
+    }
+    Some((Sets { drops: Marks::from_words(drops), sent: Marks::from_words(sent) }, dirty))
 }
 
 /// [`check_all`] for a burst with other decisions: every descriptor decoded and checked. The sums
@@ -173,7 +280,7 @@ pub(super) fn check_each(descs: &[u8], window: usize, st: &HostState) -> Result<
         lengths |= (d.head as u16 as u32) << 16 | u32::from(d.tail as u16);
         dirty |= d.dirty;
     }
-    Ok(Seen { verdicts: verdicts != 0, lengths: lengths != 0, dirty: dirty != 0 })
+    Ok(Seen { verdicts: verdicts != 0, lengths: lengths != 0, dirty: dirty != 0, sets: None })
 }
 
 /// The changed window bytes into the packets, when no packet moved or left during the call (plugin
@@ -361,7 +468,70 @@ const _: () = assert!(wasmdp_abi::engine::COUNT < u8::MAX as u32);
 
 #[cfg(test)]
 mod tests {
-    use super::run_end;
+    use super::{run_end, sets_from, Sets};
+    use crate::mbuf::MAX_BURST;
+    use proptest::prelude::*;
+    use wasmdp_abi::area::{desc, verdict, DESC};
+
+    proptest! {
+        /// On descriptors of passes, drops and sends to ports 0..3 (some dirty), the drops and sends
+        /// from any index on are those a decode of each finds, and each send's port is written; a
+        /// descriptor of anything else, anywhere from there, gives None.
+        #[test]
+        fn sets_from_finds_what_a_decode_of_each_finds(
+            verdicts in proptest::collection::vec((0u8..=2, 0u16..3), 0..=520),
+            dirty in proptest::collection::vec(prop_oneof![Just(0u16), 1u16..=80], 520),
+            from in 0usize..=520, other in proptest::option::of((0usize..520, 0usize..7)),
+        ) {
+            let n = verdicts.len();
+            let mut descs = vec![0u8; n * DESC];
+            for (i, d) in descs.chunks_exact_mut(DESC).enumerate() {
+                let (v, port) = verdicts[i];
+                d[desc::VERDICT] = v;
+                if v == verdict::SEND {
+                    d[desc::ARG..desc::ARG + 2].copy_from_slice(&port.to_le_bytes());
+                }
+                d[desc::DIRTY..desc::DIRTY + 2].copy_from_slice(&dirty[i].min(64).to_le_bytes());
+                d[desc::LEN] = 0xAA; // in fields are not looked at
+            }
+            let mut spoiled = None;
+            if let Some((at, what)) = other.filter(|(at, _)| *at < n) {
+                let d = &mut descs[at * DESC..(at + 1) * DESC];
+                match what {
+                    0 => d[desc::VERDICT] = verdict::ENGINE,
+                    1 => { d[desc::VERDICT] = verdict::SEND; d[desc::ARG] = 3 } // a port refused
+                    2 => { d[desc::VERDICT] = verdict::DROP; d[desc::ARG] = 1 } // an argument on a drop
+                    3 => d[desc::TAIL] = 1,
+                    4 => d[desc::HEAD + 1] = 0xFF,
+                    5 => d[desc::VERDICT + 1] = 1, // the byte between verdict and argument
+                    _ => d[desc::DIRTY..desc::DIRTY + 2].copy_from_slice(&65u16.to_le_bytes()),
+                }
+                spoiled = Some(at);
+            }
+            let mut targets = [u16::MAX; MAX_BURST];
+            let got = sets_from(&descs, from, 64, |p| p < 3, &mut targets);
+            if n > MAX_BURST || spoiled.is_some_and(|at| at >= from) {
+                prop_assert!(got.is_none());
+            } else {
+                let mut want = Sets::default();
+                for i in from..n {
+                    match verdicts[i].0 {
+                        verdict::DROP => want.drops.set(i),
+                        verdict::SEND => {
+                            want.sent.set(i);
+                            prop_assert_eq!(targets[i], verdicts[i].1);
+                        }
+                        _ => {}
+                    }
+                }
+                let want_dirty = (from..n).fold(0, |a, i| a | dirty[i].min(64));
+                prop_assert_eq!(got, Some((want, want_dirty)));
+                // The packets the engine skips: the first is the first drop or send.
+                let first = (from..n).find(|&i| verdicts[i].0 != verdict::PASS);
+                prop_assert_eq!(want.drops.union(&want.sent).next(0, n, true), first);
+            }
+        }
+    }
 
     /// Every run found, of every length from 1 to past two words, wherever it starts: the end is
     /// where a test per code finds it.
