@@ -131,7 +131,20 @@ impl Burst {
     pub fn windows(&mut self) -> Result<Windows<'_>, Error> {
         let len = self.len as usize;
         match &mut self.area {
-            Some(held) if held.has_windows() => held.view().map(|a| a.into_windows(len)).ok_or(Error::NotInit),
+            Some(held) if held.has_windows() => held.view().and_then(|a| a.into_windows(len)).ok_or(Error::NotInit),
+            _ => Err(Error::NotInit),
+        }
+    }
+
+    /// [`Burst::windows`] of the `W` bytes the policy asked for
+    /// ([`AreaSpec::Windows`](crate::AreaSpec::Windows)`(W)`; else [`Error::NotInit`]): the size a
+    /// constant in the policy's loop (a shift for each window's place, no size kept in a register).
+    pub fn windows_of<const W: usize>(&mut self) -> Result<Windows<'_, W>, Error> {
+        let len = self.len as usize;
+        match &mut self.area {
+            Some(held) if held.has_windows() && W != 0 => {
+                held.view().and_then(|a| a.into_windows::<W>(len)).ok_or(Error::NotInit)
+            }
             _ => Err(Error::NotInit),
         }
     }
@@ -264,6 +277,24 @@ mod tests {
         f[..6].fill(dst);
         f[6..12].fill(src);
         f
+    }
+
+    #[test]
+    fn windows_of_the_size_asked_for_are_the_windows_and_another_size_is_refused() {
+        mock::reset();
+        mock::set_area(crate::AreaSpec::Windows(16));
+        // Lengths from 14 to 28: windows filled with fewer bytes than 16, and with 16.
+        let frames: std::vec::Vec<_> = (0..8u8).map(|i| frame(i, 0, 14 + 2 * usize::from(i))).collect();
+        mock::begin_burst(&frames.iter().map(|f| f.as_slice()).collect::<std::vec::Vec<_>>());
+        let mut b = Burst::current().unwrap();
+        let seen = |w: crate::Window<'_>| (w.index(), w.len(), w.bytes().to_vec());
+        let want: std::vec::Vec<_> = b.windows().unwrap().map(seen).collect();
+        assert_eq!(b.windows_of::<16>().unwrap().map(seen).collect::<std::vec::Vec<_>>(), want);
+        assert_eq!(want[7].2.len(), 16);
+        assert!(matches!(b.windows_of::<32>(), Err(Error::NotInit)));
+        assert!(matches!(b.windows_of::<0>(), Err(Error::NotInit)));
+        drop(b);
+        mock::end_burst();
     }
 
     #[test]

@@ -203,12 +203,13 @@ impl Policy for Acl {
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         burst.pass_with(self.engine)?;
-        // The words copied for the loop (read through `&self`, they would be loaded again per
-        // packet). The loop makes no call: a call in it (even one never taken) made cranelift keep
-        // every value live across it in a stack slot, loaded and stored each packet. Packets the
-        // words cannot test are left to `others`, after the loop.
+        // The words read through `&self` in the loop: at fixed addresses, one load each where a
+        // copy was a value kept in a stack slot and moved through registers every packet. The loop
+        // makes no call (one, even never taken, did the same to every value live across it), and
+        // the window's size is a constant in it. Packets the words cannot test are left to
+        // `others`, after the loop.
         let (mut denied, mut others) = (0u64, false);
-        for mut w in burst.windows()? {
+        for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
             match self.words.test(w.bytes()) {
                 Some(true) => {
                     w.drop();

@@ -171,7 +171,7 @@ impl Policy for Firewall {
         let Scratch { keys, values, found, is_flow } = &mut self.scratch;
         let inside = self.inside;
         let (mut flows, mut untracked, mut denied) = (0, 0u64, 0u64);
-        for (mut w, is_flow) in burst.windows()?.zip(is_flow.iter_mut()) {
+        for (mut w, is_flow) in burst.windows_of::<{ WINDOW as usize }>()?.zip(is_flow.iter_mut()) {
             if let Some(key) = fast_key(w.bytes(), inside) {
                 *is_flow = true;
                 keys[flows] = key;
@@ -205,7 +205,9 @@ impl Policy for Firewall {
             // The IPv4 packets again, in the same order: the k-th has the k-th key's answer. Only
             // when a flow is unknown: with every packet a reply (the usual burst) none is dropped.
             if (hits as usize) < flows {
-                for (k, (mut w, _)) in burst.windows()?.zip(is_flow.iter()).filter(|(_, &f)| f).enumerate() {
+                for (k, (mut w, _)) in
+                    burst.windows_of::<{ WINDOW as usize }>()?.zip(is_flow.iter()).filter(|(_, &f)| f).enumerate()
+                {
                     if found[k] == 0 {
                         w.drop();
                         refused += 1;

@@ -25,6 +25,9 @@
 
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Event, Map, MapKind, Params, Policy, Refusal};
 
+/// Bytes of each packet the host places in the window.
+const WINDOW: u16 = 64;
+
 /// Least time between two `over_rate` events of one queue.
 pub const EVENT_GAP_NS: u64 = 10_000_000;
 
@@ -67,7 +70,7 @@ struct Scratch {
 }
 
 impl Policy for RateLimit {
-    const AREA: AreaSpec = AreaSpec::Windows(64);
+    const AREA: AreaSpec = AreaSpec::Windows(WINDOW);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let rate = params.get_u64("rate_pps")?.ok_or_else(|| Refusal::missing("rate_pps"))?;
@@ -162,7 +165,7 @@ fn sources(
     slot: &mut [u8; CHUNK],
     count: &mut [u8; CHUNK],
 ) -> Result<(usize, usize), Error> {
-    let mut windows = burst.windows()?;
+    let mut windows = burst.windows_of::<{ WINDOW as usize }>()?;
     if start > 0 {
         windows.nth(start - 1);
     }
@@ -213,7 +216,7 @@ fn sources(
 /// returns how many.
 fn drop_over(burst: &mut Burst, start: usize, slot: &[u8], passing: &mut [u8]) -> Result<u64, Error> {
     // A window is looked up (in O(1)) only for a packet to drop.
-    let mut windows = burst.windows()?.skip(start);
+    let mut windows = burst.windows_of::<{ WINDOW as usize }>()?.skip(start);
     let (mut limited, mut at) = (0, 0);
     for (i, &s) in slot.iter().enumerate() {
         let Some(p) = passing.get_mut(usize::from(s)) else { continue };

@@ -19,6 +19,9 @@
 use wasmdp_sdk::net::{cksum, tunnel::Vxlan};
 use wasmdp_sdk::{AreaSpec, Burst, Context, Counter, Error, Params, Policy, Refusal};
 
+/// Bytes of each packet the host places in the window.
+const WINDOW: u16 = 64;
+
 /// Outer Ethernet, IPv4, UDP and VXLAN headers.
 const OUTER: usize = 50;
 
@@ -32,7 +35,7 @@ pub struct VxlanEncap {
 }
 
 impl Policy for VxlanEncap {
-    const AREA: AreaSpec = AreaSpec::HashedWindows(64);
+    const AREA: AreaSpec = AreaSpec::HashedWindows(WINDOW);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let vni = params.get_u32("vni")?.ok_or_else(|| Refusal::missing("vni"))?;
@@ -62,7 +65,7 @@ impl Policy for VxlanEncap {
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         let mut no_room = 0;
-        for mut w in burst.windows()? {
+        for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
             let inner_len = w.len() as usize;
             let sport = 49152 + (w.hash() % 16384) as u16;
             let Ok(head) = w.prepend(OUTER) else {

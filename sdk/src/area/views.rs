@@ -58,18 +58,21 @@ impl<'a> Area<'a> {
 
     /// The windows of the first `n` packets (fewer when the area holds fewer), marking the
     /// descriptors as to be read back.
-    pub(crate) fn into_windows(mut self, n: usize) -> Windows<'a> {
+    pub(crate) fn into_windows<const W: usize>(mut self, n: usize) -> Option<Windows<'a, W>> {
+        if W != 0 && W != self.window {
+            return None;
+        }
         self.put(hdr::CHANGED, &1u32.to_le_bytes());
         let held = (self.descs.len() / DESC).min(self.wins.len().checked_div(self.window).unwrap_or(usize::MAX));
         let end = n.min(held).min(u32::MAX as usize) as u32;
-        Windows {
+        Some(Windows {
             descs: self.descs.as_mut_ptr(),
             wins: self.wins.as_mut_ptr(),
             window: self.window,
             index: 0,
             end,
             area: core::marker::PhantomData,
-        }
+        })
     }
 }
 
@@ -77,9 +80,10 @@ impl<'a> Area<'a> {
 ///
 /// Raw pointers rather than two shrinking slices: every bound is checked once, when the iterator is
 /// made, and the loop per packet is an index compare (the slices cost bounds checks and spilled
-/// lengths per packet in wasmtime's code).
+/// lengths per packet in wasmtime's code). `W` is the window's size when it is known when the
+/// policy is compiled ([`Burst::windows_of`](crate::Burst::windows_of)), else 0.
 #[derive(Debug)]
-pub struct Windows<'a> {
+pub struct Windows<'a, const W: usize = 0> {
     /// Descriptor 0; descriptors `0..end` are in the area.
     descs: *mut u8,
     /// Window 0; windows `0..end`, `window` bytes each, are in the area.
@@ -90,7 +94,7 @@ pub struct Windows<'a> {
     area: core::marker::PhantomData<&'a mut [u8]>,
 }
 
-impl<'a> Iterator for Windows<'a> {
+impl<'a, const W: usize> Iterator for Windows<'a, W> {
     type Item = Window<'a>;
 
     #[inline]
@@ -101,16 +105,19 @@ impl<'a> Iterator for Windows<'a> {
         let index = self.index;
         self.index += 1;
         let i = index as usize;
+        // A constant when known: the window's offset a shift, its bound a compare with a constant,
+        // and one value fewer live in the policy's loop.
+        let window = if W == 0 { self.window } else { W };
         // SAFETY: `i < end`, and `into_windows` made `end` at most the descriptors and the windows
         // the area's slices hold, which it borrowed mutably for `'a`; each index is yielded once, so
         // the descriptor and window given out here alias nothing else given out.
         let (desc, bytes) = unsafe {
             (
                 &mut *self.descs.add(i * DESC).cast::<[u8; DESC]>(),
-                core::slice::from_raw_parts_mut(self.wins.add(i * self.window), self.window),
+                core::slice::from_raw_parts_mut(self.wins.add(i * window), window),
             )
         };
-        let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(self.window);
+        let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(window);
         Some(Window { index, desc, bytes, filled, skip: 0 })
     }
 
