@@ -280,6 +280,27 @@ mod tests {
     }
 
     #[test]
+    fn for_each_over_windows_visits_each_once_in_order_whatever_the_burst_size() {
+        // Four a loop turn while four are left, then one at a time: every size from 0 to 9.
+        for n in 0..10u8 {
+            mock::reset();
+            mock::set_area(crate::AreaSpec::Windows(16));
+            let frames: std::vec::Vec<_> = (0..n).map(|i| frame(i, 0, 60)).collect();
+            mock::begin_burst(&frames.iter().map(|f| f.as_slice()).collect::<std::vec::Vec<_>>());
+            let mut b = Burst::current().unwrap();
+            let mut seen = std::vec::Vec::new();
+            b.windows_of::<16>().unwrap().for_each(|w| seen.push((w.index(), w.bytes()[0])));
+            let want: std::vec::Vec<_> = (0..n).map(|i| (u32::from(i), i)).collect();
+            assert_eq!(seen, want, "burst of {n}");
+            let mut w = b.windows().unwrap();
+            w.next();
+            assert_eq!(w.fold(0, |k, w| k + w.index()), (1..u32::from(n)).sum(), "after one next, burst of {n}");
+            drop(b);
+            mock::end_burst();
+        }
+    }
+
+    #[test]
     fn windows_of_the_size_asked_for_are_the_windows_and_another_size_is_refused() {
         mock::reset();
         mock::set_area(crate::AreaSpec::Windows(16));

@@ -65,13 +65,13 @@ impl Policy for VxlanEncap {
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         let mut no_room = 0;
-        for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
+        burst.windows_of::<{ WINDOW as usize }>()?.for_each(|mut w| {
             let inner_len = w.len() as usize;
             let sport = 49152 + (w.hash() % 16384) as u16;
             let Ok(head) = w.prepend(OUTER) else {
                 no_room += 1;
                 w.drop();
-                continue;
+                return;
             };
             head.copy_from_slice(&self.template);
             let total = (20 + 16 + inner_len) as u16;
@@ -79,7 +79,7 @@ impl Policy for VxlanEncap {
             head[24..26].copy_from_slice(&cksum::fold(self.ip_sum + u32::from(total)).to_be_bytes());
             head[34..36].copy_from_slice(&sport.to_be_bytes());
             head[38..40].copy_from_slice(&((16 + inner_len) as u16).to_be_bytes());
-        }
+        });
         self.no_room.add(no_room);
         Ok(())
     }

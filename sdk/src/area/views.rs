@@ -94,6 +94,32 @@ pub struct Windows<'a, const W: usize = 0> {
     area: core::marker::PhantomData<&'a mut [u8]>,
 }
 
+impl<'a, const W: usize> Windows<'a, W> {
+    /// Window `index`.
+    ///
+    /// # Safety
+    /// `index < end`, and window `index` not given out before (the iterator's methods move `index`
+    /// past each window they ask for).
+    #[inline(always)]
+    unsafe fn window_at(&self, index: u32) -> Window<'a> {
+        let i = index as usize;
+        // A constant when known: the window's offset a shift, its bound a compare with a constant,
+        // and one value fewer live in the policy's loop.
+        let window = if W == 0 { self.window } else { W };
+        // SAFETY: `i < end` (the caller's promise), and `into_windows` made `end` at most the
+        // descriptors and the windows the area's slices hold, which it borrowed mutably for `'a`;
+        // each window is given out once (the caller's promise), aliasing nothing else given out.
+        let (desc, bytes) = unsafe {
+            (
+                &mut *self.descs.add(i * DESC).cast::<[u8; DESC]>(),
+                core::slice::from_raw_parts_mut(self.wins.add(i * window), window),
+            )
+        };
+        let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(window);
+        Window { index, desc, bytes, filled, skip: 0 }
+    }
+}
+
 impl<'a, const W: usize> Iterator for Windows<'a, W> {
     type Item = Window<'a>;
 
@@ -102,23 +128,39 @@ impl<'a, const W: usize> Iterator for Windows<'a, W> {
         if self.index >= self.end {
             return None;
         }
-        let index = self.index;
         self.index += 1;
-        let i = index as usize;
-        // A constant when known: the window's offset a shift, its bound a compare with a constant,
-        // and one value fewer live in the policy's loop.
-        let window = if W == 0 { self.window } else { W };
-        // SAFETY: `i < end`, and `into_windows` made `end` at most the descriptors and the windows
-        // the area's slices hold, which it borrowed mutably for `'a`; each index is yielded once, so
-        // the descriptor and window given out here alias nothing else given out.
-        let (desc, bytes) = unsafe {
-            (
-                &mut *self.descs.add(i * DESC).cast::<[u8; DESC]>(),
-                core::slice::from_raw_parts_mut(self.wins.add(i * window), window),
-            )
-        };
-        let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(window);
-        Some(Window { index, desc, bytes, filled, skip: 0 })
+        // SAFETY: `index - 1 < end`, and `index` moved past it.
+        Some(unsafe { self.window_at(self.index - 1) })
+    }
+
+    /// Four windows a loop turn while four are left: a `for_each` (or any fold) over the windows
+    /// then passes one epoch check per four packets in wasmtime's code, where a `for` loop passes
+    /// one per packet, with the values the loop carries reloaded from their stack slots after each
+    /// (an epoch check may call into wasmtime, which only callee-saved registers survive).
+    #[inline]
+    fn fold<B, F: FnMut(B, Window<'a>) -> B>(mut self, init: B, mut f: F) -> B {
+        let mut acc = init;
+        while self.end - self.index >= 4 {
+            let i = self.index;
+            self.index += 4;
+            // SAFETY: `i + 3 < end` (four were left), `index` moved past all four, and each of
+            // them is asked for once.
+            let w = unsafe { self.window_at(i) };
+            acc = f(acc, w);
+            // SAFETY: as above.
+            let w = unsafe { self.window_at(i + 1) };
+            acc = f(acc, w);
+            // SAFETY: as above.
+            let w = unsafe { self.window_at(i + 2) };
+            acc = f(acc, w);
+            // SAFETY: as above.
+            let w = unsafe { self.window_at(i + 3) };
+            acc = f(acc, w);
+        }
+        for w in self {
+            acc = f(acc, w);
+        }
+        acc
     }
 
     /// The `n`-th next window. Skipped windows are never given out, so moving the index past them
