@@ -44,6 +44,13 @@ pub struct StreamEnv {
 }
 
 impl StreamEnv {
+    /// Whether the stream may send packets to port `port` (`send_to`, a `SEND` verdict): some stream
+    /// transmits there.
+    #[inline(always)]
+    pub fn can_send(&self, port: usize) -> bool {
+        self.injects.get(port).is_some_and(Option::is_some)
+    }
+
     /// A stream of port 0, queue 0, transmitting on port 0, that may `send_to` the ports of `injects`
     /// (tests and measurements).
     pub fn alone(injects: Arc<[Option<Arc<Inject>>]>) -> StreamEnv {

@@ -152,7 +152,7 @@ fn record_and_run(sets: &Sets, engine: Option<u32>, st: &mut HostState) -> Resul
     Ok(())
 }
 
-/// The packets a burst of passes, drops and sends drops and sends.
+/// Which packets a burst of passes, drops and sends drops, and which it sends.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(super) struct Sets {
     drops: Marks,
@@ -206,8 +206,8 @@ fn verdicts_alone(descs: &[u8], from: usize, dirty: u16, window: usize, st: &mut
     if !st.view.untouched() {
         return None;
     }
-    let injects = &st.env.injects;
-    let port_ok = |port: u16| injects.get(usize::from(port)).is_some_and(Option::is_some);
+    let env = &st.env;
+    let port_ok = |port: u16| env.can_send(usize::from(port));
     let (sets, more) = sets_from(descs, from, window, port_ok, &mut st.view.targets)?;
     let verdicts = sets != Sets::default();
     Some(Seen { verdicts, lengths: false, dirty: dirty | more != 0, sets: verdicts.then_some(sets) })
@@ -325,7 +325,7 @@ pub(super) fn read_header(region: &[u8]) -> Result<Header, i32> {
 pub(super) fn check(d: &Decision, window: usize, st: &HostState) -> Result<(), i32> {
     d.check(
         window,
-        |port| st.env.injects.get(usize::from(port)).is_some_and(Option::is_some),
+        |port| st.env.can_send(usize::from(port)),
         |engine| crate::engines::by_abi_id(u32::from(engine)).is_some(),
     )
 }

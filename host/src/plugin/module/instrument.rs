@@ -193,7 +193,7 @@ impl Reencode for Rewriter {
                     run.checked();
                 }
                 None => {
-                    let call = run.is_module_call(&op, self.imported_funcs);
+                    let call = is_module_call(&op, self.imported_funcs);
                     run.step(&op, self.imported_funcs);
                     f.instruction(&self.instruction(op)?);
                     if call && !run.reaches_check(ops.clone(), self.imported_funcs) {
@@ -205,6 +205,16 @@ impl Reencode for Rewriter {
         }
         code.function(&f);
         Ok(())
+    }
+}
+
+/// Whether `op` calls a function of the module (or may: `call_indirect`), whose return is not a
+/// check.
+fn is_module_call(op: &Operator<'_>, imported_funcs: u32) -> bool {
+    match op {
+        Operator::Call { function_index } => *function_index >= imported_funcs,
+        Operator::CallIndirect { .. } => true,
+        _ => false,
     }
 }
 
@@ -257,16 +267,6 @@ impl Run {
     fn after_call(&mut self) {
         if self.now > UNREACHABLE {
             self.now = self.now.max(MAX_RUN - AFTER_CALL);
-        }
-    }
-
-    /// Whether `op` calls a function of the module (or may: `call_indirect`), whose return is not
-    /// a check.
-    fn is_module_call(&self, op: &Operator<'_>, imported_funcs: u32) -> bool {
-        match op {
-            Operator::Call { function_index } => *function_index >= imported_funcs,
-            Operator::CallIndirect { .. } => true,
-            _ => false,
         }
     }
 

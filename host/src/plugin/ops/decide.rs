@@ -137,7 +137,7 @@ pub(crate) fn send_to(st: &mut HostState, i: i32, port: i32) -> i32 {
     if let Err(e) = live(st, i) {
         return e;
     }
-    match usize::try_from(port).ok().filter(|&p| st.env.injects.get(p).is_some_and(Option::is_some)) {
+    match usize::try_from(port).ok().filter(|&p| st.env.can_send(p)) {
         Some(port) => request(st, i, Some(port as u16)),
         None => err::BAD_PORT,
     }

@@ -61,7 +61,7 @@ pub(crate) fn context(st: &mut HostState, out: Option<&mut [u8]>) -> i32 {
         let e = &mut out[cx::HEADER + i * cx::PORT..][..cx::PORT];
         e[cx::MAC..cx::MAC + 6].copy_from_slice(&p.mac);
         e[cx::PEER_MAC..cx::PEER_MAC + 6].copy_from_slice(&p.peer_mac);
-        let sendable = env.injects.get(i).is_some_and(Option::is_some);
+        let sendable = env.can_send(i);
         put16(e, cx::FLAGS, if sendable { cx::SENDABLE } else { 0 });
     }
     size as i32
