@@ -15,17 +15,28 @@ use crate::{ethertype, parse, proto, ETH_HLEN as ETH, L3};
 pub fn flow_hash(frame: &[u8]) -> u32 {
     // The common case straight: untagged IPv4 without options, not a fragment, with its ports.
     if let Some(f) = frame.first_chunk::<{ ETH + 24 }>() {
-        let plain =
-            f[12..14] == ethertype::IPV4.to_be_bytes() && f[ETH] == 0x45 && f[ETH + 6] & 0x3F == 0 && f[ETH + 7] == 0;
+        // The fragment word (flags and offset) as one masked test: neither MF nor an offset.
+        let fragment = u16::from_ne_bytes([f[ETH + 6], f[ETH + 7]]) & u16::from_ne_bytes([0x3F, 0xFF]) != 0;
+        let plain = f[12..14] == ethertype::IPV4.to_be_bytes() && f[ETH] == 0x45 && !fragment;
         if plain {
             let proto = f[ETH + 9];
             let addrs = u64_at(f, ETH + 12);
-            let ports = if matches!(proto, proto::TCP | proto::UDP) { u32_at(f, ETH + 20) } else { 0 };
+            // The ports where the protocol has them, kept by a mask rather than a branch.
+            let ports = u32_at(f, ETH + 20) & PORTS_KEPT[usize::from(proto)];
             return mix(addrs, u64::from(ports) << 8 | u64::from(proto));
         }
     }
     slow(frame)
 }
+
+/// Per IP protocol number, the mask a flow's ports are hashed through: all ones for TCP and UDP,
+/// zero for the protocols whose first four bytes are not ports.
+static PORTS_KEPT: [u32; 256] = {
+    let mut t = [0; 256];
+    t[proto::TCP as usize] = u32::MAX;
+    t[proto::UDP as usize] = u32::MAX;
+    t
+};
 
 /// Tags, options, IPv6, fragments, non-IP: the headers found by [`parse`](crate::parse())'s own
 /// L2 and L3 walks, so the hash and the parse agree on where a frame's flow is.

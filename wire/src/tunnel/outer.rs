@@ -41,9 +41,9 @@ pub struct Outer {
     bytes: [u8; OUTER_LEN_V6],
     v6: bool,
     /// IPv4: one's complement sum of the header with length and checksum zero, folded to 16 bits
-    /// (so that adding a 16-bit length needs one fold, not three), in the header's byte order (the
+    /// (so that adding a 16-bit length is one add with its end-around carry), in the header's byte order (the
     /// value its two bytes read natively), as the length is added to it.
-    ip_sum: u32,
+    ip_sum: u16,
     /// Sum of the UDP pseudo-header without its length field.
     pseudo: u64,
     udp_checksum: bool,
@@ -94,7 +94,7 @@ impl Outer {
         let at = ETH_HLEN + l3_len;
         put_be16(&mut b, at + 2, s.dst_port);
         write_tunnel_header(&mut b[at + udp::LEN..], s.kind, s.vni);
-        let ip_sum = if v6 { 0 } else { u32::from(fold(sum(&b[ETH_HLEN..ETH_HLEN + ipv4::MIN_LEN])).to_be()) };
+        let ip_sum = if v6 { 0 } else { fold(sum(&b[ETH_HLEN..ETH_HLEN + ipv4::MIN_LEN])).to_be() };
         let pseudo = add_carry(sum(&addrs), u64::from(proto::UDP));
         Ok(Outer { bytes: b, v6, ip_sum, pseudo, udp_checksum: s.udp_checksum, kind: s.kind, vni: s.vni })
     }
@@ -181,7 +181,7 @@ impl Outer {
         frame: &mut [u8],
         src_port: u16,
         ip_cksum_later: bool,
-        ip_sum: u32,
+        ip_sum: u16,
         udp_checksum: bool,
         copy: impl FnOnce(&mut [u8; N]),
     ) {
@@ -201,13 +201,14 @@ impl Outer {
             let set_ne = |h: &mut [u8; N], at: usize, v: u16| [h[at], h[at + 1]] = v.to_ne_bytes();
             set_ne(h, ETH_HLEN + ipv4::TOTAL_LEN, len);
             if !ip_cksum_later {
-                // At most 0x1FFFE, so one end-around carry folds it.
-                let s = ip_sum + u32::from(len);
-                set_ne(h, ETH_HLEN + ipv4::CHECKSUM, !((s & 0xFFFF) + (s >> 16)) as u16);
+                // A 16-bit add with its end-around carry (`ip_sum` is the folded sum).
+                let (s, carry) = ip_sum.overflowing_add(len);
+                set_ne(h, ETH_HLEN + ipv4::CHECKSUM, !(s + u16::from(carry)));
             }
         }
         let u = ETH_HLEN + L3;
-        set(h, u, src_port);
+        // One 16-bit store: written as two bytes, the compiler kept them two.
+        h[u..u + 2].copy_from_slice(&src_port.to_be_bytes());
         set(h, u + udp::LENGTH, udp_len);
         if udp_checksum {
             let seg = &frame[u..];
@@ -228,7 +229,7 @@ impl Outer {
 pub struct OuterWriter<'a, const V6: bool> {
     outer: &'a Outer,
     head: [Lane; HEAD_LANES],
-    ip_sum: u32,
+    ip_sum: u16,
     udp_checksum: bool,
 }
 

@@ -150,6 +150,9 @@ impl Pkt {
         // data_off + data_len is unchanged and the invariant holds; unique ownership via `&mut self`.
         let m = unsafe { &mut self.0.as_mut().meta };
         let len = usize::from(m.data_len) + n;
+        // SAFETY: n <= data_off, and data_off + data_len <= buf_len, a u16 (the invariant). Told
+        // to the compiler, a caller's u16 arithmetic on the length needs no overflow check.
+        unsafe { std::hint::assert_unchecked(len <= usize::from(u16::MAX)) };
         m.data_off -= n as u16;
         m.data_len = len as u16;
         m.pkt_len += n as u32;
