@@ -106,6 +106,7 @@ fn run(mut w: Worker, pool: &Arc<Pool>, stop: &AtomicBool, polling: &AtomicUsize
     }
     let mut cache = pool.cache();
     for s in &mut w.streams {
+        s.rehome();
         s.seed(&mut cache);
     }
     let mut seen = w.control.word();

@@ -68,7 +68,10 @@ struct Round {
     drops: Drops,
 }
 
-/// A stream ready to poll.
+/// A stream ready to poll. On cache lines of its own (as the queues, see `ports::RxQueue`): the
+/// streams of all workers are built on the main thread, next to each other on the heap, and each
+/// is written on every burst by its worker.
+#[repr(align(128))]
 pub struct Stream {
     p: StreamParts,
     flow: u32,
@@ -372,6 +375,15 @@ impl Stream {
         round.drops.tx_oversize += r.oversize;
         round.drops.tx_error += r.error;
         r.bytes
+    }
+
+    /// Allocates the stream's bursts again, from the thread that calls it: the worker's, at its
+    /// start. Built on the main thread, every stream's burst arrays lay next to each other on its
+    /// heap, so two workers could write one cache line; a thread's allocations come from its own
+    /// heap arena. Empty bursts only (nothing is in the stream before it polls).
+    pub fn rehome(&mut self) {
+        debug_assert!(self.burst.is_empty() && self.scratch.is_empty());
+        (self.burst, self.scratch) = (Burst::new(), Burst::new());
     }
 
     /// Sends the tx_first bursts: template frames of the TX port, counted as generated.

@@ -35,6 +35,12 @@ pub struct Rx {
 }
 
 /// The receive side of one queue.
+///
+/// A queue's state is written on every burst by the one worker that polls it, while the other
+/// queues of the port, built next to it on the heap, are polled by other workers: each driver's
+/// queue types (both sides) are `#[repr(align(128))]`, a cache line and the one the adjacent-line
+/// prefetcher pairs with it, so that no two workers write one line. Sharing lines this way (with
+/// the streams themselves, `lcore::Stream`) held two lcores at about 1.5x one (BENCHMARKS.md).
 pub trait RxQueue: Send {
     /// Appends up to `max` packets to `out`.
     fn rx_burst(&mut self, cache: &mut PoolCache, out: &mut Burst, max: usize) -> Rx;

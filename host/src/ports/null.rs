@@ -32,6 +32,7 @@ fn open(s: &PortSetup<'_>, _: &mut Shared) -> anyhow::Result<Queues> {
     Ok(Queues { rx, tx })
 }
 
+#[repr(align(128))] // lines of its own: see `RxQueue`
 struct NullRx {
     template: Arc<Template>,
     port: u16,

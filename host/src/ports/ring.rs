@@ -74,6 +74,7 @@ fn open(s: &PortSetup<'_>, shared: &mut Shared) -> anyhow::Result<Queues> {
     Ok(Queues { rx, tx })
 }
 
+#[repr(align(128))] // lines of its own: see `RxQueue`
 struct RingRx {
     ring: Arc<PktRing>,
     port: u16,
@@ -109,6 +110,7 @@ impl RxQueue for RingRx {
     }
 }
 
+#[repr(align(128))] // lines of its own: see `RxQueue`
 struct RingTx {
     ring: Arc<PktRing>,
 }

@@ -34,6 +34,7 @@ const BLOCK_FIRST: usize =
 const FRAME_HDR: usize = size_of::<libc::tpacket3_hdr>();
 
 /// One queue's RX ring.
+#[repr(align(128))] // lines of its own: see `RxQueue`
 pub(super) struct AfRx {
     /// Keeps the mapping `ring` points into alive.
     sock: Arc<Sock>,

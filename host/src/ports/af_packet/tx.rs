@@ -12,6 +12,7 @@ use crate::ports::{TxQueue, TxRefused};
 use std::sync::Arc;
 
 /// One queue's TX.
+#[repr(align(128))] // lines of its own: see `RxQueue`
 pub(super) struct AfTx {
     sock: Arc<Sock>,
     iov: Vec<libc::iovec>,

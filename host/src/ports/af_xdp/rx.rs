@@ -28,6 +28,7 @@ pub(super) const MAX_FRAGS: usize = 18;
 
 /// One queue's RX side. Its rings are unmapped before the socket may close (fields drop in
 /// order, `sock` last).
+#[repr(align(128))] // lines of its own: see `RxQueue`
 pub(super) struct XdpRx {
     rx: Ring<libc::xdp_desc>,
     fill: Ring<u64>,

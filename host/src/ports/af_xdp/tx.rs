@@ -34,6 +34,7 @@ use std::sync::Arc;
 
 /// One queue's TX side. Its rings are unmapped before the socket may close (fields drop in
 /// order, `sock` last).
+#[repr(align(128))] // lines of its own: see `RxQueue`
 pub(super) struct XdpTx {
     tx: Ring<libc::xdp_desc>,
     comp: Ring<u64>,

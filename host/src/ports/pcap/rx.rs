@@ -22,6 +22,7 @@ enum Pacing {
 }
 
 /// RX of a port with `rx`: replays this queue's share of the capture.
+#[repr(align(128))] // lines of its own: see `RxQueue`
 pub(super) struct PcapRx {
     cap: Arc<Capture>,
     path: PathBuf,

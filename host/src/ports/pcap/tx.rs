@@ -40,6 +40,7 @@ fn record_header(ts: Duration, len: usize) -> [u8; 16] {
 }
 
 /// TX of a port with `tx`: writes each packet to the file, then frees it.
+#[repr(align(128))] // lines of its own: see `RxQueue`
 pub(super) struct PcapTx {
     path: PathBuf,
     w: BufWriter<File>,
