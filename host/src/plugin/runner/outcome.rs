@@ -30,16 +30,8 @@ pub(super) fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut H
     if !view.dirty {
         return;
     }
-    // The index of each position (positions of consumed indexes do not exist); when no engine
-    // moved or freed a packet during the call, each position is its index.
+    // When no engine moved or freed a packet during the call, each position is its index.
     let same = !view.shifted && view.consumed == Bits::default();
-    let index = (!same).then(|| {
-        let mut index = [0u16; crate::mbuf::MAX_BURST];
-        for i in (0..view.len).filter(|&i| !view.consumed.has(i)) {
-            index[view.position(i)] = i as u16;
-        }
-        index
-    });
     if same && !view.other_drops && view.sent == Bits::default() {
         // Drops alone, all the policy's (an ACL's): the packets kept stay in place, the dropped
         // ones are moved out and go back to the cache in one bulk.
@@ -48,6 +40,23 @@ pub(super) fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut H
         ctx.drops.policy += dropped.len() as u64;
         return ctx.cache.free_burst(dropped);
     }
+    carry_out(ctx, burst, st, same);
+}
+
+/// [`apply_requests`] packet by packet: sends, drops with other reasons, moved indexes. A function
+/// of its own, so that how its loop keeps its values in registers does not turn on the code of
+/// the caller it would be inlined into (a send's cost moved by 1.3% with unrelated edits there).
+#[inline(never)]
+fn carry_out(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut HostState, same: bool) {
+    let view = &st.view;
+    // The index of each position (positions of consumed indexes do not exist).
+    let index = (!same).then(|| {
+        let mut index = [0u16; crate::mbuf::MAX_BURST];
+        for i in (0..view.len).filter(|&i| !view.consumed.has(i)) {
+            index[view.position(i)] = i as u16;
+        }
+        index
+    });
     let (kept, sends, injects) = (&mut st.scratch, &mut st.sends, &st.env.injects[..]);
     // The policy's drops counted in a register and added once; those of the `rxonly` engine and of
     // length changes that did not fit (rare, flagged for the call) out of line, so that a dropped
