@@ -92,9 +92,7 @@ pub const SRC_PORT_MIN: u16 = 49152;
 /// the top two bits set, which a writer stores with an `or` (no shift, no byte swap).
 #[inline(always)]
 pub const fn src_port(hash: u32) -> u16 {
-    // As `from_be_bytes([hash as u8 | 0xC0, (hash >> 8) as u8])`, written as one 16-bit value
-    // (its bytes in memory are the wire's): built from the bytes, the compiler stored them one by one.
-    u16::from_be((hash as u16).to_le() | u16::from_ne_bytes([(SRC_PORT_MIN >> 8) as u8, 0]))
+    u16::from_be_bytes([hash as u8 | (SRC_PORT_MIN >> 8) as u8, (hash >> 8) as u8])
 }
 
 /// VXLAN: the I flag (a valid VNI follows) in the first byte.
