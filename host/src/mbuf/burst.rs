@@ -56,6 +56,33 @@ impl Burst {
         self.pkts.extend(it);
     }
 
+    /// Appends what `f` makes of each of `items` (as many as the burst has room for), in order,
+    /// skipping each `None`: how many. One pass with one capacity check, the length written once
+    /// (a receive loop that checks each descriptor as it makes it a packet).
+    #[inline(always)]
+    pub(crate) fn extend_some<T>(&mut self, items: &[T], mut f: impl FnMut(&T) -> Option<Pkt>) -> usize {
+        let len = self.pkts.len();
+        let items = &items[..items.len().min(MAX_BURST.saturating_sub(len))];
+        self.pkts.reserve(items.len());
+        // SAFETY: room for `items.len()` after `len` (reserved; within the capacity allocated
+        // once); `dst` moves one slot per packet written, at most once an item, and the length
+        // covers them only once all are written (a panic in `f` leaves it at `len`: packets
+        // leaked, none read twice).
+        unsafe {
+            let start = self.pkts.as_mut_ptr().add(len);
+            let mut dst = start;
+            for item in items {
+                if let Some(p) = f(item) {
+                    dst.write(p);
+                    dst = dst.add(1);
+                }
+            }
+            let added = dst.offset_from(start) as usize;
+            self.pkts.set_len(len + added);
+            added
+        }
+    }
+
     /// Moves the last `n` packets of `from` (all of them when it has fewer) to the end of the
     /// burst, in order, each through `f`: how a cache hands out buffers.
     ///
@@ -296,6 +323,19 @@ mod tests {
 
     const N: usize = MAX_BURST + 8;
 
+    /// A fresh packet whose two bytes are `tag`.
+    fn tagged(cache: &mut crate::mbuf::PoolCache, tag: u16) -> Pkt {
+        let mut p = cache.alloc().unwrap();
+        p.set_data_len(2).unwrap();
+        p.data_mut().copy_from_slice(&tag.to_le_bytes());
+        p
+    }
+
+    /// The tag of a packet from [`tagged`].
+    fn tag(p: &Pkt) -> u16 {
+        u16::from_le_bytes([p.data()[0], p.data()[1]])
+    }
+
     /// Set words: empty, full or any, so that whole words are skipped too.
     fn words() -> impl Strategy<Value = [u64; MAX_BURST / 64]> {
         proptest::array::uniform8(prop_oneof![Just(0u64), Just(u64::MAX), any::<u64>()])
@@ -322,13 +362,6 @@ mod tests {
             let cfg = PoolConfig { size: 2 * N, cache_size: 0, headroom: 0, data_room: 64 };
             let pool = Pool::new(cfg).unwrap();
             let mut cache = pool.cache();
-            let tagged = |cache: &mut crate::mbuf::PoolCache, tag: u16| {
-                let mut p = cache.alloc().unwrap();
-                p.set_data_len(2).unwrap();
-                p.data_mut().copy_from_slice(&tag.to_le_bytes());
-                p
-            };
-            let tag = |p: &Pkt| u16::from_le_bytes([p.data()[0], p.data()[1]]);
             let (mut burst, mut into) = (Burst::new(), Burst::new());
             (0..len).for_each(|i| burst.pkts.push(tagged(&mut cache, i as u16)));
             (0..held).for_each(|i| into.push(tagged(&mut cache, 60_000 + i as u16)));
@@ -342,6 +375,35 @@ mod tests {
             prop_assert_eq!(into.iter().map(tag).collect::<Vec<_>>(), want_into);
             cache.free_burst(&mut burst);
             cache.free_burst(&mut into);
+            drop(cache);
+            prop_assert_eq!(pool.available(), pool.capacity());
+        }
+
+        /// `extend_some` appends exactly what its closure gave, in order, asks for no more than
+        /// the burst holds, and loses nothing it was given.
+        #[test]
+        fn extend_some_appends_what_it_is_given_up_to_a_burst(
+            held in 0usize..=MAX_BURST, n in 0usize..=N, words in words(),
+        ) {
+            let cfg = PoolConfig { size: 2 * N + MAX_BURST, cache_size: 0, headroom: 0, data_room: 64 };
+            let pool = Pool::new(cfg).unwrap();
+            let mut cache = pool.cache();
+            let mut burst = Burst::new();
+            (0..held).for_each(|i| burst.push(tagged(&mut cache, 60_000 + i as u16)));
+            let give = Marks::from_words(words);
+            let items: Vec<usize> = (0..n).collect();
+            let mut asked = Vec::new();
+            let added = burst.extend_some(&items, |&k| {
+                asked.push(k);
+                give.has(k % MAX_BURST).then(|| tagged(&mut cache, k as u16))
+            });
+            let room = MAX_BURST - held;
+            prop_assert_eq!(asked, (0..n.min(room)).collect::<Vec<_>>());
+            let given: Vec<u16> = (0..n.min(room)).filter(|&k| give.has(k % MAX_BURST)).map(|k| k as u16).collect();
+            prop_assert_eq!(added, given.len());
+            let want: Vec<u16> = (0..held).map(|i| 60_000 + i as u16).chain(given).collect();
+            prop_assert_eq!(burst.iter().map(tag).collect::<Vec<_>>(), want);
+            cache.free_burst(&mut burst);
             drop(cache);
             prop_assert_eq!(pool.available(), pool.capacity());
         }

@@ -65,18 +65,26 @@ impl PoolCache {
         Some(Self::reset(&self.empty, p))
     }
 
-    /// Up to `n` (at most [`super::MAX_BURST`]) buffers as they were freed, metadata not reset:
-    /// for a driver that lends them to the kernel and rewrites the metadata when they come back
-    /// (af_xdp's fill ring); fewer when the pool runs dry.
-    #[inline]
-    pub(crate) fn take_bulk(&mut self, n: usize) -> std::vec::Drain<'_, Pkt> {
+    /// Hands up to `n` (at most [`super::MAX_BURST`]) buffers as they were freed, metadata not
+    /// reset, to `f`, which keeps the first of them it returns the number of: for a driver that
+    /// lends them to the kernel and rewrites the metadata when they come back (af_xdp's fill
+    /// ring). Fewer when the pool runs dry. The buffers kept leave the cache as handles given up
+    /// (a `Pkt` has no drop): the driver takes them back by address.
+    #[inline(always)]
+    pub(crate) fn lend_bulk(&mut self, n: usize, f: impl FnOnce(&[Pkt]) -> usize) -> usize {
         let n = n.min(super::MAX_BURST);
         if self.objs.len() < n {
             let want = self.size + n - self.objs.len();
             self.pool.get_bulk(&mut self.objs, want);
         }
         let from = self.objs.len().saturating_sub(n);
-        self.objs.drain(from..)
+        let kept = f(&self.objs[from..]).min(self.objs.len() - from);
+        if from + kept == self.objs.len() {
+            self.objs.truncate(from);
+        } else {
+            self.objs.drain(from..from + kept);
+        }
+        kept
     }
 
     #[inline(always)]
@@ -118,14 +126,33 @@ impl PoolCache {
         }
     }
 
-    /// Returns up to [`super::MAX_BURST`] buffers at once (one capacity check for all of them).
-    #[inline]
-    pub(crate) fn free_bulk(&mut self, it: impl ExactSizeIterator<Item = Pkt>) {
-        debug_assert!(it.len() <= super::MAX_BURST);
-        self.objs.extend(it);
+    /// Returns the buffers `f` gives for each of `items` (at most [`super::MAX_BURST`] of them)
+    /// with its index, in order, stopping at the first `None`: how many. One pass for a driver
+    /// that checks each buffer as it hands it back (af_xdp's completions), with one capacity check
+    /// for all of them.
+    #[inline(always)]
+    pub(crate) fn free_each<T>(&mut self, items: &[T], mut f: impl FnMut(usize, &T) -> Option<Pkt>) -> usize {
+        let items = &items[..items.len().min(super::MAX_BURST)];
+        // Never allocates: the capacity is flush_at + MAX_BURST + 1 and the length under flush_at.
+        self.objs.reserve(items.len());
+        let len = self.objs.len();
+        let mut k = 0;
+        // SAFETY: room for `items.len()` after `len` (reserved); each slot is written once before
+        // the length covers it (a panic in `f` leaves the length at `len`: buffers leaked, none
+        // read twice).
+        unsafe {
+            let dst = self.objs.as_mut_ptr().add(len);
+            for item in items {
+                let Some(p) = f(k, item) else { break };
+                dst.add(k).write(p);
+                k += 1;
+            }
+            self.objs.set_len(len + k);
+        }
         if self.objs.len() >= self.flush_at {
             self.flush_to(self.size);
         }
+        k
     }
 
     /// Returns every buffer of `burst`, leaving it empty.
@@ -164,5 +191,61 @@ impl PoolCache {
 impl Drop for PoolCache {
     fn drop(&mut self) {
         self.flush_to(0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::mbuf::{Pool, PoolConfig};
+
+    #[test]
+    fn lend_bulk_keeps_what_the_driver_took_and_the_rest_stay_cached() {
+        let pool = Pool::new(PoolConfig { size: 64, cache_size: 16, ..Default::default() }).unwrap();
+        let mut cache = pool.cache();
+        let all = pool.available();
+        // All 8 taken: they leave the cache (and the pool) until given back by address.
+        let mut seen = Vec::new();
+        assert_eq!(
+            cache.lend_bulk(8, |b| {
+                seen.extend(b.iter().map(|p| p.meta_ptr() as usize));
+                b.len()
+            }),
+            8
+        );
+        assert_eq!(cache.len() + pool.available(), all - 8);
+        // 3 of 8 kept: the other 5 stay in the cache, none handed out twice.
+        let before = cache.len();
+        assert_eq!(
+            cache.lend_bulk(8, |b| {
+                seen.extend(b[..3].iter().map(|p| p.meta_ptr() as usize));
+                3
+            }),
+            3
+        );
+        assert_eq!(cache.len(), before - 3);
+        // A driver that claims more than it was given keeps no more than that.
+        assert_eq!(cache.lend_bulk(2, |_| 100), 2);
+        let mut rest = crate::mbuf::Burst::new();
+        while cache.alloc_bulk(&mut rest, 1) {
+            assert!(!seen.contains(&(rest.as_slice().last().unwrap().meta_ptr() as usize)), "handed out again");
+        }
+        cache.free_burst(&mut rest);
+    }
+
+    #[test]
+    fn free_each_returns_buffers_up_to_the_first_refused() {
+        let pool = Pool::new(PoolConfig { size: 64, cache_size: 16, ..Default::default() }).unwrap();
+        let mut cache = pool.cache();
+        let mut held: Vec<_> = (0..6).map(|_| Some(cache.alloc().unwrap())).collect();
+        let before = cache.len() + pool.available();
+        let keys = [1, 2, 3, 0, 5, 6];
+        // Stops at the 4th (key 0): three returned, the rest untouched.
+        assert_eq!(cache.free_each(&keys, |k, &key| if key == 0 { None } else { held[k].take() }), 3);
+        assert_eq!(cache.len() + pool.available(), before + 3);
+        assert!(held[..3].iter().all(Option::is_none) && held[3..].iter().all(Option::is_some));
+        for p in held.into_iter().flatten() {
+            cache.free(p);
+        }
+        assert_eq!(cache.len() + pool.available(), pool.capacity());
     }
 }

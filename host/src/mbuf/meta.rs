@@ -67,6 +67,11 @@ pub struct FlowMeta {
     pub user: u64,
 }
 
+/// The bytes of a [`Meta`] its fields lie in (`slot` is the last), rounded up to 16: a receive
+/// path that makes a header a fresh packet's from a template writes these, not the padding after.
+pub const META_FIELDS: usize = (std::mem::offset_of!(Meta, slot) + std::mem::size_of::<u16>()).next_multiple_of(16);
+const _: () = assert!(META_FIELDS <= std::mem::size_of::<Meta>());
+
 impl Meta {
     /// Metadata of a freshly allocated, empty buffer.
     pub const fn empty(buf_len: u16, headroom: u16) -> Self {

@@ -20,7 +20,7 @@ pub(crate) mod shared;
 
 pub use burst::{Burst, Marks, MAX_BURST};
 pub use cache::PoolCache;
-pub use meta::{FlowMeta, Meta, META_SIZE};
+pub use meta::{FlowMeta, Meta, META_FIELDS, META_SIZE};
 pub(crate) use pkt::Header;
 pub use pkt::{MetaMut, Pkt, RoomError, MIN_FRAME};
 pub use pool::{stride_for, Pool, PoolConfig, PoolInfo};

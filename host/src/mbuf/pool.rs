@@ -203,7 +203,6 @@ impl Pool {
             len: self.region.len(),
             stride: self.stride,
             hdr_off: self.hdr_off,
-            buffers: self.cfg.size,
             empty: self.empty_meta(),
         }
     }
@@ -228,7 +227,6 @@ pub(crate) struct Layout {
     pub(crate) len: usize,
     pub(crate) stride: usize,
     pub(crate) hdr_off: usize,
-    pub(crate) buffers: usize,
     /// The metadata of an empty buffer (what allocation writes).
     pub(crate) empty: Meta,
 }

@@ -88,6 +88,11 @@ impl<T: Copy> Ring<T> {
         unsafe { self.descs.add((i & self.mask) as usize) }
     }
 
+    /// How many descriptors it holds.
+    pub(super) fn size(&self) -> u32 {
+        self.mask + 1
+    }
+
     /// The kernel asks to be woken (XDP_RING_NEED_WAKEUP) before it looks at this ring again.
     #[inline(always)]
     pub(super) fn needs_wakeup(&self) -> bool {
@@ -176,18 +181,47 @@ impl<T: Copy> Ring<T> {
         unsafe { self.slot(self.ours.wrapping_add(i)).read_volatile() }
     }
 
-    /// The free slots `free` said there are, as a copy of where they are (for a loop that writes
-    /// many: its fields stay in registers).
+    /// Where the `n` slots from our index lie: the slot of the first, and how many of them come
+    /// before the ring's end (the rest start at slot 0).
     #[inline(always)]
-    pub(super) fn writer(&mut self) -> Writer<'_, T> {
-        Writer { descs: self.descs, mask: self.mask, at: self.ours, _ring: PhantomData }
+    fn runs(&self, n: u32) -> (usize, usize) {
+        let at = (self.ours & self.mask) as usize;
+        (at, (n as usize).min(self.mask as usize + 1 - at))
     }
 
-    /// The descriptors `ready` said are there, as a copy of where they are (for a loop that reads
-    /// many: its fields stay in registers).
+    /// The first `n` of the free slots `free` said there are, as the run up to the ring's end and
+    /// the run from its start (empty when they do not wrap), for loops over slices; what is
+    /// written there goes to the kernel with [`Self::submit`], in ring order.
     #[inline(always)]
-    pub(super) fn reader(&self) -> Reader<T> {
-        Reader { descs: self.descs, mask: self.mask, at: self.ours, _t: PhantomData }
+    pub(super) fn free_runs(&mut self, n: u32) -> (&mut [T], &mut [T]) {
+        let (at, first) = self.runs(n);
+        // SAFETY: slots `at..at + first` and `0..n - first` lie in the descriptor array, disjoint
+        // (at most `n` <= size of them, in ring order); the kernel consumed them (`free` said so)
+        // and reads them only after the release store of `submit`, which takes `&mut self`: no
+        // access of theirs while these borrows live.
+        unsafe {
+            (
+                std::slice::from_raw_parts_mut(self.descs.add(at), first),
+                std::slice::from_raw_parts_mut(self.descs, n as usize - first),
+            )
+        }
+    }
+
+    /// The first `n` of the descriptors `ready` said are there, as the run up to the ring's end
+    /// and the run from its start (empty when they do not wrap), for loops over slices.
+    #[inline(always)]
+    pub(super) fn ready_runs(&self, n: u32) -> (&[T], &[T]) {
+        let (at, first) = self.runs(n);
+        // SAFETY: slots `at..at + first` and `0..n - first` lie in the descriptor array (at most
+        // `n` <= size of them, in ring order); the kernel published them (acquire load in `ready`)
+        // and writes none of them until we release them, which takes `&mut self`: no write while
+        // these borrows live.
+        unsafe {
+            (
+                std::slice::from_raw_parts(self.descs.add(at), first),
+                std::slice::from_raw_parts(self.descs, n as usize - first),
+            )
+        }
     }
 
     /// Gives the `n` descriptors read back to the kernel.
@@ -195,47 +229,5 @@ impl<T: Copy> Ring<T> {
     pub(super) fn release(&mut self, n: u32) {
         self.ours = self.ours.wrapping_add(n);
         self.word(self.consumer).store(self.ours, Ordering::Release);
-    }
-}
-
-/// A consumer's view of the descriptors ready on a ring ([`Ring::reader`]), valid until the ring
-/// releases them.
-#[derive(Clone, Copy)]
-pub(super) struct Reader<T: Copy> {
-    descs: *mut T,
-    mask: u32,
-    at: u32,
-    _t: PhantomData<T>,
-}
-
-impl<T: Copy> Reader<T> {
-    /// Descriptor `i` of those `ready` said are there.
-    #[inline(always)]
-    pub(super) fn get(&self, i: u32) -> T {
-        // SAFETY: (at + i) & mask < size: a slot of the ring's mapping, which outlives this view
-        // (taken from the ring, used before its release); the kernel published it (acquire load in
-        // `ready`) and does not touch it until we release it: a plain read.
-        unsafe { self.descs.add((self.at.wrapping_add(i) & self.mask) as usize).read() }
-    }
-}
-
-/// A producer's view of the free slots of a ring ([`Ring::writer`]), borrowed from it until the
-/// descriptors written are submitted.
-pub(super) struct Writer<'a, T: Copy> {
-    descs: *mut T,
-    mask: u32,
-    at: u32,
-    _ring: PhantomData<&'a mut Ring<T>>,
-}
-
-impl<T: Copy> Writer<'_, T> {
-    /// Writes descriptor `i` after the last published one (`i` < what `free` allowed).
-    #[inline(always)]
-    pub(super) fn put(&mut self, i: u32, d: T) {
-        // SAFETY: (at + i) & mask < size: a slot of the ring's mapping (borrowed for 'a); ours until
-        // published, since the kernel consumed it (free() said so), and it reads it only after the
-        // release store of `submit`: a plain write (a volatile one of a struct goes through the
-        // stack).
-        unsafe { self.descs.add((self.at.wrapping_add(i) & self.mask) as usize).write(d) };
     }
 }

@@ -16,7 +16,7 @@
 use super::pooled::{Lent, PoolUmem};
 use super::ring::Ring;
 use super::xsk::{self, Xsk};
-use crate::mbuf::{Burst, PoolCache};
+use crate::mbuf::{Burst, Pkt, PoolCache};
 use crate::ports::counted::{StatsClock, Unfit};
 use crate::ports::{Rx, RxQueue};
 use crate::stats::PortStats;
@@ -83,9 +83,9 @@ impl XdpRx {
         let mut fill = p.fill;
         let pooled = p.sock.pooled.clone().map(|umem| {
             let mut rp = RxPool {
-                lent: Lent::new(umem.geo().buffers()),
+                lent: Lent::new(umem.geo()),
                 short: fill.free(frames),
-                received: umem.geo().received_meta(p.port, p.queue),
+                received: umem.received_meta(p.port, p.queue),
                 spare: umem.pool().cache(),
                 umem,
             };
@@ -249,29 +249,43 @@ impl RxPool {
     fn top_up(&mut self, fill: &mut Ring<u64>, cache: Option<&mut PoolCache>) {
         let cache = cache.unwrap_or(&mut self.spare);
         let g = self.umem.geo();
-        let lent = self.lent.slots();
-        let n = fill.free(self.short) as usize;
-        let mut slots = fill.writer();
+        let mut lent = self.lent.slots();
+        let n = fill.free(self.short);
+        let (to_end, from_start) = fill.free_runs(n);
+        // Written in ring order, without a gap: up to the first buffer the cache could not give.
         let mut put = 0;
-        while put < n {
-            let want = (n - put).min(crate::mbuf::MAX_BURST);
-            let mut got = 0;
-            for b in cache.take_bulk(want) {
-                got += 1;
-                // Always this pool's buffer (the cache is checked); one that were not is left out.
-                let Some(l) = g.index(&b).and_then(|i| Some((i, lent.get_mut(i as usize)?))) else { continue };
-                let _ = b.into_raw();
-                *l.1 = true;
-                slots.put(put as u32, g.fill_addr(l.0));
-                put += 1;
-            }
-            if got < want {
-                break;
+        'runs: for run in [to_end, from_start] {
+            for chunk in run.chunks_mut(crate::mbuf::MAX_BURST) {
+                // The buffers lent are the kernel's until RX takes them back by address.
+                let k = cache.lend_bulk(chunk.len(), |bufs| lend_each(g, &mut lent, bufs, chunk));
+                put += k;
+                if k < chunk.len() {
+                    break 'runs;
+                }
             }
         }
         fill.submit(put as u32);
         self.short -= put as u32;
     }
+}
+
+/// Lends the buffers `from` to the fill-ring slots `to`, in order, as many as both hold: how many.
+/// Always this pool's buffers (the cache is checked); were one not, it and the rest are not lent.
+/// Out of line like `receive`, for the same reason.
+#[inline(never)]
+fn lend_each(
+    g: &super::pooled::Geometry,
+    lent: &mut super::pooled::LentSlots<'_>,
+    from: &[Pkt],
+    to: &mut [u64],
+) -> usize {
+    let mut k = 0;
+    for (b, slot) in from.iter().zip(to) {
+        let Some(hdr) = g.header(b) else { break };
+        *slot = lent.lend(hdr);
+        k += 1;
+    }
+    k
 }
 
 impl XdpRx {
@@ -281,14 +295,24 @@ impl XdpRx {
     fn rx_pooled(&mut self, given: &mut PoolCache, out: &mut Burst, ready: u32) -> Rx {
         let Some(rp) = self.pooled.as_mut() else { return Rx::default() };
         let g = rp.umem.geo();
-        let descs = self.rx.reader();
         let before = out.len();
-        // The loop twice, with and without the checksum pass, so that neither tests it a packet.
-        let bytes = if self.complete_checksums {
-            receive::<true>(&g, rp, descs, ready, out, &mut self.unfit, &self.stats)
-        } else {
-            receive::<false>(&g, rp, descs, ready, out, &mut self.unfit, &self.stats)
-        };
+        // No more than the burst holds: the rest stay on the ring for the next call.
+        let ready = ready.min(crate::mbuf::MAX_BURST.saturating_sub(before) as u32);
+        // The loop twice, with and without the checksum pass, so that neither tests it a packet;
+        // over each run of descriptors (up to the ring's end, and from its start).
+        let (meta, mut lent) = (&rp.received, rp.lent.slots());
+        let mut bytes = 0;
+        let (to_end, from_start) = self.rx.ready_runs(ready);
+        for run in [to_end, from_start] {
+            if run.is_empty() {
+                continue;
+            }
+            bytes += if self.complete_checksums {
+                receive::<true>(g, &mut lent, meta, run, out, &mut self.unfit, &self.stats)
+            } else {
+                receive::<false>(g, &mut lent, meta, run, out, &mut self.unfit, &self.stats)
+            };
+        }
         let packets = out.len() - before;
         self.rx.release(ready);
         // Each descriptor read freed the fill slot its buffer came from.
@@ -299,47 +323,42 @@ impl XdpRx {
     }
 }
 
-/// The descriptors `0..ready` of `descs` turned into packets appended to `out`, each checked
-/// against the buffers `rp` lent (one that is not is counted in `unfit` and skipped); `CSUM`:
-/// complete partial checksums. Returns the bytes received.
-#[inline(always)]
+/// The descriptors of `run` (as many as `out` has room for) turned into packets appended to
+/// `out`, each checked against the buffers `lent` (one that is not is counted in `unfit` and
+/// skipped); `CSUM`: complete partial checksums. Returns the bytes received.
+///
+/// A function of its own, over a slice, with nothing live in its loop but what the loop uses, so
+/// that all of that stays in registers.
+#[inline(never)]
 fn receive<const CSUM: bool>(
     g: &super::pooled::Geometry,
-    rp: &mut RxPool,
-    descs: super::ring::Reader<libc::xdp_desc>,
-    ready: u32,
+    lent: &mut super::pooled::LentSlots<'_>,
+    meta: &crate::mbuf::Meta,
+    run: &[libc::xdp_desc],
     out: &mut Burst,
     unfit: &mut Unfit,
     stats: &PortStats,
 ) -> u64 {
-    let meta = &rp.received;
-    let lent = rp.lent.slots();
+    let data_room = g.data_room();
     let mut bytes = 0u64;
-    for k in 0..ready {
-        let d = descs.get(k);
-        let taken = g.received_index(&d).and_then(|i| match lent.get_mut(i as usize) {
-            Some(l) if *l => {
-                *l = false;
-                Some(i)
-            }
-            _ => None,
-        });
-        let Some(i) = taken else {
-            // Not a buffer this queue lent, or not where its data starts: nothing is read through
-            // it, nor is it lent again.
+    out.extend_some(run, |d| {
+        let taken = if d.len <= data_room { lent.take(d.addr) } else { None };
+        let Some(fill) = taken else {
+            // Not a buffer this queue lent, not where its data starts, or longer than its data
+            // room: nothing is read through it, nor is it lent again.
             unfit.count("a descriptor that is not a buffer this queue lent", d.len);
-            continue;
+            return None;
         };
-        // SAFETY: buffer `i` was lent by this queue's fill ring (its mark, now cleared, said so)
-        // and the kernel returned it on this queue's RX ring; the frame's length is within the data
-        // room (`received_index` checked).
-        let mut p = unsafe { g.received(i, d.len, meta) };
+        // SAFETY: the buffer at fill address `fill` was lent by this queue's fill ring (its mark,
+        // now cleared, said so) and the kernel returned it on this queue's RX ring; the frame's
+        // length is within the data room (checked).
+        let mut p = unsafe { g.received(fill, d.len, meta) };
         if CSUM {
             finish_checksum(stats, &mut p);
         }
         bytes += u64::from(d.len);
-        out.push(p);
-    }
+        Some(p)
+    });
     bytes
 }
 
@@ -469,9 +488,7 @@ impl Drop for XdpRx {
     /// pool once it is closed.
     fn drop(&mut self) {
         if let Some(rp) = &mut self.pooled {
-            let g = rp.umem.geo();
-            let headers = rp.lent.drain().into_iter().map(|i| g.header_of(i)).collect();
-            self.sock.park(headers);
+            self.sock.park(rp.lent.drain());
         }
     }
 }

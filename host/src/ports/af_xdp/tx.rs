@@ -22,7 +22,7 @@
 //! later call (the kernel had said "busy" and took it afterwards) is counted on the port
 //! (`tx_errors_late`), since its burst was already counted as sent.
 
-use super::pooled::{PoolUmem, Posted};
+use super::pooled::{pack, PoolUmem, Posted};
 use super::ring::Ring;
 use super::xsk::Xsk;
 use crate::mbuf::{Burst, Pkt, PoolCache, MAX_BURST};
@@ -96,7 +96,8 @@ impl XdpTx {
         let frame = p.sock.umem.frame as u64;
         let free = (p.first..p.first + p.frames).rev().map(|i| u64::from(i) * frame).collect();
         let pooled = p.sock.pooled.clone().map(|umem| TxPool {
-            posted: Posted::new(p.frames as usize),
+            // A shadow of the TX ring: as many entries as it has slots.
+            posted: Posted::new(p.tx.size()),
             spare: umem.pool().cache(),
             umem,
         });
@@ -127,7 +128,7 @@ impl XdpTx {
     #[inline(always)]
     fn reclaim(&mut self, cache: Option<&mut PoolCache>) {
         if let Some(tp) = &mut self.pooled {
-            tp.reclaim(&mut self.comp, cache, &self.stats);
+            tp.reclaim(&mut self.comp, self.tx.produced(), cache, &self.stats);
             return;
         }
         let n = self.comp.ready(u32::MAX);
@@ -237,38 +238,50 @@ impl XdpTx {
         // Our buffers come from and go to `ours`; the burst's packets of another pool go back to
         // `theirs` (their pool's cache) when it is not the same.
         let same = Arc::ptr_eq(cache.pool(), tp.umem.pool());
-        tp.reclaim(&mut self.comp, same.then_some(&mut *cache), &self.stats);
+        tp.reclaim(&mut self.comp, self.tx.produced(), same.then_some(&mut *cache), &self.stats);
         let (ours, theirs) = if same { (cache, None) } else { (&mut tp.spare, Some(cache)) };
         let g = tp.umem.geo();
         // As many as the ring and the FIFO have room for (a packet refused counts among them).
-        let n = (self.tx.free(burst.len().min(tp.posted.room()) as u32) as usize).min(burst.len());
         let posted_at = self.tx.produced();
+        let room = self.tx.free(burst.len().min(tp.posted.room(posted_at) as usize) as u32);
+        let n = (room as usize).min(burst.len());
         let mut odd = Odd { unposted: [0; MAX_BURST / 64], any: false, copies: 0 };
         let (max_len, chunk_len) = (self.max_len, self.max_frames_len);
-        let mut ring = self.tx.writer();
-        let mut fifo = tp.posted.stage();
-        let (mut posted, mut taken) = (0u32, 0usize);
-        for p in &burst.as_slice()[..n] {
-            let len = p.len();
-            // The untagged case of `sendable`, then the pool's: anything else is `Odd::one`'s.
-            let usual = if len.wrapping_sub(1) < chunk_len && len <= max_len { g.locate(p) } else { None };
-            let (hdr, addr) = match usual {
-                Some(at) => at,
-                None => match odd.one(p, taken, &g, ours, refused, max_len, chunk_len) {
-                    Unusual::Post(at) => at,
-                    Unusual::Refused => {
-                        taken += 1;
-                        continue;
-                    }
-                    Unusual::Stop => break,
-                },
-            };
-            ring.put(posted, libc::xdp_desc { addr, len: len as u32, options: 0 });
-            fifo.put(posted as usize, addr, hdr);
-            posted += 1;
+        // The usual frame: not empty, within a chunk and the untagged MTU, in one comparison.
+        let usual_len = chunk_len.min(max_len);
+        let pkts = &burst.as_slice()[..n];
+        // The ring's free slots and their FIFO entries, each as two runs split at the same place
+        // (the FIFO shadows the ring: the same size, the same index). Runs of the usual packets go
+        // out through `post_usual`, each unusual one between them through `Odd::one`.
+        let (ring_end, ring_start) = self.tx.free_runs(room);
+        let (fifo_end, fifo_start) = tp.posted.stage_runs(posted_at, room);
+        let mut runs = [(ring_end, fifo_end), (ring_start, fifo_start)];
+        let (mut taken, mut posted) = (0, 0);
+        while taken < n {
+            // Where the next is posted: the first run, or past its end the second.
+            let first = runs[0].0.len().min(runs[0].1.len());
+            let (run, at) = if posted < first { (&mut runs[0], posted) } else { (&mut runs[1], posted - first) };
+            let (Some(descs), Some(fifo)) = (run.0.get_mut(at..), run.1.get_mut(at..)) else { break };
+            let usual = post_usual(g, usual_len, &pkts[taken..], descs, fifo);
+            (taken, posted) = (taken + usual, posted + usual);
+            if usual == descs.len().min(fifo.len()) && usual != 0 {
+                // The run of slots ended: go on in the next one.
+                continue;
+            }
+            let Some(p) = pkts.get(taken) else { break };
+            match odd.one(p, taken, g, ours, refused, max_len, chunk_len) {
+                Unusual::Post((hdr, addr)) => {
+                    let (Some(d), Some(e)) = (descs.first_mut(), fifo.first_mut()) else { break };
+                    write_desc(d, addr, p.len() as u32);
+                    *e = pack(addr, hdr);
+                    posted += 1;
+                }
+                Unusual::Refused => {}
+                Unusual::Stop => break,
+            }
             taken += 1;
         }
-        tp.posted.commit(posted as usize);
+        let posted = posted as u32;
         if odd.any {
             let free_to = theirs.unwrap_or(ours);
             for (k, p) in burst.drain_front(taken).enumerate() {
@@ -304,6 +317,54 @@ impl XdpTx {
             refused.count(false, self.tx.written(posted_at.wrapping_add(at)).len as usize);
         }
         failed
+    }
+}
+
+/// Posts the packets at the front of `pkts` that are the usual case (the pool's, not empty, within
+/// `usual_len`) up to the first that is not, each in the next of the TX ring's free slots `descs`
+/// and the FIFO entries `fifo` (as many as both hold): how many.
+///
+/// A function of its own, over slices, with nothing live in its loop but what the loop uses, so
+/// that all of that stays in registers.
+#[inline(never)]
+fn post_usual(
+    g: &super::pooled::Geometry,
+    usual_len: usize,
+    pkts: &[Pkt],
+    descs: &mut [libc::xdp_desc],
+    fifo: &mut [u64],
+) -> usize {
+    let mut k = 0;
+    for ((p, d), e) in pkts.iter().zip(descs).zip(fifo) {
+        let len = p.len();
+        if len.wrapping_sub(1) >= usual_len {
+            break;
+        }
+        let Some((hdr, addr)) = g.locate(p) else { break };
+        write_desc(d, addr, len as u32);
+        *e = pack(addr, hdr);
+        k += 1;
+    }
+    k
+}
+
+/// Writes a TX descriptor of `len` bytes at UMEM address `addr`, no options: as two 8-byte
+/// stores (written as a struct it takes three: the compiler keeps `len` and the zero apart).
+#[inline(always)]
+fn write_desc(d: &mut libc::xdp_desc, addr: u64, len: u32) {
+    #[cfg(target_endian = "little")]
+    {
+        const _: () =
+            assert!(std::mem::size_of::<libc::xdp_desc>() == 16 && std::mem::align_of::<libc::xdp_desc>() == 8);
+        // SAFETY: `xdp_desc` is `repr(C) { addr: u64, len: u32, options: u32 }`: 16 bytes, 8-byte
+        // aligned (checked above), no padding; on a little-endian machine its second 8 bytes are
+        // `len | options << 32`. The borrow is `d`'s.
+        let words = unsafe { &mut *(d as *mut libc::xdp_desc).cast::<[u64; 2]>() };
+        *words = [addr, u64::from(len)];
+    }
+    #[cfg(not(target_endian = "little"))]
+    {
+        *d = libc::xdp_desc { addr, len, options: 0 };
     }
 }
 
@@ -367,17 +428,21 @@ impl Odd {
 }
 
 impl TxPool {
-    /// Frees the buffers the kernel completed to `cache` (or the spare cache); counts as
-    /// `umem_lost` those it will never complete.
+    /// Frees the buffers the kernel completed to `cache` (or the spare cache), the TX ring's
+    /// producer index at `tail`; counts as `umem_lost` those it will never complete.
     #[inline(always)]
-    fn reclaim(&mut self, comp: &mut Ring<u64>, cache: Option<&mut PoolCache>, stats: &PortStats) {
+    fn reclaim(&mut self, comp: &mut Ring<u64>, tail: u32, cache: Option<&mut PoolCache>, stats: &PortStats) {
         let n = comp.ready(u32::MAX);
         if n == 0 {
             return;
         }
         let cache = cache.unwrap_or(&mut self.spare);
-        let done = comp.reader();
-        let lost = self.posted.complete(n, |i| done.get(i), &self.umem.geo(), cache);
+        let g = self.umem.geo();
+        let (to_end, from_start) = comp.ready_runs(n);
+        let mut lost = self.posted.complete(to_end, tail, g, cache);
+        if !from_start.is_empty() {
+            lost += self.posted.complete(from_start, tail, g, cache);
+        }
         comp.release(n);
         if lost != 0 {
             PortStats::add(&stats.umem_lost, u64::from(lost));
@@ -501,7 +566,7 @@ impl Drop for XdpTx {
     /// Buffers still posted are parked with the socket, to go back to the pool once it is closed.
     fn drop(&mut self) {
         if let Some(tp) = &mut self.pooled {
-            self.sock.park(tp.posted.drain());
+            self.sock.park(tp.posted.drain(self.tx.produced()));
         }
     }
 }
