@@ -44,7 +44,8 @@ pub(super) struct PoolUmem {
     empty: Meta,
 }
 
-/// Where the pool's buffers are, copied out for the per-packet loops (kept in registers there).
+/// Where the pool's buffers are: what the per-packet loops read (each a function of its own, so
+/// that these stay in registers there).
 #[derive(Clone, Copy)]
 pub(super) struct Geometry {
     base: NonNull<u8>,
@@ -52,8 +53,8 @@ pub(super) struct Geometry {
     /// A buffer's fill address (its data start less 256) is its header's offset plus this: every
     /// buffer has the same layout, so an address leads to its buffer without a division.
     lead: u32,
-    /// The largest power of two within the stride, as a shift: two buffers' headers are at least a
-    /// stride apart, so `header >> shift` tells buffers apart ([`Lent`]'s slot).
+    /// The largest power of two within the stride, as a shift: two buffers' fill addresses are at
+    /// least a stride apart, so `fill >> shift` tells buffers apart ([`Lent`]'s slot).
     shift: u32,
     data_room: u32,
 }
