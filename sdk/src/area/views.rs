@@ -80,13 +80,17 @@ impl<'a> Area<'a> {
 ///
 /// Raw pointers rather than two shrinking slices: every bound is checked once, when the iterator is
 /// made, and the loop per packet is an index compare (the slices cost bounds checks and spilled
-/// lengths per packet in wasmtime's code). `W` is the window's size when it is known when the
-/// policy is compiled ([`Burst::windows_of`](crate::Burst::windows_of)), else 0.
+/// lengths per packet in wasmtime's code). The pointers move to the next descriptor and window
+/// (rather than an index into both): the fields of a window are then a constant offset from one
+/// value in the policy's loop, which WebAssembly's loads take as their offset, where a base plus an
+/// index was an address computed and a base reloaded per field. `W` is the window's size when it is
+/// known when the policy is compiled ([`Burst::windows_of`](crate::Burst::windows_of)), else 0.
 #[derive(Debug)]
 pub struct Windows<'a, const W: usize = 0> {
-    /// Descriptor 0; descriptors `0..end` are in the area.
+    /// The next descriptor; it and the `end - index - 1` after it are in the area.
     descs: *mut u8,
-    /// Window 0; windows `0..end`, `window` bytes each, are in the area.
+    /// The next window; it and the `end - index - 1` after it, `window` bytes each, are in the
+    /// area.
     wins: *mut u8,
     window: usize,
     index: u32,
@@ -95,28 +99,52 @@ pub struct Windows<'a, const W: usize = 0> {
 }
 
 impl<'a, const W: usize> Windows<'a, W> {
-    /// Window `index`.
+    /// The window's size: a constant when known (the window's offset a shift, its bound a compare
+    /// with a constant, and one value fewer live in the policy's loop).
+    #[inline(always)]
+    fn size(&self) -> usize {
+        if W == 0 {
+            self.window
+        } else {
+            W
+        }
+    }
+
+    /// The `k`-th window from the next one.
     ///
     /// # Safety
-    /// `index < end`, and window `index` not given out before (the iterator's methods move `index`
-    /// past each window they ask for).
+    /// `k < end - index`, and that window not given out before (the iterator's methods move past
+    /// each window they ask for).
     #[inline(always)]
-    unsafe fn window_at(&self, index: u32) -> Window<'a> {
-        let i = index as usize;
-        // A constant when known: the window's offset a shift, its bound a compare with a constant,
-        // and one value fewer live in the policy's loop.
-        let window = if W == 0 { self.window } else { W };
-        // SAFETY: `i < end` (the caller's promise), and `into_windows` made `end` at most the
-        // descriptors and the windows the area's slices hold, which it borrowed mutably for `'a`;
-        // each window is given out once (the caller's promise), aliasing nothing else given out.
+    unsafe fn window_at(&self, k: u32) -> Window<'a> {
+        let (k, window) = (k as usize, self.size());
+        // SAFETY: `k < end - index` (the caller's promise), and `into_windows` made `end` at most
+        // the descriptors and the windows the area's slices hold, which it borrowed mutably for
+        // `'a`; the pointers stay `index` descriptors and windows into them; each window is given
+        // out once (the caller's promise), aliasing nothing else given out.
         let (desc, bytes) = unsafe {
             (
-                &mut *self.descs.add(i * DESC).cast::<[u8; DESC]>(),
-                core::slice::from_raw_parts_mut(self.wins.add(i * window), window),
+                &mut *self.descs.add(k * DESC).cast::<[u8; DESC]>(),
+                core::slice::from_raw_parts_mut(self.wins.add(k * window), window),
             )
         };
         let filled = usize::from(u16::from_le_bytes([desc[desc::WIN], desc[desc::WIN + 1]])).min(window);
-        Window { index, desc, bytes, filled, skip: 0 }
+        Window { index: self.index + k as u32, desc, bytes, filled, skip: 0 }
+    }
+
+    /// Moves past `n` windows.
+    ///
+    /// # Safety
+    /// `n <= end - index`.
+    #[inline(always)]
+    unsafe fn advance(&mut self, n: u32) {
+        self.index += n;
+        // SAFETY: at most to the end of what `into_windows` checked the area holds (the caller's
+        // promise), one past the last descriptor and window at the most.
+        unsafe {
+            self.descs = self.descs.add(n as usize * DESC);
+            self.wins = self.wins.add(n as usize * self.size());
+        }
     }
 }
 
@@ -128,9 +156,11 @@ impl<'a, const W: usize> Iterator for Windows<'a, W> {
         if self.index >= self.end {
             return None;
         }
-        self.index += 1;
-        // SAFETY: `index - 1 < end`, and `index` moved past it.
-        Some(unsafe { self.window_at(self.index - 1) })
+        // SAFETY: `0 < end - index`, and the iterator moves past it at once.
+        let w = unsafe { self.window_at(0) };
+        // SAFETY: `1 <= end - index`.
+        unsafe { self.advance(1) };
+        Some(w)
     }
 
     /// Four windows a loop turn while four are left: a `for_each` (or any fold) over the windows
@@ -141,21 +171,21 @@ impl<'a, const W: usize> Iterator for Windows<'a, W> {
     fn fold<B, F: FnMut(B, Window<'a>) -> B>(mut self, init: B, mut f: F) -> B {
         let mut acc = init;
         while self.end - self.index >= 4 {
-            let i = self.index;
-            self.index += 4;
-            // SAFETY: `i + 3 < end` (four were left), `index` moved past all four, and each of
-            // them is asked for once.
-            let w = unsafe { self.window_at(i) };
+            // SAFETY: `3 < end - index` (four were left), each of the four is asked for once, and
+            // the iterator moves past all four before the next turn.
+            let w = unsafe { self.window_at(0) };
             acc = f(acc, w);
             // SAFETY: as above.
-            let w = unsafe { self.window_at(i + 1) };
+            let w = unsafe { self.window_at(1) };
             acc = f(acc, w);
             // SAFETY: as above.
-            let w = unsafe { self.window_at(i + 2) };
+            let w = unsafe { self.window_at(2) };
             acc = f(acc, w);
             // SAFETY: as above.
-            let w = unsafe { self.window_at(i + 3) };
+            let w = unsafe { self.window_at(3) };
             acc = f(acc, w);
+            // SAFETY: `4 <= end - index`.
+            unsafe { self.advance(4) };
         }
         for w in self {
             acc = f(acc, w);
@@ -163,14 +193,15 @@ impl<'a, const W: usize> Iterator for Windows<'a, W> {
         acc
     }
 
-    /// The `n`-th next window. Skipped windows are never given out, so moving the index past them
-    /// is all there is to do: the default, `next` `n` times, is a loop, and `skip(k).take(m)` over
-    /// it compiles to a loop inside the loop, which WebAssembly pays an epoch check for at each
+    /// The `n`-th next window. Skipped windows are never given out, so moving past them is all
+    /// there is to do: the default, `next` `n` times, is a loop, and `skip(k).take(m)` over it
+    /// compiles to a loop inside the loop, which WebAssembly pays an epoch check for at each
     /// header, every packet (measured in the ratelimit example).
     #[inline]
     fn nth(&mut self, n: usize) -> Option<Window<'a>> {
         let left = self.end - self.index;
-        self.index += u32::try_from(n).map_or(left, |n| n.min(left));
+        // SAFETY: at most `left`.
+        unsafe { self.advance(u32::try_from(n).map_or(left, |n| n.min(left))) };
         self.next()
     }
 
