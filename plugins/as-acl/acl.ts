@@ -204,9 +204,11 @@ export function wasmdp_init(_port: i32, _instance: i32): i32 {
 // @ts-ignore: decorator
 @inline function testFixed(h: usize, len: u32): i32 {
   if (len < 38 || (load<u32>(h + 12) & 0xFFFFFF) != 0x450008) return -1;
-  const p: u32 = load<u8>(h + 23);
-  const udpPort: u32 = p == 17 && (load<u16>(h + 20) & 0xff1f) == 0 ? <u32>load<u16>(h + 36) : u32.MAX_VALUE - 1;
-  return i32(p == wordProto || <u64>load<u32>(h + 26) == wordSrc || udpPort == wordPort);
+  // Bytes 20..24 (flags and fragment offset, TTL, protocol) one load: UDP and a first fragment in
+  // one compare.
+  const l3 = load<u32>(h + 20);
+  const udpPort: u32 = (l3 & 0xff00ff1f) == (17 << 24) ? <u32>load<u16>(h + 36) : u32.MAX_VALUE - 1;
+  return i32((l3 >> 24) == wordProto || <u64>load<u32>(h + 26) == wordSrc || udpPort == wordPort);
 }
 
 // The packets `testFixed` left, tested by `deny`: how many it drops. Out of the loop, so that the

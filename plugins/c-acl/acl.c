@@ -122,14 +122,19 @@ static inline int deny(const uint8_t *h, uint32_t len) {
  * not an untagged IPv4 packet without options (for `deny`): three compares of words read at fixed
  * offsets, the fragment offset and the port as they lie. */
 static inline int test_fixed(const uint8_t *h, uint32_t len) {
-    if (len < 38 || h[12] != 0x08 || h[13] != 0x00 || h[14] != 0x45) return -1;
-    uint32_t proto = h[23], src;
-    uint16_t frag, port;
+    uint32_t l2, l3, src;
+    uint16_t port;
+    if (len < 38) return -1;
+    /* Bytes 12..16 (EtherType, version and header length) and 20..24 (flags and fragment offset,
+     * TTL, protocol) one load each, in memory order (WebAssembly is little-endian). */
+    __builtin_memcpy(&l2, h + 12, 4);
+    if ((l2 & 0xffffff) != 0x450008) return -1;
+    __builtin_memcpy(&l3, h + 20, 4);
     __builtin_memcpy(&src, h + 26, 4);
-    __builtin_memcpy(&frag, h + 20, 2);
     __builtin_memcpy(&port, h + 36, 2);
-    uint32_t udp_port = proto == 17 && (frag & 0xff1f) == 0 ? port : UINT32_MAX - 1;
-    return proto == words.proto || (uint64_t)src == words.src || udp_port == words.port;
+    /* UDP and a first fragment in one compare. */
+    uint32_t udp_port = (l3 & 0xff00ff1f) == (17u << 24) ? port : UINT32_MAX - 1;
+    return (l3 >> 24) == words.proto || (uint64_t)src == words.src || udp_port == words.port;
 }
 
 /* The packets `test_fixed` left, tested by `deny`: how many it drops. Out of the loop, so that the

@@ -88,14 +88,31 @@ impl Words {
     /// options; None for any other packet, which [`Rules::deny`] tests.
     #[inline(always)]
     pub fn test(&self, head: &[u8]) -> Option<bool> {
-        let h = head.first_chunk::<38>().filter(|h| h[12..15] == [0x08, 0x00, 0x45])?;
-        let proto = h[23];
-        let src = u32::from_ne_bytes([h[26], h[27], h[28], h[29]]);
-        // The fragment offset and the port as they lie (no byte swap in the loop).
-        let first_fragment = u16::from_ne_bytes([h[20], h[21]]) & u16::from_ne_bytes([0x1f, 0xff]) == 0;
-        let port = if proto == 17 && first_fragment { u32::from(u16::from_ne_bytes([h[36], h[37]])) } else { NO_PORT };
-        Some(u32::from(proto) == self.proto || u64::from(src) == self.src || port == self.udp_dst_port)
+        let h: &[u8; 38] = head.first_chunk()?;
+        // Bytes 12..16 (EtherType, version and header length) and 20..24 (flags and fragment
+        // offset, TTL, protocol) each one load, in memory order: a mask and a compare a test,
+        // where a byte each cost cranelift an address computed per byte.
+        let l2 = u32::from_le_bytes(word(h, 12));
+        if l2 & 0xff_ffff != 0x45_0008 {
+            return None;
+        }
+        let l3 = u32::from_le_bytes(word(h, 20));
+        let proto = l3 >> 24;
+        let src = u32::from_ne_bytes(word(h, 26));
+        // UDP and a first fragment (offset 0: the low 5 bits of byte 20 and byte 21) in one
+        // compare; the port as it lies (no byte swap in the loop).
+        let first_udp = l3 & 0xff00_ff1f == 17 << 24;
+        let port = if first_udp { u32::from(u16::from_ne_bytes(word(h, 36))) } else { NO_PORT };
+        Some(proto == self.proto || u64::from(src) == self.src || port == self.udp_dst_port)
     }
+}
+
+/// `N` bytes of `h` from `at`: one load where `at` is a constant.
+#[inline(always)]
+fn word<const N: usize>(h: &[u8; 38], at: usize) -> [u8; N] {
+    let mut w = [0; N];
+    w.copy_from_slice(&h[at..at + N]);
+    w
 }
 
 /// What the rules look at in an IPv4 packet.

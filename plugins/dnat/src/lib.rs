@@ -42,6 +42,10 @@ struct Rule {
     to: [u8; 4],
     port: Option<u16>,
     to_port: Option<u16>,
+    /// `port` as [`Rule::rewrite_fixed`] tests it: the destination port's two bytes as they lie,
+    /// and all ones (0 and 0 without a `port`), so the test is one compare with no branch on it.
+    port_want: u16,
+    port_mask: u16,
 }
 
 impl Policy for Dnat {
@@ -52,39 +56,23 @@ impl Policy for Dnat {
         let Some(matches) = matches.v4() else {
             return Err(Refusal::new("param `match`: dnat rewrites IPv4 only; give an IPv4 prefix"));
         };
-        let rule = Rule {
+        let rule = Rule::new(
             matches,
-            to: params.get_ipv4("to")?.ok_or_else(|| Refusal::missing("to"))?,
-            port: params.get_u16("port")?,
-            to_port: params.get_u16("to_port")?,
-        };
+            params.get_ipv4("to")?.ok_or_else(|| Refusal::missing("to"))?,
+            params.get_u16("port")?,
+            params.get_u16("to_port")?,
+        );
         Ok(Dnat { rule, rewritten: Counter::register("rewritten")?, too_deep: Counter::register("too_deep")? })
     }
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
-        let (mut rewritten, mut too_deep) = (0, 0);
-        let rule = self.rule;
-        for mut w in burst.windows()? {
-            // The common frames first: the SDK's fast path finds their headers with one check per
-            // layer and rewrites them in place; only the headers are marked to be copied back.
-            let filled = w.bytes().len();
-            let frame = &mut w.raw_mut()[..filled];
-            if let Some(fast) = rule.rewrite_fixed(frame).or_else(|| rule.rewrite_fast(frame)) {
-                if let Some(dirty) = fast {
-                    w.set_dirty(dirty);
-                    rewritten += 1;
-                }
-                continue;
-            }
-            match rule.rewrite(&mut w) {
-                Some(true) => rewritten += 1,
-                Some(false) => {
-                    too_deep += 1;
-                    w.drop();
-                }
-                None => {}
-            }
-        }
+        // A rule without `port` and `to_port` (a plain address NAT) takes a loop that tests
+        // neither per packet.
+        let (rewritten, too_deep) = if self.rule.port.is_none() && self.rule.to_port.is_none() {
+            self.rule.run::<false>(burst)?
+        } else {
+            self.rule.run::<true>(burst)?
+        };
         self.rewritten.add(rewritten);
         self.too_deep.add(too_deep);
         Ok(())
@@ -103,63 +91,117 @@ mod at {
     pub const TCP_END: usize = 54;
 }
 
+/// `N` bytes of `f` from `at`: one load where `at` is a constant.
+#[inline(always)]
+fn word<const N: usize>(f: &[u8; at::TCP_END], at: usize) -> [u8; N] {
+    let mut w = [0; N];
+    w.copy_from_slice(&f[at..at + N]);
+    w
+}
+
 impl Rule {
+    fn new(matches: Prefix4, to: [u8; 4], port: Option<u16>, to_port: Option<u16>) -> Rule {
+        let (port_want, port_mask) = port.map_or((0, 0), |p| (u16::from_ne_bytes(p.to_be_bytes()), u16::MAX));
+        Rule { matches, to, port, to_port, port_want, port_mask }
+    }
+
+    /// Rewrites the burst's matching packets: how many were rewritten, and how many matched but
+    /// were too deep for the window (dropped). `PORTS`: whether the rule has `port` or `to_port`.
+    #[inline(always)]
+    fn run<const PORTS: bool>(self, burst: &mut Burst) -> Result<(u64, u64), Error> {
+        let (mut rewritten, mut too_deep) = (0, 0);
+        for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
+            // The common frames first, at fixed offsets, then the SDK's fast path; only the
+            // headers are marked to be copied back.
+            let filled = w.bytes().len();
+            let frame = &mut w.raw_mut()[..filled];
+            if let Some(fast) = self.rewrite_fixed::<PORTS>(frame).or_else(|| self.rewrite_fast(frame)) {
+                if let Some(dirty) = fast {
+                    w.set_dirty(dirty);
+                    rewritten += 1;
+                }
+                continue;
+            }
+            match self.rewrite(&mut w) {
+                Some(true) => rewritten += 1,
+                Some(false) => {
+                    too_deep += 1;
+                    w.drop();
+                }
+                None => {}
+            }
+        }
+        Ok((rewritten, too_deep))
+    }
+
     /// [`Rule::rewrite_fast`] for the frames that dominate traffic, at fixed offsets: untagged
     /// IPv4 without options, UDP or TCP, not a fragment, with 54 bytes in the window. The same
     /// answers and bytes (`fixed_is_fast`) in a straight line of loads, compares and RFC 1624
     /// updates, where the general fast path's views dispatch on the EtherType, the header length
     /// and the protocol (jump tables in cranelift's code, and more live values than registers).
-    /// None: another frame, for the general path.
+    /// None: another frame, for the general path. Without `PORTS` the rule's `port` and `to_port`
+    /// are taken as absent.
     #[inline(always)]
-    fn rewrite_fixed(self, frame: &mut [u8]) -> Option<Option<usize>> {
-        use wasmdp_sdk::net::cksum::{udp_nonzero, update16, update32_bytes};
+    fn rewrite_fixed<const PORTS: bool>(self, frame: &mut [u8]) -> Option<Option<usize>> {
+        use wasmdp_sdk::net::cksum::{adjust, udp_nonzero, update16};
         let f: &mut [u8; at::TCP_END] = frame.first_chunk_mut()?;
-        let udp = match f[23] {
-            proto::UDP => true,
-            proto::TCP => false,
-            _ => return None,
-        };
+        // Bytes 12..20 (EtherType, version and header length, DS, total length, identification)
+        // and 20..24 (flags and fragment offset, TTL, protocol) as two loads in memory order: one
+        // load and a mask a test, where a byte each cost cranelift an address and a reload.
+        let l2 = u64::from_le_bytes(word(f, 12));
+        let l3 = u32::from_le_bytes(word(f, 20));
+        // The protocol (UDP or TCP) and the fragment bits in one masked word: two compares, where
+        // a test of the protocol byte alone became a jump table.
+        let proto_frag = l3 & 0xff00_ff3f;
+        let udp = proto_frag == u32::from(proto::UDP) << 24;
         // EtherType IPv4, version 4 with 5 words, a total length that holds the header, no More
         // Fragments and offset 0; a TCP data offset of 5 words or more (the SDK's fast path leaves
         // a malformed one to the general views, which drop it as `too_deep` if it matches).
-        let total_ok = u16::from_be_bytes([f[16], f[17]]) >= 20;
-        if f[12..15] != [0x08, 0x00, 0x45] || !total_ok || f[20] & 0x3f != 0 || f[21] != 0 {
+        // (The total length's two bytes rotated into their big-endian order: a byte swap in four
+        // operations, where WebAssembly has no instruction for one.)
+        let total_ok = ((l2 >> 32) as u32 & 0xffff).rotate_right(8) >= 20;
+        if (!udp && proto_frag != u32::from(proto::TCP) << 24) || l2 & 0xff_ffff != 0x45_0008 || !total_ok {
             return None;
         }
         if !udp && f[46] < 0x50 {
             return None;
         }
-        let old: [u8; 4] = [f[at::DST], f[at::DST + 1], f[at::DST + 2], f[at::DST + 3]];
-        let port = [f[at::DST_PORT], f[at::DST_PORT + 1]];
-        if !self.matches.contains(old) || self.port.is_some_and(|p| p.to_be_bytes() != port) {
+        let old = u32::from_ne_bytes(word(f, at::DST));
+        let port = u16::from_ne_bytes(word(f, at::DST_PORT));
+        if !self.matches.contains(old.to_ne_bytes()) || (PORTS && (port ^ self.port_want) & self.port_mask != 0) {
             return Some(None);
         }
         // Checksums read and updated as they lie (no byte swap: WebAssembly has no instruction for
-        // it; the ones' complement sum of swapped words is the swapped sum), the TCP/UDP one as the
-        // views update it, in the same order (the port, then the address): a UDP checksum of 0
-        // (none) stays 0, one computed as 0 is sent as all ones.
-        let ip_sum = [f[at::IP_CKSUM], f[at::IP_CKSUM + 1]];
-        f[at::IP_CKSUM..at::IP_CKSUM + 2].copy_from_slice(&update32_bytes(ip_sum, old, self.to));
+        // it; the ones' complement sum of swapped words is the swapped sum). The address's change
+        // is summed once for both (RFC 1624: `!old + new` over its two 16-bit words).
+        let to = u32::from_ne_bytes(self.to);
+        let delta = u32::from(!(old >> 16) as u16) + u32::from(!old as u16) + (to >> 16) + (to & 0xffff);
+        let ip_sum = adjust(u16::from_ne_bytes(word(f, at::IP_CKSUM)), delta);
+        f[at::IP_CKSUM..at::IP_CKSUM + 2].copy_from_slice(&ip_sum.to_ne_bytes());
         f[at::DST..at::DST + 4].copy_from_slice(&self.to);
-        let sum_at = if udp { at::UDP_CKSUM } else { at::TCP_CKSUM };
-        let mut c = u16::from_ne_bytes([f[sum_at], f[sum_at + 1]]);
-        if !udp || c != 0 {
-            if let Some(p) = self.to_port {
-                c = update16(c, u16::from_ne_bytes(port), u16::from_ne_bytes(p.to_be_bytes()));
-                if udp {
-                    c = udp_nonzero(c);
-                }
+        // The TCP/UDP checksum as the views update it, in the same order (the port, then the
+        // address); each protocol a straight line at its own offsets.
+        let to_port = self.to_port.filter(|_| PORTS).map(|p| u16::from_ne_bytes(p.to_be_bytes()));
+        let end = if udp {
+            let c = u16::from_ne_bytes(word(f, at::UDP_CKSUM));
+            // A UDP checksum of 0 (none) stays 0, one computed as 0 is sent as all ones.
+            if c != 0 {
+                let c = to_port.map_or(c, |p| udp_nonzero(update16(c, port, p)));
+                let c = udp_nonzero(adjust(c, delta));
+                f[at::UDP_CKSUM..at::UDP_CKSUM + 2].copy_from_slice(&c.to_ne_bytes());
             }
-            c = u16::from_ne_bytes(update32_bytes(c.to_ne_bytes(), old, self.to));
-            if udp {
-                c = udp_nonzero(c);
-            }
-            f[sum_at..sum_at + 2].copy_from_slice(&c.to_ne_bytes());
+            at::UDP_CKSUM + 2
+        } else {
+            let c = u16::from_ne_bytes(word(f, at::TCP_CKSUM));
+            let c = to_port.map_or(c, |p| update16(c, port, p));
+            let c = adjust(c, delta);
+            f[at::TCP_CKSUM..at::TCP_CKSUM + 2].copy_from_slice(&c.to_ne_bytes());
+            at::TCP_END
+        };
+        if let Some(p) = to_port {
+            f[at::DST_PORT..at::DST_PORT + 2].copy_from_slice(&p.to_ne_bytes());
         }
-        if let Some(p) = self.to_port {
-            f[at::DST_PORT..at::DST_PORT + 2].copy_from_slice(&p.to_be_bytes());
-        }
-        Some(Some(if udp { at::UDP_CKSUM + 2 } else { at::TCP_END }))
+        Some(Some(end))
     }
 
     /// The fast path: `None` when the frame is not for it (the general [`Rule::rewrite`] decides),
@@ -395,14 +437,20 @@ mod tests {
             }
             let len = [24, 32, 16][(r >> 2) as usize % 3];
             let port = f.get(36..38).map(|p| u16::from_be_bytes([p[0], p[1]]));
-            let rule = Rule {
-                matches: Cidr::V4([10, 0, 0, if len == 32 { dst[3] } else { 0 }], len).v4().unwrap(),
-                to: [192, 0, 2, (r >> 8) as u8],
-                port: [None, port, Some(53)][(r >> 16) as usize % 3],
-                to_port: [None, Some((r >> 24) as u16)][(r >> 40) as usize % 2],
-            };
+            let rule = Rule::new(
+                Cidr::V4([10, 0, 0, if len == 32 { dst[3] } else { 0 }], len).v4().unwrap(),
+                [192, 0, 2, (r >> 8) as u8],
+                [None, port, Some(53)][(r >> 16) as usize % 3],
+                [None, Some((r >> 24) as u16)][(r >> 40) as usize % 2],
+            );
             let (mut a, mut b) = (f.clone(), f.clone());
-            if let Some(fixed) = rule.rewrite_fixed(&mut a) {
+            let fixed = rule.rewrite_fixed::<true>(&mut a);
+            if rule.port.is_none() && rule.to_port.is_none() {
+                let mut c = f.clone();
+                assert_eq!(rule.rewrite_fixed::<false>(&mut c), fixed, "frame {f:02x?}");
+                assert_eq!(c, a, "frame {f:02x?}");
+            }
+            if let Some(fixed) = fixed {
                 taken += 1;
                 rewritten += usize::from(fixed.is_some());
                 assert_eq!(Some(fixed), rule.rewrite_fast(&mut b), "frame {f:02x?}");
