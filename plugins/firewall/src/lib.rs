@@ -139,8 +139,6 @@ struct Scratch {
     /// The inside writes 1 for each flow; the outside's lookups write here too.
     values: [[u8; 1]; MAX],
     found: [u8; MAX],
-    /// Per window: whether it holds an IPv4 packet (one of the keys).
-    is_flow: [bool; MAX],
 }
 
 impl Policy for Firewall {
@@ -168,25 +166,22 @@ impl Policy for Firewall {
             denied: Counter::register("denied")?,
             untracked: Counter::register("untracked")?,
             unrecorded: Counter::register("unrecorded")?,
-            scratch: Scratch { keys: [[0; 13]; MAX], values: [[1]; MAX], found: [0; MAX], is_flow: [false; MAX] },
+            scratch: Scratch { keys: [[0; 13]; MAX], values: [[1]; MAX], found: [0; MAX] },
         })
     }
 
     fn on_burst(&mut self, burst: &mut Burst) -> Result<(), Error> {
         burst.pass_with(self.engine)?;
-        let Scratch { keys, values, found, is_flow } = &mut self.scratch;
+        let Scratch { keys, values, found } = &mut self.scratch;
         let inside = self.inside;
         let (mut flows, mut untracked, mut denied) = (0, 0u64, 0u64);
-        for (mut w, is_flow) in burst.windows_of::<{ WINDOW as usize }>()?.zip(is_flow.iter_mut()) {
+        for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
             if let Some(key) = fast_key(w.bytes(), inside) {
-                *is_flow = true;
                 keys[flows] = key;
                 flows += 1;
                 continue;
             }
-            let frame = parse(w.bytes());
-            *is_flow = matches!(frame, Frame::Ipv4 { .. });
-            match frame {
+            match parse(w.bytes()) {
                 Frame::Ipv4 { src, dst, sport, dport, proto } => {
                     keys[flows] = flow_key(src, dst, sport, dport, proto, inside);
                     flows += 1;
@@ -207,19 +202,9 @@ impl Policy for Firewall {
             self.allowed.add(flows as u64);
         } else if flows > 0 {
             let hits = self.flows.get_batch(&keys[..flows], &mut values[..flows], &mut found[..flows])?;
-            let mut refused = 0u64;
-            // The IPv4 packets again, in the same order: the k-th has the k-th key's answer. Only
-            // when a flow is unknown: with every packet a reply (the usual burst) none is dropped.
-            if (hits as usize) < flows {
-                for (k, (mut w, _)) in
-                    burst.windows_of::<{ WINDOW as usize }>()?.zip(is_flow.iter()).filter(|(_, &f)| f).enumerate()
-                {
-                    if found[k] == 0 {
-                        w.drop();
-                        refused += 1;
-                    }
-                }
-            }
+            // Only when a flow is unknown (with every packet a reply, the usual burst, none is
+            // dropped): the IPv4 packets found again, out of the loop above.
+            let refused = if (hits as usize) < flows { drop_unknown(burst, &found[..flows])? } else { 0 };
             self.allowed.add(flows as u64 - refused);
             denied += refused;
         }
@@ -227,6 +212,27 @@ impl Policy for Firewall {
         self.untracked.add(untracked);
         Ok(())
     }
+}
+
+/// Drops the IPv4 packets of `burst` whose flows the outside's lookups did not find: the `k`-th
+/// IPv4 packet has the `k`-th key's answer in `found`. How many it dropped. Out of line and apart
+/// from the burst's loop, which then keeps no mark per packet: the packets are told apart again
+/// as that loop told them (the policy writes no packet byte).
+#[cold]
+#[inline(never)]
+fn drop_unknown(burst: &mut Burst, found: &[u8]) -> Result<u64, Error> {
+    let (mut k, mut refused) = (0, 0);
+    for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
+        if fast_key(w.bytes(), false).is_none() && !matches!(parse(w.bytes()), Frame::Ipv4 { .. }) {
+            continue;
+        }
+        if found.get(k) == Some(&0) {
+            w.drop();
+            refused += 1;
+        }
+        k += 1;
+    }
+    Ok(refused)
 }
 
 wasmdp_sdk::export_policy!(Firewall);
