@@ -68,6 +68,50 @@ fn short<const N: usize>(e: &[u8; wasmdp_abi::area::DIRECT_HEAD], f: &mut impl F
     bytes.copy_from_slice(&head[..end]);
 }
 
+/// [`Heads::iter_mut`]'s iterator: one `next` that tests which kind of heads once, where a chain of
+/// the two kinds' iterators, each flattened out of an `Option`, compiled to three loop headers a
+/// packet in wasmtime's code (an epoch check each).
+struct IterMut<'h, const N: usize>(IterKind<'h, N>);
+
+enum IterKind<'h, const N: usize> {
+    Copied(core::iter::Zip<core::slice::Iter<'h, [u8; 4]>, core::slice::IterMut<'h, [u8; N]>>),
+    Direct(core::slice::Iter<'h, [u8; wasmdp_abi::area::DIRECT_HEAD]>),
+}
+
+impl<'h, const N: usize> Iterator for IterMut<'h, N> {
+    type Item = (u32, &'h mut [u8; N]);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            IterKind::Copied(heads) => heads.next().map(|(l, h)| (u32::from_le_bytes(*l), h)),
+            IterKind::Direct(entries) => {
+                let (len, end, data) = entry(entries.next()?);
+                if end < N {
+                    return past_short(entries);
+                }
+                // SAFETY: `end >= N`, an entry of this call.
+                Some((len, unsafe { head_at::<N>(data) }))
+            }
+        }
+    }
+}
+
+/// The next direct head after one with fewer than `N` bytes of buffer (left out by
+/// [`Heads::iter_mut`]). Out of line: a loop in `next` is a loop header, and an epoch check, per
+/// packet in the policy's loop.
+#[cold]
+#[inline(never)]
+fn past_short<'h, const N: usize>(
+    entries: &mut core::slice::Iter<'h, [u8; wasmdp_abi::area::DIRECT_HEAD]>,
+) -> Option<(u32, &'h mut [u8; N])> {
+    entries.find_map(|e| {
+        let (len, end, data) = entry(e);
+        // SAFETY: `end >= N`, an entry of this call.
+        (end >= N).then(|| (len, unsafe { head_at::<N>(data) }))
+    })
+}
+
 impl<'a, const N: usize> Heads<'a, N> {
     /// The first `n` packets' lengths and heads (fewer when the area holds fewer); `changed` is the
     /// header's `CHANGED` field.
@@ -129,20 +173,10 @@ impl<'a, const N: usize> Heads<'a, N> {
     /// with a pool whose data room is below `N`: `for_each_mut` gives such a packet a copy instead).
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (u32, &mut [u8; N])> + '_ {
         *self.changed = 1u32.to_le_bytes();
-        let (copied, direct) = match &mut self.kind {
-            Kind::Copied { lens, heads } => {
-                (Some(lens.iter().map(|l| u32::from_le_bytes(*l)).zip(heads.iter_mut())), None)
-            }
-            Kind::Direct { entries } => (
-                None,
-                Some(entries.iter().filter_map(|e| {
-                    let (len, end, data) = entry(e);
-                    // SAFETY: `end >= N`, an entry of this call.
-                    (end >= N).then(|| (len, unsafe { head_at::<N>(data) }))
-                })),
-            ),
-        };
-        copied.into_iter().flatten().chain(direct.into_iter().flatten())
+        IterMut(match &mut self.kind {
+            Kind::Copied { lens, heads } => IterKind::Copied(lens.iter().zip(heads.iter_mut())),
+            Kind::Direct { entries } => IterKind::Direct(entries.iter()),
+        })
     }
 
     /// Calls `f` with each packet's length and head, in burst order, to change in place (as
