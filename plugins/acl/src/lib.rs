@@ -16,6 +16,7 @@
 //! per packet or per run of passing packets.
 #![cfg_attr(not(test), no_std)]
 
+use wasmdp_sdk::net::fast::bytes_at;
 use wasmdp_sdk::{log, AreaSpec, Burst, Counter, Engine, Error, Params, Policy, Refusal};
 
 /// Bytes of each packet the host places in the window: Ethernet, two VLAN tags, an IPv4 header
@@ -92,27 +93,19 @@ impl Words {
         // Bytes 12..16 (EtherType, version and header length) and 20..24 (flags and fragment
         // offset, TTL, protocol) each one load, in memory order: a mask and a compare a test,
         // where a byte each cost cranelift an address computed per byte.
-        let l2 = u32::from_le_bytes(word(h, 12));
+        let l2 = u32::from_le_bytes(bytes_at(h, 12));
         if l2 & 0xff_ffff != 0x45_0008 {
             return None;
         }
-        let l3 = u32::from_le_bytes(word(h, 20));
+        let l3 = u32::from_le_bytes(bytes_at(h, 20));
         let proto = l3 >> 24;
-        let src = u32::from_ne_bytes(word(h, 26));
+        let src = u32::from_ne_bytes(bytes_at(h, 26));
         // UDP and a first fragment (offset 0: the low 5 bits of byte 20 and byte 21) in one
         // compare; the port as it lies (no byte swap in the loop).
         let first_udp = l3 & 0xff00_ff1f == 17 << 24;
-        let port = if first_udp { u32::from(u16::from_ne_bytes(word(h, 36))) } else { NO_PORT };
+        let port = if first_udp { u32::from(u16::from_ne_bytes(bytes_at(h, 36))) } else { NO_PORT };
         Some(proto == self.proto || u64::from(src) == self.src || port == self.udp_dst_port)
     }
-}
-
-/// `N` bytes of `h` from `at`: one load where `at` is a constant.
-#[inline(always)]
-fn word<const N: usize>(h: &[u8; 38], at: usize) -> [u8; N] {
-    let mut w = [0; N];
-    w.copy_from_slice(&h[at..at + N]);
-    w
 }
 
 /// What the rules look at in an IPv4 packet.

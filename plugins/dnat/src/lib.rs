@@ -17,7 +17,7 @@
 //! (`too_deep`) rather than sent with a wrong checksum.
 #![cfg_attr(not(test), no_std)]
 
-use wasmdp_sdk::net::fast::{self, Frame, L4};
+use wasmdp_sdk::net::fast::{self, bytes_at, Frame, L4};
 use wasmdp_sdk::net::{proto, Headers, L3Kind, Tcp, Udp};
 #[cfg(test)]
 use wasmdp_sdk::Cidr;
@@ -91,14 +91,6 @@ mod at {
     pub const TCP_END: usize = 54;
 }
 
-/// `N` bytes of `f` from `at`: one load where `at` is a constant.
-#[inline(always)]
-fn word<const N: usize>(f: &[u8; at::TCP_END], at: usize) -> [u8; N] {
-    let mut w = [0; N];
-    w.copy_from_slice(&f[at..at + N]);
-    w
-}
-
 impl Rule {
     fn new(matches: Prefix4, to: [u8; 4], port: Option<u16>, to_port: Option<u16>) -> Rule {
         let (port_want, port_mask) = port.map_or((0, 0), |p| (u16::from_ne_bytes(p.to_be_bytes()), u16::MAX));
@@ -148,8 +140,8 @@ impl Rule {
         // Bytes 12..20 (EtherType, version and header length, DS, total length, identification)
         // and 20..24 (flags and fragment offset, TTL, protocol) as two loads in memory order: one
         // load and a mask a test, where a byte each cost cranelift an address and a reload.
-        let l2 = u64::from_le_bytes(word(f, 12));
-        let l3 = u32::from_le_bytes(word(f, 20));
+        let l2 = u64::from_le_bytes(bytes_at(f, 12));
+        let l3 = u32::from_le_bytes(bytes_at(f, 20));
         // The protocol (UDP or TCP) and the fragment bits in one masked word: two compares, where
         // a test of the protocol byte alone became a jump table.
         let proto_frag = l3 & 0xff00_ff3f;
@@ -166,8 +158,8 @@ impl Rule {
         if !udp && f[46] < 0x50 {
             return None;
         }
-        let old = u32::from_ne_bytes(word(f, at::DST));
-        let port = u16::from_ne_bytes(word(f, at::DST_PORT));
+        let old = u32::from_ne_bytes(bytes_at(f, at::DST));
+        let port = u16::from_ne_bytes(bytes_at(f, at::DST_PORT));
         if !self.matches.contains(old.to_ne_bytes()) || (PORTS && (port ^ self.port_want) & self.port_mask != 0) {
             return Some(None);
         }
@@ -176,14 +168,14 @@ impl Rule {
         // is summed once for both (RFC 1624: `!old + new` over its two 16-bit words).
         let to = u32::from_ne_bytes(self.to);
         let delta = u32::from(!(old >> 16) as u16) + u32::from(!old as u16) + (to >> 16) + (to & 0xffff);
-        let ip_sum = adjust(u16::from_ne_bytes(word(f, at::IP_CKSUM)), delta);
+        let ip_sum = adjust(u16::from_ne_bytes(bytes_at(f, at::IP_CKSUM)), delta);
         f[at::IP_CKSUM..at::IP_CKSUM + 2].copy_from_slice(&ip_sum.to_ne_bytes());
         f[at::DST..at::DST + 4].copy_from_slice(&self.to);
         // The TCP/UDP checksum as the views update it, in the same order (the port, then the
         // address); each protocol a straight line at its own offsets.
         let to_port = self.to_port.filter(|_| PORTS).map(|p| u16::from_ne_bytes(p.to_be_bytes()));
         let end = if udp {
-            let c = u16::from_ne_bytes(word(f, at::UDP_CKSUM));
+            let c = u16::from_ne_bytes(bytes_at(f, at::UDP_CKSUM));
             // A UDP checksum of 0 (none) stays 0, one computed as 0 is sent as all ones.
             if c != 0 {
                 let c = to_port.map_or(c, |p| udp_nonzero(update16(c, port, p)));
@@ -192,7 +184,7 @@ impl Rule {
             }
             at::UDP_CKSUM + 2
         } else {
-            let c = u16::from_ne_bytes(word(f, at::TCP_CKSUM));
+            let c = u16::from_ne_bytes(bytes_at(f, at::TCP_CKSUM));
             let c = to_port.map_or(c, |p| update16(c, port, p));
             let c = adjust(c, delta);
             f[at::TCP_CKSUM..at::TCP_CKSUM + 2].copy_from_slice(&c.to_ne_bytes());

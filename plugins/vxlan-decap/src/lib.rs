@@ -13,6 +13,7 @@
 //! IPv4 underlay without VLAN tags, not fragmented; the IPv4 header may have options.
 #![cfg_attr(not(test), no_std)]
 
+use wasmdp_sdk::net::fast::bytes_at;
 use wasmdp_sdk::net::{tunnel::Vxlan, Eth, Ipv4, Udp};
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Params, Policy, Refusal};
 
@@ -60,14 +61,6 @@ impl Fixed {
 const OUTER: usize = 50;
 /// The bytes [`VxlanDecap::outer_len_fixed`] reads: the outer headers and an inner Ethernet header.
 const FIXED: usize = OUTER + 14;
-
-/// `N` bytes of `h` from `at`: one load where `at` is a constant.
-#[inline(always)]
-fn word<const N: usize>(h: &[u8; FIXED], at: usize) -> [u8; N] {
-    let mut w = [0; N];
-    w.copy_from_slice(&h[at..at + N]);
-    w
-}
 
 impl Policy for VxlanDecap {
     const AREA: AreaSpec = AreaSpec::Windows(128);
@@ -119,17 +112,17 @@ impl VxlanDecap {
         let h: &[u8; FIXED] = f.first_chunk()?;
         // EtherType IPv4, version 4 with 5 words, and a total length that holds the header (the
         // views' `Ipv4::new`; its two bytes rotated into their big-endian order).
-        let l2 = u64::from_le_bytes(word(h, 12));
+        let l2 = u64::from_le_bytes(bytes_at(h, 12));
         if l2 & 0xff_ffff != 0x45_0008 || ((l2 >> 32) as u32 & 0xffff).rotate_right(8) < 20 {
             return None;
         }
         let fx = self.fixed;
         // UDP and not a fragment (no More Fragments, offset 0) in one masked compare.
-        let udp = u32::from_le_bytes(word(h, 20)) & 0xff00_ff3f == 17 << 24;
+        let udp = u32::from_le_bytes(bytes_at(h, 20)) & 0xff00_ff3f == 17 << 24;
         let ours = udp
-            && u32::from_ne_bytes(word(h, 30)) == fx.local_ip
-            && u16::from_ne_bytes(word(h, 36)) == fx.dst_port
-            && u64::from_le_bytes(word(h, 42)) & fx.vx_mask == fx.vx_want;
+            && u32::from_ne_bytes(bytes_at(h, 30)) == fx.local_ip
+            && u16::from_ne_bytes(bytes_at(h, 36)) == fx.dst_port
+            && u64::from_le_bytes(bytes_at(h, 42)) & fx.vx_mask == fx.vx_want;
         Some(ours.then_some(OUTER))
     }
 
