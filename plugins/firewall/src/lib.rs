@@ -21,6 +21,7 @@
 //! `unrecorded` (flows the map refused: none with LRU, unless the capacity is smaller than a burst).
 #![cfg_attr(not(test), no_std)]
 
+use wasmdp_sdk::net::fast::bytes_at;
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Engine, Error, Map, MapKind, Params, Policy, Refusal};
 
 const MAX: usize = wasmdp_sdk::abi::MAX_BURST as usize;
@@ -85,17 +86,17 @@ pub fn fast_key(head: &[u8], outbound: bool) -> Option<FlowKey> {
     // Bytes 12..16 (EtherType, version and header length) and 20..24 (flags and fragment offset,
     // TTL, protocol) one load each, in memory order: a mask and a compare a test, where a byte each
     // cost cranelift an address per byte, and a test of the protocol byte became a jump table.
-    if u32::from_le_bytes(*h[12..].first_chunk()?) & 0xff_ffff != 0x45_0008 {
+    if u32::from_le_bytes(bytes_at(h, 12)) & 0xff_ffff != 0x45_0008 {
         return None;
     }
-    let l3 = u32::from_le_bytes(*h[20..].first_chunk()?);
+    let l3 = u32::from_le_bytes(bytes_at(h, 20));
     let proto = (l3 >> 24) as u8;
     // TCP or UDP, and a first fragment (offset 0: the low 5 bits of byte 20 and byte 21): the
     // ports, else 0 (masked, no branch).
     let first = l3 & 0xff00_ff1f;
     let has_ports = first == 6 << 24 || first == 17 << 24;
-    let addrs = u64::from_le_bytes(*h[26..].first_chunk()?);
-    let ports = u32::from_le_bytes(*h[34..].first_chunk()?) & u32::from(has_ports).wrapping_neg();
+    let addrs = u64::from_le_bytes(bytes_at(h, 26));
+    let ports = u32::from_le_bytes(bytes_at(h, 34)) & u32::from(has_ports).wrapping_neg();
     let (addrs, ports) = if outbound { (addrs, ports) } else { (addrs.rotate_left(32), ports.rotate_left(16)) };
     let mut key = [0; 13];
     key[..8].copy_from_slice(&addrs.to_le_bytes());
@@ -217,13 +218,15 @@ impl Policy for Firewall {
 /// Drops the IPv4 packets of `burst` whose flows the outside's lookups did not find: the `k`-th
 /// IPv4 packet has the `k`-th key's answer in `found`. How many it dropped. Out of line and apart
 /// from the burst's loop, which then keeps no mark per packet: the packets are told apart again
-/// as that loop told them (the policy writes no packet byte).
+/// by the general parse (the policy writes no packet byte).
 #[cold]
 #[inline(never)]
 fn drop_unknown(burst: &mut Burst, found: &[u8]) -> Result<u64, Error> {
     let (mut k, mut refused) = (0, 0);
     for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
-        if fast_key(w.bytes(), false).is_none() && !matches!(parse(w.bytes()), Frame::Ipv4 { .. }) {
+        // A flow is a packet the general parse finds IPv4 in (`fast_key` gives the same key for
+        // those it reads: `fast_key_is_parse`); this rare path needs no shortcut.
+        if !matches!(parse(w.bytes()), Frame::Ipv4 { .. }) {
             continue;
         }
         if found.get(k) == Some(&0) {
