@@ -67,6 +67,7 @@ export const AREA_WINDOW_BYTES: u32 = 0xffff;
 export const AREA_FLOW_HASH: u32 = 0x10000;
 export const AREA_HEADS: u32 = 0x20000;
 export const AREA_DIRECT: u32 = 0x40000;
+export const AREA_DROPS: u32 = 0x80000;
 export const AREA_DIRECT_HEAD: u32 = 8;
 export const AREA_LEN_BYTES: u32 = 4;
 

@@ -1,6 +1,8 @@
 //! Heads ([`AreaSpec::Heads`](crate::AreaSpec::Heads)): each packet's first `N` bytes and its
 //! length, without descriptors, for policies that rewrite every packet's headers in place.
 
+use crate::Error;
+
 /// The burst's heads ([`Burst::heads`](crate::Burst::heads)): packet `i`'s length and its first
 /// `min(len, N)` bytes (zeros after a shorter packet's end), in burst order.
 ///
@@ -18,6 +20,12 @@
 pub struct Heads<'a, const N: usize> {
     kind: Kind<'a, N>,
     changed: &'a mut [u8; 4],
+    /// The burst's verdict bytes, with drops ([`AreaSpec::HeadsWithDrops`],
+    /// [`AreaSpec::DirectHeadsWithDrops`]).
+    ///
+    /// [`AreaSpec::HeadsWithDrops`]: crate::AreaSpec::HeadsWithDrops
+    /// [`AreaSpec::DirectHeadsWithDrops`]: crate::AreaSpec::DirectHeadsWithDrops
+    verdicts: Option<&'a mut [u8]>,
 }
 
 #[derive(Debug)]
@@ -28,7 +36,120 @@ enum Kind<'a, const N: usize> {
     Direct { entries: &'a [[u8; wasmdp_abi::area::DIRECT_HEAD]] },
 }
 
-/// One direct-heads entry read as one 8-byte word (`wasmdp_abi::area::direct_head`): the
+/// A packet's verdict ([`Heads::verdicts_mut`]): it is transmitted (after the header's engine)
+/// unless dropped.
+#[derive(Debug)]
+pub struct Verdict<'a>(&'a mut u8);
+
+impl Verdict<'_> {
+    /// Drops the packet after the call (counted as the policy's drop, as
+    /// [`Window::drop`](crate::Window::drop)).
+    #[inline(always)]
+    pub fn drop(self) {
+        *self.0 = wasmdp_abi::area::verdict::DROP;
+    }
+}
+
+/// [`Heads::verdicts_mut`]'s iterator: each packet's first bytes, to change in place, and its
+/// verdict: each kind's heads zipped with the verdict bytes (one index for both). `for_each` (any
+/// fold) takes four packets a loop turn: WebAssembly checks the epoch deadline at every loop
+/// header, and the registers spilled around the check are then spilled once in four packets. For
+/// a short body (an ACL's compares); the closure is called from five places, so LLVM keeps a long
+/// one out of line, a call a packet: write a long body in a `for` loop (one packet a turn).
+#[derive(Debug)]
+pub struct VerdictsMut<'h, const N: usize>(VerdictsKind<'h, N>);
+
+type Zip<A, B> = core::iter::Zip<A, B>;
+type SliceIter<'h, T> = core::slice::Iter<'h, T>;
+type SliceIterMut<'h, T> = core::slice::IterMut<'h, T>;
+/// Copied heads: each length with its head.
+type LensHeads<'h, const N: usize> = Zip<SliceIter<'h, [u8; 4]>, SliceIterMut<'h, [u8; N]>>;
+type CopiedItem<'h, const N: usize> = ((&'h [u8; 4], &'h mut [u8; N]), &'h mut u8);
+type DirectItem<'h> = (&'h [u8; wasmdp_abi::area::DIRECT_HEAD], &'h mut u8);
+
+#[derive(Debug)]
+enum VerdictsKind<'h, const N: usize> {
+    Copied(Zip<LensHeads<'h, N>, SliceIterMut<'h, u8>>),
+    Direct(Zip<SliceIter<'h, [u8; wasmdp_abi::area::DIRECT_HEAD]>, SliceIterMut<'h, u8>>),
+}
+
+/// A copied head's first `min(len, N)` bytes and its verdict.
+#[inline(always)]
+fn copied<'h, const N: usize>(((l, h), v): CopiedItem<'h, N>) -> (&'h mut [u8], Verdict<'h>) {
+    let n = (u32::from_le_bytes(*l) as usize).min(N);
+    (&mut h[..n], Verdict(v))
+}
+
+/// A direct head's first `min(len, N)` bytes, in place, and its verdict.
+#[inline(always)]
+fn direct<'h, const N: usize>((e, v): DirectItem<'h>) -> (&'h mut [u8], Verdict<'h>) {
+    let (len, _, data) = entry(e);
+    // SAFETY: an entry the host wrote for this call: its `LEN` bytes from `DATA` are the packet's,
+    // in its buffer (`END` is at least `LEN`), one buffer per entry, each given out once.
+    let bytes = unsafe { core::slice::from_raw_parts_mut(data as *mut u8, (len as usize).min(N)) };
+    (bytes, Verdict(v))
+}
+
+impl<'h, const N: usize> Iterator for VerdictsMut<'h, N> {
+    type Item = (&'h mut [u8], Verdict<'h>);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        match &mut self.0 {
+            VerdictsKind::Copied(it) => it.next().map(copied::<N>),
+            VerdictsKind::Direct(it) => it.next().map(direct::<N>),
+        }
+    }
+
+    #[inline(always)]
+    fn fold<B, F: FnMut(B, Self::Item) -> B>(mut self, init: B, mut f: F) -> B {
+        let mut acc = init;
+        match &mut self.0 {
+            VerdictsKind::Copied(it) => {
+                while it.len() >= 4 {
+                    // SAFETY: four are left.
+                    let four: [_; 4] = core::array::from_fn(|_| copied::<N>(unsafe { it.next().unwrap_unchecked() }));
+                    for item in four {
+                        acc = f(acc, item);
+                    }
+                }
+            }
+            VerdictsKind::Direct(it) => {
+                while it.len() >= 4 {
+                    // SAFETY: four are left.
+                    let four: [_; 4] = core::array::from_fn(|_| direct::<N>(unsafe { it.next().unwrap_unchecked() }));
+                    for item in four {
+                        acc = f(acc, item);
+                    }
+                }
+            }
+        }
+        for item in self {
+            acc = f(acc, item);
+        }
+        acc
+    }
+}
+
+/// [`Heads::verdicts`]' iterator: [`VerdictsMut`]'s, the bytes to read.
+#[derive(Debug)]
+pub struct Verdicts<'h, const N: usize>(VerdictsMut<'h, N>);
+
+impl<'h, const N: usize> Iterator for Verdicts<'h, N> {
+    type Item = (&'h [u8], Verdict<'h>);
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<Self::Item> {
+        self.0.next().map(|(b, v)| (&*b, v))
+    }
+
+    #[inline(always)]
+    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
+        self.0.fold(init, |acc, (b, v)| f(acc, (&*b, v)))
+    }
+}
+
+/// One direct-heads entry read as one 8-byte word/// One direct-heads entry read as one 8-byte word (`wasmdp_abi::area::direct_head`): the
 /// packet's length, the bytes to its buffer's end, and where it is.
 #[inline(always)]
 fn entry(e: &[u8; wasmdp_abi::area::DIRECT_HEAD]) -> (u32, usize, usize) {
@@ -115,9 +236,19 @@ fn past_short<'h, const N: usize>(
 impl<'a, const N: usize> Heads<'a, N> {
     /// The first `n` packets' lengths and heads (fewer when the area holds fewer); `changed` is the
     /// header's `CHANGED` field.
-    pub(crate) fn new(n: usize, lens: &'a [[u8; 4]], heads: &'a mut [[u8; N]], changed: &'a mut [u8; 4]) -> Self {
+    pub(crate) fn new(
+        n: usize,
+        lens: &'a [[u8; 4]],
+        heads: &'a mut [[u8; N]],
+        changed: &'a mut [u8; 4],
+        verdicts: Option<&'a mut [u8]>,
+    ) -> Self {
         let n = n.min(lens.len()).min(heads.len());
-        Heads { kind: Kind::Copied { lens: &lens[..n], heads: &mut heads[..n] }, changed }
+        let verdicts = verdicts.map(|v| {
+            let k = n.min(v.len());
+            &mut v[..k]
+        });
+        Heads { kind: Kind::Copied { lens: &lens[..n], heads: &mut heads[..n] }, changed, verdicts }
     }
 
     /// The first `n` packets' direct-heads entries.
@@ -125,8 +256,43 @@ impl<'a, const N: usize> Heads<'a, N> {
         n: usize,
         entries: &'a [[u8; wasmdp_abi::area::DIRECT_HEAD]],
         changed: &'a mut [u8; 4],
+        verdicts: Option<&'a mut [u8]>,
     ) -> Self {
-        Heads { kind: Kind::Direct { entries: &entries[..n.min(entries.len())] }, changed }
+        let n = n.min(entries.len());
+        let verdicts = verdicts.map(|v| {
+            let k = n.min(v.len());
+            &mut v[..k]
+        });
+        Heads { kind: Kind::Direct { entries: &entries[..n] }, changed, verdicts }
+    }
+
+    /// With drops ([`AreaSpec::HeadsWithDrops`](crate::AreaSpec::HeadsWithDrops),
+    /// [`AreaSpec::DirectHeadsWithDrops`](crate::AreaSpec::DirectHeadsWithDrops)): each packet's
+    /// first `min(len, N)` bytes, to read, and its [`Verdict`], in burst order. Nothing is copied
+    /// back (with copied heads). [`Error::NotInit`] without drops.
+    #[inline(always)]
+    pub fn verdicts(&mut self) -> Result<Verdicts<'_, N>, Error> {
+        Ok(Verdicts(self.raw_verdicts()?))
+    }
+
+    /// As [`verdicts`](Heads::verdicts), the bytes to change in place: with copied heads every
+    /// packet's first `min(len, N)` bytes are copied back after the call (as
+    /// [`heads_mut`](Heads::heads_mut)); with direct heads they are the packet's.
+    #[inline(always)]
+    pub fn verdicts_mut(&mut self) -> Result<VerdictsMut<'_, N>, Error> {
+        *self.changed = 1u32.to_le_bytes();
+        self.raw_verdicts()
+    }
+
+    #[inline(always)]
+    fn raw_verdicts(&mut self) -> Result<VerdictsMut<'_, N>, Error> {
+        let verdicts = self.verdicts.as_deref_mut().ok_or(Error::NotInit)?;
+        Ok(VerdictsMut(match &mut self.kind {
+            Kind::Copied { lens, heads } => {
+                VerdictsKind::Copied(lens.iter().zip(heads.iter_mut()).zip(verdicts.iter_mut()))
+            }
+            Kind::Direct { entries } => VerdictsKind::Direct(entries.iter().zip(verdicts.iter_mut())),
+        }))
     }
 
     /// Packets in the burst (with a head each).

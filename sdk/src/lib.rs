@@ -167,7 +167,7 @@ pub use counter::{now_ns, Counter, Gauge};
 pub use engine::Engine;
 pub use error::Error;
 pub use event::Event;
-pub use heads::Heads;
+pub use heads::{Heads, Verdict, Verdicts, VerdictsMut};
 #[doc(hidden)]
 pub use map::__layout_bytes;
 pub use map::{ArrayMap, Lpm, Lpm4, Lpm6, Map, MapKind};

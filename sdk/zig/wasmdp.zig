@@ -67,6 +67,7 @@ pub const AREA_WINDOW_BYTES = 0xffff;
 pub const AREA_FLOW_HASH = 0x10000;
 pub const AREA_HEADS = 0x20000;
 pub const AREA_DIRECT = 0x40000;
+pub const AREA_DROPS = 0x80000;
 pub const AREA_DIRECT_HEAD = 8;
 pub const AREA_LEN_BYTES = 4;
 

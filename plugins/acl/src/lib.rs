@@ -9,19 +9,19 @@
 //! | `deny_proto` | IPv4 packets of this IP protocol (0..=255, e.g. 17 for UDP, 6 for TCP) |
 //! | `engine` | engine for the packets that pass (default `io`) |
 //!
-//! Per packet, in the burst area (ABI 1.1 windows of the first 64 bytes, read only, so nothing is
-//! copied back): Ethernet, up to two VLAN tags (0x8100, 0x88a8, 0x9100), IPv4, UDP. Non-IPv4
-//! packets and headers cut short never match. Matching packets get the drop verdict and are counted
-//! in the counter `denied`; the engine runs after the call on the packets that pass. No host call
-//! per packet or per run of passing packets.
+//! Per packet, on direct heads with drops (ABI 1.1: each packet's first 64 bytes read in place, a
+//! verdict byte a packet; a native build gets the heads copied in): Ethernet, up to two VLAN tags
+//! (0x8100, 0x88a8, 0x9100), IPv4, UDP. Non-IPv4 packets and headers cut short never match.
+//! Matching packets are dropped and counted in the counter `denied`; the engine runs after the call
+//! on the packets that pass. No host call per packet or per run of passing packets.
 #![cfg_attr(not(test), no_std)]
 
 use wasmdp_sdk::net::fast::bytes_at;
 use wasmdp_sdk::{log, AreaSpec, Burst, Counter, Engine, Error, Params, Policy, Refusal};
 
-/// Bytes of each packet the host places in the window: Ethernet, two VLAN tags, an IPv4 header
-/// with up to 2 option words and the UDP ports.
-const WINDOW: u16 = 64;
+/// Bytes of each packet the policy reads: Ethernet, two VLAN tags, an IPv4 header with up to 2
+/// option words and the UDP ports.
+const HEAD: u16 = 64;
 
 /// The deny rules.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -187,7 +187,7 @@ pub struct Acl {
 }
 
 impl Policy for Acl {
-    const AREA: AreaSpec = AreaSpec::Windows(WINDOW);
+    const AREA: AreaSpec = AreaSpec::DirectHeadsWithDrops(HEAD);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let mut buf = [0u8; 32];
@@ -215,13 +215,13 @@ impl Policy for Acl {
         burst.pass_with(self.engine)?;
         // The words read through `&self` in the loop: at fixed addresses, one load each where a
         // copy was a value kept in a stack slot and moved through registers every packet. The loop
-        // makes no call (one, even never taken, did the same to every value live across it), the
-        // window's size is a constant in it, and `for_each` takes four windows a loop turn (one
-        // epoch check per four). Packets the words cannot test are left to `others`, after it.
-        let (mut denied, mut others) = (0u64, false);
-        burst.windows_of::<{ WINDOW as usize }>()?.for_each(|mut w| match self.words.test(w.bytes()) {
+        // makes no call (one, even never taken, did the same to every value live across it).
+        // Packets the words cannot test are left to `others`, after it.
+        let (mut others, mut denied) = (false, 0u64);
+        // Four packets a loop turn (`for_each`; one epoch check per four).
+        burst.heads::<{ HEAD as usize }>()?.verdicts()?.for_each(|(bytes, v)| match self.words.test(bytes) {
             Some(true) => {
-                w.drop();
+                v.drop();
                 denied += 1;
             }
             Some(false) => {}
@@ -241,9 +241,9 @@ impl Acl {
     #[inline(never)]
     fn others(&self, burst: &mut Burst) -> Result<u64, Error> {
         let mut denied = 0;
-        for mut w in burst.windows()? {
-            if self.words.test(w.bytes()).is_none() && self.rules.deny(w.bytes()) {
-                w.drop();
+        for (bytes, v) in burst.heads::<{ HEAD as usize }>()?.verdicts()? {
+            if self.words.test(bytes).is_none() && self.rules.deny(bytes) {
+                v.drop();
                 denied += 1;
             }
         }

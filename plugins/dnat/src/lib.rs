@@ -1,4 +1,5 @@
-//! `dnat`: destination NAT for IPv4, per packet in the burst area (ABI 1.1), with RFC 1624
+//! `dnat`: destination NAT for IPv4, per packet on direct heads with drops (ABI 1.1: each
+//! packet's first 128 bytes read and written in place, a verdict byte a packet), with RFC 1624
 //! incremental checksums: no host call per packet.
 //!
 //! | param | meaning |
@@ -8,12 +9,12 @@
 //! | `port` | optional: only this TCP/UDP destination port |
 //! | `to_port` | optional: new TCP/UDP destination port |
 //!
-//! Per packet: the headers are found in the window (VLAN tags, IPv4 options included); a match gets
-//! the new address (and port), the IPv4 header checksum and the TCP/UDP checksum updated
+//! Per packet: the headers are found in the first 128 bytes (VLAN tags, IPv4 options included); a
+//! match gets the new address (and port), the IPv4 header checksum and the TCP/UDP checksum updated
 //! incrementally (a UDP checksum of 0 stays 0). Fragments: the first gets its TCP/UDP checksum
 //! updated too (it covers the whole datagram and lives there), later ones the address only; with
 //! `port` or `to_port` set, TCP/UDP fragments are left alone, as only the first has ports. A
-//! matching packet whose TCP/UDP header is not inside the window is dropped and counted
+//! matching packet whose TCP/UDP header is not inside those bytes is dropped and counted
 //! (`too_deep`) rather than sent with a wrong checksum.
 #![cfg_attr(not(test), no_std)]
 
@@ -21,11 +22,11 @@ use wasmdp_sdk::net::fast::{self, bytes_at, Frame, L4};
 use wasmdp_sdk::net::{proto, Headers, L3Kind, Tcp, Udp};
 #[cfg(test)]
 use wasmdp_sdk::Cidr;
-use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Params, Policy, Prefix4, Refusal, Window};
+use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Params, Policy, Prefix4, Refusal};
 
-/// Bytes of each packet the host places in the window: Ethernet, two VLAN tags, IPv4 with options,
-/// and a TCP header with options.
-const WINDOW: u16 = 128;
+/// Bytes of each packet the policy reads and writes in place: Ethernet, two VLAN tags, IPv4 with
+/// options, and a TCP header with options.
+const HEAD: u16 = 128;
 
 /// The policy.
 pub struct Dnat {
@@ -49,7 +50,7 @@ struct Rule {
 }
 
 impl Policy for Dnat {
-    const AREA: AreaSpec = AreaSpec::Windows(WINDOW);
+    const AREA: AreaSpec = AreaSpec::DirectHeadsWithDrops(HEAD);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let matches = params.get_cidr("match")?.ok_or_else(|| Refusal::missing("match"))?;
@@ -98,27 +99,22 @@ impl Rule {
     }
 
     /// Rewrites the burst's matching packets: how many were rewritten, and how many matched but
-    /// were too deep for the window (dropped). `PORTS`: whether the rule has `port` or `to_port`.
+    /// were too deep for the head (dropped). `PORTS`: whether the rule has `port` or `to_port`.
     #[inline(always)]
     fn run<const PORTS: bool>(self, burst: &mut Burst) -> Result<(u64, u64), Error> {
         let (mut rewritten, mut too_deep) = (0, 0);
-        for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
-            // The common frames first, at fixed offsets, then the SDK's fast path; only the
-            // headers are marked to be copied back.
-            let filled = w.bytes().len();
-            let frame = &mut w.raw_mut()[..filled];
+        // Each packet's first `HEAD` bytes in place (or fewer: the packet's own), the common
+        // frames first, at fixed offsets, then the SDK's fast path, then the general parse.
+        for (frame, v) in burst.heads::<{ HEAD as usize }>()?.verdicts_mut()? {
             if let Some(fast) = self.rewrite_fixed::<PORTS>(frame).or_else(|| self.rewrite_fast(frame)) {
-                if let Some(dirty) = fast {
-                    w.set_dirty(dirty);
-                    rewritten += 1;
-                }
+                rewritten += u64::from(fast.is_some());
                 continue;
             }
-            match self.rewrite(&mut w) {
+            match self.rewrite(frame) {
                 Some(true) => rewritten += 1,
                 Some(false) => {
                     too_deep += 1;
-                    w.drop();
+                    v.drop();
                 }
                 None => {}
             }
@@ -127,7 +123,7 @@ impl Rule {
     }
 
     /// [`Rule::rewrite_fast`] for the frames that dominate traffic, at fixed offsets: untagged
-    /// IPv4 without options, UDP or TCP, not a fragment, with 54 bytes in the window. The same
+    /// IPv4 without options, UDP or TCP, not a fragment, with 54 bytes in the head. The same
     /// answers and bytes (`fixed_is_fast`) in a straight line of loads, compares and RFC 1624
     /// updates, where the general fast path's views dispatch on the EtherType, the header length
     /// and the protocol (jump tables in cranelift's code, and more live values than registers).
@@ -239,10 +235,10 @@ impl Rule {
     }
 
     /// Rewrites a matching packet: Some(true) done, Some(false) matching but its L4 header is past
-    /// the window, None not matching.
+    /// the head, None not matching.
     #[inline(always)]
-    fn rewrite(self, w: &mut Window<'_>) -> Option<bool> {
-        let h = Headers::parse(w.bytes())?;
+    fn rewrite(self, frame: &mut [u8]) -> Option<bool> {
+        let h = Headers::parse(frame)?;
         let l3 = h.l3.filter(|l3| l3.kind == L3Kind::V4)?;
         let ports = matches!(l3.proto, proto::TCP | proto::UDP);
         // A port option needs the ports, which only the first fragment has: the fragments of a
@@ -253,7 +249,7 @@ impl Rule {
             return None;
         }
         // The IPv4 header and what follows it, split so that each is checked once and both change.
-        let (mut ip, seg) = h.ipv4_mut(w.bytes_mut())?;
+        let (mut ip, seg) = h.ipv4_mut(frame)?;
         let old = ip.dst();
         if !self.matches.contains(old) {
             return None;
@@ -274,7 +270,7 @@ impl Rule {
     }
 
     /// Updates the TCP or UDP header at the start of `seg` for the new address (and port); false
-    /// when it is not all in the window. Inlined: as a call, its prologue and spills cost a third of
+    /// when it is not all in the head. Inlined: as a call, its prologue and spills cost a third of
     /// its work in WebAssembly.
     #[inline(always)]
     fn fix_l4(self, seg: &mut [u8], proto_: u8, old: [u8; 4]) -> bool {

@@ -25,7 +25,7 @@ const _: () = assert!(crate::layout::check(direct_head::FIELDS, DIRECT_HEAD));
 /// Largest window (bytes per packet).
 pub const MAX_WINDOW: usize = 1024;
 /// The bits of `burst_area`'s `window` argument that give the window's bytes; the bits above
-/// are flags ([`FLOW_HASH`], [`HEADS`]), any other is refused (`BAD_RANGE`).
+/// are flags ([`FLOW_HASH`], [`HEADS`], [`DIRECT`], [`DROPS`]), any other is refused (`BAD_RANGE`).
 pub const WINDOW_BYTES: u32 = 0xFFFF;
 /// `burst_area` flag: the host fills each descriptor's [`desc::HASH`] with
 /// [`hash::flow_hash`](crate::hash::flow_hash) of the whole packet, computed natively, so a
@@ -59,6 +59,14 @@ pub const HEADS: u32 = 1 << 17;
 /// shows.
 pub const DIRECT: u32 = 1 << 18;
 
+/// `burst_area` flag, with [`HEADS`] (copied or direct): **drops**, a verdict byte per packet after
+/// the heads (or the direct-heads entries): `max_pkts` bytes ([`Shape::size`]; they start at
+/// [`Shape::verdicts_at`]). The host sets each of the burst's to [`verdict::PASS`] before the call
+/// and reads them after it: [`verdict::DROP`] drops the packet (counted as a `policy` drop), any
+/// other value fails the call (`BAD_RANGE`). For a filter that reads headers in place and drops
+/// some packets: one byte a packet in and out, where descriptors cost 32 and a check each.
+pub const DROPS: u32 = 1 << 19;
+
 /// Bytes of one entry of a direct-heads area ([`DIRECT`] with [`HEADS`]).
 pub const DIRECT_HEAD: usize = 8;
 
@@ -91,11 +99,18 @@ pub struct Shape {
     pub heads: bool,
     /// [`DIRECT`] set.
     pub direct: bool,
+    /// [`DROPS`] set.
+    pub drops: bool,
 }
 
 impl Shape {
     /// Bytes of the area for `max_pkts` packets.
     pub const fn size(&self, max_pkts: usize) -> usize {
+        self.verdicts_at(max_pkts) + if self.drops { max_pkts } else { 0 }
+    }
+
+    /// Where the verdict bytes of [`DROPS`] start, from the area's start: past everything else.
+    pub const fn verdicts_at(&self, max_pkts: usize) -> usize {
         if self.heads && self.direct {
             direct_heads_size(max_pkts)
         } else if self.heads {
@@ -107,19 +122,22 @@ impl Shape {
 }
 
 /// `burst_area`'s `window` argument read. None when the bytes pass [`MAX_WINDOW`], a flag
-/// other than [`FLOW_HASH`], [`HEADS`] and [`DIRECT`] is set, `HEADS` is set with `FLOW_HASH`
-/// or (without `DIRECT`) with a window of 0 bytes, or `DIRECT` with a window.
+/// other than [`FLOW_HASH`], [`HEADS`], [`DIRECT`] and [`DROPS`] is set, `HEADS` is set with
+/// `FLOW_HASH` or (without `DIRECT`) with a window of 0 bytes, `DIRECT` with a window, or `DROPS`
+/// without `HEADS`.
 pub const fn parse_window(arg: u32) -> Option<Shape> {
     let (window, flags) = ((arg & WINDOW_BYTES) as usize, arg & !WINDOW_BYTES);
     let (flow_hash, heads, direct) = (flags & FLOW_HASH != 0, flags & HEADS != 0, flags & DIRECT != 0);
+    let drops = flags & DROPS != 0;
     if window > MAX_WINDOW
-        || flags & !(FLOW_HASH | HEADS | DIRECT) != 0
+        || flags & !(FLOW_HASH | HEADS | DIRECT | DROPS) != 0
         || (heads && (flow_hash || (window == 0 && !direct)))
         || (direct && window != 0)
+        || (drops && !heads)
     {
         return None;
     }
-    Some(Shape { window, flow_hash, heads, direct })
+    Some(Shape { window, flow_hash, heads, direct, drops })
 }
 
 /// Header field offsets.

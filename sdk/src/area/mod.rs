@@ -53,11 +53,38 @@ pub enum AreaSpec {
     /// and the mock host of unit tests) have no region: there the SDK registers
     /// [`AreaSpec::Heads`] of this many bytes instead, so the same code runs on either.
     DirectHeads(u16),
+    /// [`AreaSpec::Heads`] with a verdict per packet (`wasmdp_abi::area::DROPS`): read with
+    /// [`Heads::verdicts`](crate::Heads::verdicts) or
+    /// [`verdicts_mut`](crate::Heads::verdicts_mut), each packet's first bytes and a
+    /// [`Verdict`](crate::Verdict) that can drop it. For a filter that drops some packets on what
+    /// their headers say, without a descriptor a packet.
+    HeadsWithDrops(u16),
+    /// [`AreaSpec::DirectHeads`] with a verdict per packet: as [`AreaSpec::HeadsWithDrops`], the
+    /// packets read and written in place. The cheapest per-packet path of the host for a filter
+    /// (an ACL) or a rewrite that drops what it cannot rewrite (a NAT). Native builds get
+    /// [`AreaSpec::HeadsWithDrops`] of this many bytes instead.
+    DirectHeadsWithDrops(u16),
 }
 
 impl AreaSpec {
+    /// The spec without the verdict bytes, and whether it had them.
+    const fn without_drops(self) -> (AreaSpec, bool) {
+        match self {
+            AreaSpec::HeadsWithDrops(w) => (AreaSpec::Heads(w), true),
+            AreaSpec::DirectHeadsWithDrops(w) => (AreaSpec::DirectHeads(w), true),
+            other => (other, false),
+        }
+    }
+
     /// Bytes of memory the area takes (for up to [`wasmdp_abi::MAX_BURST`] packets).
     pub const fn bytes(self) -> usize {
+        match self.without_drops() {
+            (base, true) => base.bytes() + wasmdp_abi::MAX_BURST as usize,
+            (base, false) => base.bytes_without_drops(),
+        }
+    }
+
+    const fn bytes_without_drops(self) -> usize {
         match self {
             AreaSpec::None => 0,
             AreaSpec::Header => HEADER,
@@ -67,21 +94,28 @@ impl AreaSpec {
             AreaSpec::Heads(w) => wasmdp_abi::area::heads_size(wasmdp_abi::MAX_BURST as usize, w as usize),
             AreaSpec::DirectHeads(_) if DIRECT => wasmdp_abi::area::direct_heads_size(wasmdp_abi::MAX_BURST as usize),
             AreaSpec::DirectHeads(w) => wasmdp_abi::area::heads_size(wasmdp_abi::MAX_BURST as usize, w as usize),
+            AreaSpec::HeadsWithDrops(_) | AreaSpec::DirectHeadsWithDrops(_) => 0, // not without drops
         }
     }
 
     /// `(max_pkts, window)` to register.
     pub(crate) const fn shape(self) -> (u32, u32) {
-        match self {
+        match self.without_drops().0 {
             AreaSpec::None | AreaSpec::Header => (0, 0),
             AreaSpec::Windows(w) | AreaSpec::HashedWindows(w) | AreaSpec::Heads(w) => (wasmdp_abi::MAX_BURST, w as u32),
             AreaSpec::DirectHeads(_) if DIRECT => (wasmdp_abi::MAX_BURST, 0),
             AreaSpec::DirectHeads(w) => (wasmdp_abi::MAX_BURST, w as u32),
+            AreaSpec::HeadsWithDrops(_) | AreaSpec::DirectHeadsWithDrops(_) => (0, 0), // not without drops
         }
     }
 
     /// The flags registered with the window's bytes (`wasmdp_abi::area::FLOW_HASH`).
     pub(crate) const fn flags(self) -> u32 {
+        let (base, drops) = self.without_drops();
+        base.flags_without_drops() | if drops { wasmdp_abi::area::DROPS } else { 0 }
+    }
+
+    const fn flags_without_drops(self) -> u32 {
         match self {
             AreaSpec::HashedWindows(_) => wasmdp_abi::area::FLOW_HASH,
             AreaSpec::Heads(_) => wasmdp_abi::area::HEADS,

@@ -126,25 +126,30 @@ impl Held {
         matches!(self.0.spec, AreaSpec::Windows(_) | AreaSpec::HashedWindows(_))
     }
 
-    /// The heads of the first `n` packets when the area is [`AreaSpec::Heads`]`(N)`.
+    /// The heads of the first `n` packets when the area is [`AreaSpec::Heads`]`(N)` (or direct
+    /// heads, or either with drops).
     pub(crate) fn heads<const N: usize>(&mut self, n: usize) -> Option<crate::Heads<'_, N>> {
-        let direct = self.0.spec == AreaSpec::DirectHeads(N as u16);
-        if N == 0 || !(direct || self.0.spec == AreaSpec::Heads(N as u16)) {
+        let (base, drops) = self.0.spec.without_drops();
+        let direct = base == AreaSpec::DirectHeads(N as u16);
+        if N == 0 || !(direct || base == AreaSpec::Heads(N as u16)) {
             return None;
         }
         // SAFETY: as in `view`, for as long as `self` is borrowed.
         let buf = unsafe { core::slice::from_raw_parts_mut(self.0.ptr as *mut u8, self.0.len) };
+        // The verdict bytes follow the heads (`AreaSpec::bytes`).
+        let (buf, verdicts) = buf.split_at_mut(if drops { base.bytes().min(buf.len()) } else { buf.len() });
+        let verdicts = drops.then_some(verdicts);
         let (header, rest) = buf.split_at_mut(HEADER);
         let changed = header.get_mut(hdr::CHANGED..)?.first_chunk_mut::<4>()?;
         if direct && DIRECT {
             let (entries, _) = rest.as_chunks::<{ wasmdp_abi::area::DIRECT_HEAD }>();
-            return Some(crate::Heads::direct(n, entries, changed));
+            return Some(crate::Heads::direct(n, entries, changed, verdicts));
         }
         let max = wasmdp_abi::MAX_BURST as usize;
         let (lens, wins) = rest.split_at_mut((max * wasmdp_abi::area::LEN_BYTES).min(rest.len()));
         let (lens, _) = lens.as_chunks::<4>();
         let (heads, _) = wins.as_chunks_mut::<N>();
-        Some(crate::Heads::new(n, lens, heads, changed))
+        Some(crate::Heads::new(n, lens, heads, changed, verdicts))
     }
 }
 

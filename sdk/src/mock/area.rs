@@ -24,6 +24,8 @@ pub struct MockArea {
     flow_hash: bool,
     /// Windows without descriptors (`area::HEADS`).
     heads: bool,
+    /// Where the verdict bytes of heads with drops (`area::DROPS`) start, if there are any.
+    verdicts: Option<usize>,
     /// The code the host would have failed the last call with (a bad verdict, port or engine in the
     /// area), if any.
     pub refused: Option<i32>,
@@ -45,7 +47,8 @@ pub(crate) fn burst_area(area: *mut [u8], max_pkts: i32, window: i32) -> i32 {
         return err::BAD_RANGE;
     };
     let (window, flow_hash, heads) = (shape.window, shape.flow_hash, shape.heads);
-    with(|h| h.area = Some(MockArea { ptr, len, max_pkts, window, flow_hash, heads, refused: None }));
+    let verdicts = shape.drops.then(|| shape.verdicts_at(max_pkts));
+    with(|h| h.area = Some(MockArea { ptr, len, max_pkts, window, flow_hash, heads, verdicts, refused: None }));
     0
 }
 
@@ -70,6 +73,10 @@ pub(super) fn fill_area(h: &mut MockHost) {
     put(head, hdr::WINDOW, &(a.window as u16).to_le_bytes());
     put(head, hdr::ENGINE, &(-1i32).to_le_bytes());
     put(head, hdr::NOW_NS, &(h.now_ns as u64).to_le_bytes());
+    if let Some(at) = a.verdicts {
+        let n = h.packets.len().min(a.max_pkts);
+        rest[at - HEADER..][..n].fill(verdict::PASS);
+    }
     if a.heads {
         let (lens, wins) = rest.split_at_mut(a.max_pkts * area::LEN_BYTES);
         for (p, (l, w)) in h.packets.iter().zip(lens.chunks_exact_mut(4).zip(wins.chunks_exact_mut(a.window))) {
@@ -113,7 +120,10 @@ pub(super) fn apply_area(h: &mut MockHost) {
             decided.push(Decision::decode(d));
         }
     }
-    a.refused = check(&header, &decided, h.ports, a.window);
+    // Heads with drops: one verdict byte a packet, PASS or DROP.
+    let drops: Vec<u8> = a.verdicts.map(|at| r[at..][..n].to_vec()).unwrap_or_default();
+    let bad_drop = drops.iter().any(|&v| v != verdict::PASS && v != verdict::DROP);
+    a.refused = check(&header, &decided, h.ports, a.window).or(bad_drop.then_some(err::BAD_RANGE));
     h.area = Some(a);
     if a.refused.is_some() {
         return;
@@ -142,6 +152,10 @@ pub(super) fn apply_area(h: &mut MockHost) {
     }
     for (i, p) in h.packets.iter_mut().enumerate() {
         if p.dropped || p.sent_to.is_some() {
+            continue;
+        }
+        if drops.get(i) == Some(&verdict::DROP) {
+            p.dropped = true;
             continue;
         }
         match decided.get(i).map_or((verdict::PASS, 0), |d| (d.verdict, d.arg)) {

@@ -35,11 +35,15 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
     let header = read_header(region)?;
     let len = st.view.len;
     if a.heads {
+        // Checked before anything is carried out.
+        let drops = if a.drops { Some(super::drops::read(a.verdicts(region), len.min(a.max_pkts))?) } else { None };
         // Direct heads wrote the packets in place: nothing to copy back.
         if header.changed && !a.direct {
             super::heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
         }
-        if let Some(e) = header.engine.filter(|_| len > 0) {
+        if let Some(drops) = drops.filter(|d| d.next(0, len, true).is_some()) {
+            drop_then_run(drops, header.engine, st)?;
+        } else if let Some(e) = header.engine.filter(|_| len > 0) {
             let rc = crate::plugin::ops::decide::run_whole(st, e);
             if rc < 0 {
                 return Err(rc);
@@ -80,6 +84,28 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
     }
     offload_all(header.offloads, st);
     Ok(())
+}
+
+/// Heads with drops: the packets whose verdict byte is `DROP` dropped (those a 1.0 import dropped
+/// or sent during the call already gone), the header's engine run on the others.
+fn drop_then_run(drops: Marks, engine: Option<u32>, st: &mut HostState) -> Result<(), i32> {
+    if st.view.untouched() {
+        return record_and_run(&Sets { drops, sent: Marks::default() }, engine, st);
+    }
+    let header_engine = engine.map_or(u8::MAX, |e| e as u8);
+    let mut engines = [u8::MAX; MAX_BURST];
+    let engines = engines.get_mut(..st.view.len).ok_or(err::NO_BURST)?;
+    for (i, e) in engines.iter_mut().enumerate() {
+        if st.view.gone(i) {
+            continue;
+        }
+        if drops.has(i) {
+            st.view.request(i, None);
+        } else {
+            *e = header_engine;
+        }
+    }
+    run_engines(engines, st)
 }
 
 /// The header's offloads requested for every packet still in the burst.

@@ -17,9 +17,10 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], m: &mut Mapping, burst: &Burst, s: 
         return false;
     }
     let Some(region) = a.region(mem) else { return false };
+    let pkts = &burst[..burst.len().min(a.max_pkts)];
+    super::drops::reset(a, region, pkts.len());
     let (h, descs) = region.split_at_mut(HEADER);
     fill_header(h, a, burst, s);
-    let pkts = &burst[..burst.len().min(a.max_pkts)];
     if a.heads {
         return heads(pkts, descs, m);
     }

@@ -23,9 +23,10 @@ pub(crate) struct Stamp {
 #[inline(never)]
 pub(crate) fn fill(a: &Area, mem: &mut [u8], stale: &mut usize, burst: &Burst, s: &Stamp, simd: Simd) -> bool {
     let Some(region) = a.region(mem) else { return false };
+    let pkts = &burst[..burst.len().min(a.max_pkts)];
+    super::drops::reset(a, region, pkts.len());
     let (h, rest) = region.split_at_mut(HEADER);
     fill_header(h, a, burst, s);
-    let pkts = &burst[..burst.len().min(a.max_pkts)];
     if a.heads {
         super::heads::fill(a, pkts, rest, simd);
         return true;

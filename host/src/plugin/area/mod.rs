@@ -9,8 +9,9 @@
 //! a length change that does not fit the buffer drops that packet, counted as `headroom`.
 //!
 //! Before the call: `fill` (windows), `heads` (windows alone), `direct` (descriptors of packets the
-//! plugin reaches in place); after it: `apply`; the window copies both use: `copy`; the registered
-//! area, a plain record the state holds: `record`.
+//! plugin reaches in place); after it: `apply`; the window copies both use: `copy`; the verdict
+//! bytes of heads with drops, reset before and read after: `drops`; the registered area, a plain
+//! record the state holds: `record`.
 
 use crate::mbuf::flags;
 use wasmdp_abi::area::rx;
@@ -18,6 +19,7 @@ use wasmdp_abi::area::rx;
 mod apply;
 mod copy;
 mod direct;
+mod drops;
 mod fill;
 mod heads;
 pub(crate) mod record;

@@ -13,18 +13,32 @@ pub(crate) struct Area {
     pub heads: bool,
     /// Descriptors pointing at the packets in the stream's region (`area::DIRECT`).
     pub direct: bool,
+    /// A verdict byte per packet after the heads (`area::DROPS`).
+    pub drops: bool,
 }
 
 impl Area {
     /// One past its last byte (None on overflow).
     pub fn end(&self) -> Option<usize> {
-        let shape = wasmdp_abi::area::Shape {
+        self.ptr.checked_add(self.shape().size(self.max_pkts))
+    }
+
+    fn shape(&self) -> wasmdp_abi::area::Shape {
+        wasmdp_abi::area::Shape {
             window: self.window,
             flow_hash: self.flow_hash,
             heads: self.heads,
             direct: self.direct,
-        };
-        self.ptr.checked_add(shape.size(self.max_pkts))
+            drops: self.drops,
+        }
+    }
+
+    /// The verdict bytes of `area::DROPS` in `region` (its bytes: [`Area::region`]); empty
+    /// without them.
+    #[inline(always)]
+    pub(super) fn verdicts<'m>(&self, region: &'m mut [u8]) -> &'m mut [u8] {
+        let at = if self.drops { self.shape().verdicts_at(self.max_pkts) } else { region.len() };
+        region.get_mut(at..).unwrap_or_default()
     }
 
     /// Its bytes in the plugin's memory, when they are all there.

@@ -27,6 +27,7 @@ pub(crate) fn burst_area(st: &mut HostState, ptr: usize, max_pkts: i32, window: 
         flow_hash: shape.flow_hash,
         heads: shape.heads,
         direct: shape.direct,
+        drops: shape.drops,
     };
     if a.end().is_none_or(|end| end > size) {
         return err::BAD_MEMORY;

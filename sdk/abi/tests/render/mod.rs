@@ -136,7 +136,7 @@ pub fn groups() -> Vec<Group> {
             "The burst area: sizes and burst_area's window flags",
             "AREA_",
             area,
-            [HEADER, DESC, MAX_WINDOW, WINDOW_BYTES, FLOW_HASH, HEADS, DIRECT, DIRECT_HEAD, LEN_BYTES]
+            [HEADER, DESC, MAX_WINDOW, WINDOW_BYTES, FLOW_HASH, HEADS, DIRECT, DROPS, DIRECT_HEAD, LEN_BYTES]
         ),
         group!("Descriptor verdicts", "VERDICT_", area::verdict, [PASS, DROP, SEND, ENGINE]),
         group!("Descriptor RX flags", "RX_", area::rx, [VLAN, TUNNEL]),

@@ -1,0 +1,81 @@
+//! The verdict bytes of `area::DROPS` (heads, copied or direct, with a verdict a packet): set to
+//! `PASS` before the call, read and checked after it, eight at a time.
+
+use super::Area;
+use crate::mbuf::{Marks, MAX_BURST};
+use wasmdp_abi::area::verdict;
+use wasmdp_abi::err;
+
+/// Sets the burst's verdict bytes (the first `n`) to `PASS`; nothing without `DROPS`.
+#[inline(always)]
+pub(super) fn reset(a: &Area, region: &mut [u8], n: usize) {
+    if a.drops {
+        let v = a.verdicts(region);
+        let n = n.min(v.len());
+        v[..n].fill(verdict::PASS);
+    }
+}
+
+/// Each byte `PASS` (0) or `DROP` (1) in every byte of the word.
+const ONES: u64 = 0x0101_0101_0101_0101;
+/// Gathers bit 0 of each of a word's bytes into its top byte: byte `k` (bit `8k`) times
+/// `2^(56 - 7k)` lands on bit `56 + k`, and no two products of the multiplication share a bit, so
+/// nothing carries into the top byte.
+const GATHER: u64 = 0x0102_0408_1020_4080;
+
+/// The drops that the first `n` verdict bytes ask for, every byte checked before any is used:
+/// `BAD_RANGE` at a byte that is neither `PASS` nor `DROP`.
+pub(super) fn read(verdicts: &[u8], n: usize) -> Result<Marks, i32> {
+    const _: () = assert!(verdict::PASS == 0 && verdict::DROP == 1);
+    let v = verdicts.get(..n.min(MAX_BURST)).ok_or(err::BAD_MEMORY)?;
+    let mut words = [0u64; MAX_BURST / 64];
+    let (eights, rest) = v.as_chunks::<8>();
+    let mut bad = 0u64;
+    for (k, e) in eights.iter().enumerate() {
+        let w = u64::from_le_bytes(*e);
+        bad |= w & !ONES;
+        words[k / 8] |= (w.wrapping_mul(GATHER) >> 56) << (k % 8 * 8);
+    }
+    for (j, &b) in rest.iter().enumerate() {
+        let i = eights.len() * 8 + j;
+        bad |= u64::from(b & !1);
+        words[i / 64] |= u64::from(b & 1) << (i % 64);
+    }
+    if bad != 0 {
+        return Err(err::BAD_RANGE);
+    }
+    Ok(Marks::from_words(words))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::read;
+    use crate::mbuf::MAX_BURST;
+    use proptest::prelude::*;
+    use wasmdp_abi::err;
+
+    proptest! {
+        /// On bytes of 0 and 1 the drops are the ones, at every length up to the largest burst; a
+        /// byte of anything else anywhere among the first `n` refuses the whole read, and one past
+        /// them changes nothing.
+        #[test]
+        fn drops_are_the_ones_and_anything_else_refuses(
+            bytes in proptest::collection::vec(0u8..=1, MAX_BURST), n in 0usize..=MAX_BURST,
+            other in proptest::option::of((0usize..MAX_BURST, 2u8..=255)),
+        ) {
+            let mut bytes = bytes;
+            if let Some((at, b)) = other {
+                bytes[at] = b;
+            }
+            let got = read(&bytes, n);
+            if other.is_some_and(|(at, _)| at < n) {
+                prop_assert_eq!(got, Err(err::BAD_RANGE));
+            } else {
+                let got = got.unwrap();
+                for (i, &b) in bytes.iter().enumerate() {
+                    prop_assert_eq!(got.has(i), i < n && b == 1, "byte {}", i);
+                }
+            }
+        }
+    }
+}
