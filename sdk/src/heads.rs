@@ -101,6 +101,16 @@ impl<'h, const N: usize> Iterator for VerdictsMut<'h, N> {
         }
     }
 
+    /// The `n`-th next packet, in O(1) (the default is a loop, and WebAssembly pays an epoch check
+    /// at each loop header).
+    #[inline(always)]
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        match &mut self.0 {
+            VerdictsKind::Copied(it) => it.nth(n).map(copied::<N>),
+            VerdictsKind::Direct(it) => it.nth(n).map(direct::<N>),
+        }
+    }
+
     #[inline(always)]
     fn fold<B, F: FnMut(B, Self::Item) -> B>(mut self, init: B, mut f: F) -> B {
         let mut acc = init;
@@ -141,6 +151,11 @@ impl<'h, const N: usize> Iterator for Verdicts<'h, N> {
     #[inline(always)]
     fn next(&mut self) -> Option<Self::Item> {
         self.0.next().map(|(b, v)| (&*b, v))
+    }
+
+    #[inline(always)]
+    fn nth(&mut self, n: usize) -> Option<Self::Item> {
+        self.0.nth(n).map(|(b, v)| (&*b, v))
     }
 
     #[inline(always)]

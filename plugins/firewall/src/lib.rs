@@ -16,8 +16,9 @@
 //! port, outside port, protocol. On the inside every IPv4 packet passes and its flow is written to
 //! the map (one `map_update_batch` per burst); on the outside each IPv4 packet's flow is looked up
 //! (one `map_lookup_batch` per burst) and the packet dropped unless found. ARP passes both ways;
-//! any other frame (IPv6, headers cut short or longer than the 64-byte window) passes from the
-//! inside untracked and is dropped on the outside. Counters: `allowed`, `denied`, `untracked`, and
+//! any other frame (IPv6, headers cut short or longer than the first 64 bytes) passes from the
+//! inside untracked and is dropped on the outside. Per packet the policy reads its first 64 bytes
+//! in place (direct heads with drops: a verdict byte a packet; a native build gets them copied). Counters: `allowed`, `denied`, `untracked`, and
 //! `unrecorded` (flows the map refused: none with LRU, unless the capacity is smaller than a burst).
 #![cfg_attr(not(test), no_std)]
 
@@ -25,9 +26,9 @@ use wasmdp_sdk::net::fast::bytes_at;
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Engine, Error, Map, MapKind, Params, Policy, Refusal};
 
 const MAX: usize = wasmdp_sdk::abi::MAX_BURST as usize;
-/// Bytes of each packet placed in the window: Ethernet, two VLAN tags, IPv4 with up to two option
+/// Bytes of each packet the policy reads: Ethernet, two VLAN tags, IPv4 with up to two option
 /// words, the ports.
-const WINDOW: u16 = 64;
+const HEAD: u16 = 64;
 /// The flow key: inside address, outside address, inside port, outside port, protocol.
 pub type FlowKey = [u8; 13];
 
@@ -77,7 +78,7 @@ pub fn parse(head: &[u8]) -> Frame {
 }
 
 /// The flow key of an untagged IPv4 packet without options (the frames that dominate real
-/// traffic), read at fixed offsets of the window's first 38 bytes: the addresses as one word and
+/// traffic), read at fixed offsets of the packet's first 38 bytes: the addresses as one word and
 /// the ports as another, swapped by a rotation for a packet from the outside. None: any other
 /// frame, for [`parse`] (which gives the same key for these: `fast_key_is_parse`).
 #[inline(always)]
@@ -143,7 +144,7 @@ struct Scratch {
 }
 
 impl Policy for Firewall {
-    const AREA: AreaSpec = AreaSpec::Windows(WINDOW);
+    const AREA: AreaSpec = AreaSpec::DirectHeadsWithDrops(HEAD);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let mut buf = [0u8; 16];
@@ -176,19 +177,19 @@ impl Policy for Firewall {
         let Scratch { keys, values, found } = &mut self.scratch;
         let inside = self.inside;
         let (mut flows, mut untracked, mut denied) = (0, 0u64, 0u64);
-        for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
-            if let Some(key) = fast_key(w.bytes(), inside) {
+        for (bytes, v) in burst.heads::<{ HEAD as usize }>()?.verdicts()? {
+            if let Some(key) = fast_key(bytes, inside) {
                 keys[flows] = key;
                 flows += 1;
                 continue;
             }
-            match parse(w.bytes()) {
+            match parse(bytes) {
                 Frame::Ipv4 { src, dst, sport, dport, proto } => {
                     keys[flows] = flow_key(src, dst, sport, dport, proto, inside);
                     flows += 1;
                 }
                 Frame::Other if !inside => {
-                    w.drop();
+                    v.drop();
                     denied += 1;
                 }
                 Frame::Arp | Frame::Other => untracked += 1,
@@ -223,14 +224,14 @@ impl Policy for Firewall {
 #[inline(never)]
 fn drop_unknown(burst: &mut Burst, found: &[u8]) -> Result<u64, Error> {
     let (mut k, mut refused) = (0, 0);
-    for mut w in burst.windows_of::<{ WINDOW as usize }>()? {
+    for (bytes, v) in burst.heads::<{ HEAD as usize }>()?.verdicts()? {
         // A flow is a packet the general parse finds IPv4 in (`fast_key` gives the same key for
         // those it reads: `fast_key_is_parse`); this rare path needs no shortcut.
-        if !matches!(parse(w.bytes()), Frame::Ipv4 { .. }) {
+        if !matches!(parse(bytes), Frame::Ipv4 { .. }) {
             continue;
         }
         if found.get(k) == Some(&0) {
-            w.drop();
+            v.drop();
             refused += 1;
         }
         k += 1;

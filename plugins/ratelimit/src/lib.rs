@@ -7,7 +7,8 @@
 //! | `burst` | `rate_pps / 10`, at least 1 | packets a source may send at once after being idle |
 //! | `sources` | 65536 | most sources tracked (the map's capacity); packets of further sources pass, counted |
 //!
-//! Per burst: the windows (64 bytes) give each packet's IPv4 source; the buckets of the burst's
+//! Per burst: each packet's first 64 bytes, read in place (direct heads with drops: a verdict byte
+//! a packet; a native build gets them copied), give its IPv4 source; the buckets of the burst's
 //! sources are read with one `map_lookup_batch` and written back with one `map_update_batch`, so the
 //! host calls are two per burst (per 64 packets in larger bursts), not per packet. Each bucket is
 //! charged once for all its source's packets, as if each had taken its credit in turn; over-rate
@@ -25,8 +26,8 @@
 
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Event, Map, MapKind, Params, Policy, Refusal};
 
-/// Bytes of each packet the host places in the window.
-const WINDOW: u16 = 64;
+/// Bytes of each packet the policy reads.
+const HEAD: u16 = 64;
 
 /// Least time between two `over_rate` events of one queue.
 pub const EVENT_GAP_NS: u64 = 10_000_000;
@@ -70,7 +71,7 @@ struct Scratch {
 }
 
 impl Policy for RateLimit {
-    const AREA: AreaSpec = AreaSpec::Windows(WINDOW);
+    const AREA: AreaSpec = AreaSpec::DirectHeadsWithDrops(HEAD);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let rate = params.get_u64("rate_pps")?.ok_or_else(|| Refusal::missing("rate_pps"))?;
@@ -165,23 +166,24 @@ fn sources(
     slot: &mut [u8; CHUNK],
     count: &mut [u8; CHUNK],
 ) -> Result<(usize, usize), Error> {
-    let mut windows = burst.windows_of::<{ WINDOW as usize }>()?;
+    let mut heads = burst.heads::<{ HEAD as usize }>()?;
+    let mut packets = heads.verdicts()?;
     if start > 0 {
-        windows.nth(start - 1);
+        packets.nth(start - 1);
     }
     let (mut u, mut n) = (0, 0);
     // `run`: packets of `last_j` since its count was last brought up to date. Counted in a
     // register and added when the source changes, not stored per packet.
     let (mut last_src, mut last_j, mut run) = (0u32, usize::MAX, 0u8);
     while n < CHUNK {
-        let Some(w) = windows.next() else { break };
+        let Some((bytes, _)) = packets.next() else { break };
         let i = n;
         // The slots written this burst: the later passes read no other.
         n += 1;
         // Both cases end in the one store: a `continue` for the frame without a source made
         // LLVM nest a loop for runs of such frames, and WebAssembly pays an epoch check at each
         // loop header, every packet.
-        slot[i] = match source(w.bytes()) {
+        slot[i] = match source(bytes) {
             None => NONE,
             Some(src) => {
                 let key = u32::from_ne_bytes(src);
@@ -215,8 +217,9 @@ fn sources(
 /// Gives the drop verdict to each packet of the chunk past its source's `passing` count, in order;
 /// returns how many.
 fn drop_over(burst: &mut Burst, start: usize, slot: &[u8], passing: &mut [u8]) -> Result<u64, Error> {
-    // A window is looked up (in O(1)) only for a packet to drop.
-    let mut windows = burst.windows_of::<{ WINDOW as usize }>()?.skip(start);
+    // A packet's verdict is looked up (in O(1)) only for a packet to drop.
+    let mut heads = burst.heads::<{ HEAD as usize }>()?;
+    let mut packets = heads.verdicts()?.skip(start);
     let (mut limited, mut at) = (0, 0);
     for (i, &s) in slot.iter().enumerate() {
         let Some(p) = passing.get_mut(usize::from(s)) else { continue };
@@ -224,8 +227,8 @@ fn drop_over(burst: &mut Burst, start: usize, slot: &[u8], passing: &mut [u8]) -
             *p -= 1;
             continue;
         }
-        if let Some(mut w) = windows.nth(i - at) {
-            w.drop();
+        if let Some((_, v)) = packets.nth(i - at) {
+            v.drop();
         }
         at = i + 1;
         limited += 1;

@@ -34,21 +34,15 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
     let region = a.region(mem).ok_or(err::BAD_MEMORY)?;
     let header = read_header(region)?;
     let len = st.view.len;
+    if a.heads && a.drops {
+        return heads_with_drops(a, region, &header, st);
+    }
     if a.heads {
-        // Checked before anything is carried out.
-        let drops = if a.drops { Some(super::drops::read(a.verdicts(region), len.min(a.max_pkts))?) } else { None };
         // Direct heads wrote the packets in place: nothing to copy back.
         if header.changed && !a.direct {
             super::heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
         }
-        if let Some(drops) = drops.filter(|d| d.next(0, len, true).is_some()) {
-            drop_then_run(drops, header.engine, st)?;
-        } else if let Some(e) = header.engine.filter(|_| len > 0) {
-            let rc = crate::plugin::ops::decide::run_whole(st, e);
-            if rc < 0 {
-                return Err(rc);
-            }
-        }
+        run_header_engine(&header, st)?;
         offload_all(header.offloads, st);
         return Ok(());
     }
@@ -65,12 +59,7 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
         if seen.dirty {
             copy_back(descs, wins, a.window, st)?;
         }
-        if let Some(e) = header.engine.filter(|_| len > 0) {
-            let rc = crate::plugin::ops::decide::run_whole(st, e);
-            if rc < 0 {
-                return Err(rc);
-            }
-        }
+        run_header_engine(&header, st)?;
     } else {
         let header_engine = header.engine.map_or(u8::MAX, |e| e as u8);
         // An engine code per packet, in an array sized for bursts of up to 64 when the burst fits:
@@ -81,6 +70,37 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
         } else {
             carry_and_run::<{ crate::mbuf::MAX_BURST }>(descs, wins, a, header_engine, seen, st)?;
         }
+    }
+    offload_all(header.offloads, st);
+    Ok(())
+}
+
+/// The header's engine on the whole burst, when it names one and the burst is not empty.
+fn run_header_engine(header: &Header, st: &mut HostState) -> Result<(), i32> {
+    if let Some(e) = header.engine.filter(|_| st.view.len > 0) {
+        let rc = crate::plugin::ops::decide::run_whole(st, e);
+        if rc < 0 {
+            return Err(rc);
+        }
+    }
+    Ok(())
+}
+
+/// [`apply`] for heads with drops (`area::DROPS`): the verdict bytes read and checked before
+/// anything is carried out, the heads copied back (copied heads, `CHANGED`), the drops, then the
+/// header's engine on the rest and its offloads. Out of line, so that heads without drops keep
+/// their code.
+#[inline(never)]
+fn heads_with_drops(a: &Area, region: &mut [u8], header: &Header, st: &mut HostState) -> Result<(), i32> {
+    let len = st.view.len;
+    let drops = super::drops::read(a.verdicts(region), len.min(a.max_pkts))?;
+    if header.changed && !a.direct {
+        super::heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
+    }
+    if drops.next(0, len, true).is_some() {
+        drop_then_run(drops, header.engine, st)?;
+    } else {
+        run_header_engine(header, st)?;
     }
     offload_all(header.offloads, st);
     Ok(())
