@@ -174,3 +174,34 @@ fn drops_without_heads_are_refused() {
         assert_eq!(w.send(&frames), frames, "{name}: the module runs, without an area");
     }
 }
+
+/// The SDK's verdicts on direct heads with drops, in WebAssembly (the `drops-probe` test plugin):
+/// walked a packet a loop turn, four a turn (`for_each`) and by `nth`, each packet walked is dropped
+/// when its first byte is odd, else its second byte is written in place; the wire shows exactly
+/// that, and nothing of the packets not walked changed.
+#[test]
+fn the_sdks_verdicts_on_direct_heads_reach_the_wire() {
+    let plugin = common::plugin_path("drops_probe");
+    for walk in ["for", "fold", "nth"] {
+        let mut w = Wire::new(&format!(
+            "policy: {{plugin: {}, params: {{walk: {walk}}}, on_failure: fail_closed}}",
+            plugin.display()
+        ));
+        // Nine packets (two runs of four and one more, for `for_each`), first bytes 0..9.
+        let frames: Vec<Vec<u8>> = (0..9u8).map(|i| frame(60 + usize::from(i) * 20, i)).collect();
+        let want: Vec<Vec<u8>> = frames
+            .iter()
+            .filter(|f| f[0] % 2 == 0)
+            .map(|f| {
+                let mut o = f.clone();
+                if walk != "nth" {
+                    o[1] = 0xAB;
+                }
+                o
+            })
+            .collect();
+        assert_eq!(w.send(&frames), want, "{walk}");
+        assert_eq!(w.counts().drops.policy, 4, "{walk}");
+        assert_eq!(w.plugin().errors.load(Relaxed), 0, "{walk}");
+    }
+}

@@ -9,8 +9,8 @@
 //! | `deny_proto` | IPv4 packets of this IP protocol (0..=255, e.g. 17 for UDP, 6 for TCP) |
 //! | `engine` | engine for the packets that pass (default `io`) |
 //!
-//! Per packet, on direct heads with drops (ABI 1.1: each packet's first 64 bytes read in place, a
-//! verdict byte a packet; a native build gets the heads copied in): Ethernet, up to two VLAN tags
+//! Per packet, on heads with drops (ABI 1.1: each packet's first 64 bytes copied in, read only, and
+//! a verdict byte a packet): Ethernet, up to two VLAN tags
 //! (0x8100, 0x88a8, 0x9100), IPv4, UDP. Non-IPv4 packets and headers cut short never match.
 //! Matching packets are dropped and counted in the counter `denied`; the engine runs after the call
 //! on the packets that pass. No host call per packet or per run of passing packets.
@@ -187,7 +187,7 @@ pub struct Acl {
 }
 
 impl Policy for Acl {
-    const AREA: AreaSpec = AreaSpec::DirectHeadsWithDrops(HEAD);
+    const AREA: AreaSpec = AreaSpec::HeadsWithDrops(HEAD);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let mut buf = [0u8; 32];

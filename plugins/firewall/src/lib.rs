@@ -18,7 +18,7 @@
 //! (one `map_lookup_batch` per burst) and the packet dropped unless found. ARP passes both ways;
 //! any other frame (IPv6, headers cut short or longer than the first 64 bytes) passes from the
 //! inside untracked and is dropped on the outside. Per packet the policy reads its first 64 bytes
-//! in place (direct heads with drops: a verdict byte a packet; a native build gets them copied). Counters: `allowed`, `denied`, `untracked`, and
+//! (heads with drops: copied in, a verdict byte a packet out). Counters: `allowed`, `denied`, `untracked`, and
 //! `unrecorded` (flows the map refused: none with LRU, unless the capacity is smaller than a burst).
 #![cfg_attr(not(test), no_std)]
 
@@ -144,7 +144,7 @@ struct Scratch {
 }
 
 impl Policy for Firewall {
-    const AREA: AreaSpec = AreaSpec::DirectHeadsWithDrops(HEAD);
+    const AREA: AreaSpec = AreaSpec::HeadsWithDrops(HEAD);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let mut buf = [0u8; 16];

@@ -7,8 +7,8 @@
 //! | `burst` | `rate_pps / 10`, at least 1 | packets a source may send at once after being idle |
 //! | `sources` | 65536 | most sources tracked (the map's capacity); packets of further sources pass, counted |
 //!
-//! Per burst: each packet's first 64 bytes, read in place (direct heads with drops: a verdict byte
-//! a packet; a native build gets them copied), give its IPv4 source; the buckets of the burst's
+//! Per burst: each packet's first 64 bytes (heads with drops: copied in, a verdict byte a packet
+//! out) give its IPv4 source; the buckets of the burst's
 //! sources are read with one `map_lookup_batch` and written back with one `map_update_batch`, so the
 //! host calls are two per burst (per 64 packets in larger bursts), not per packet. Each bucket is
 //! charged once for all its source's packets, as if each had taken its credit in turn; over-rate
@@ -71,7 +71,7 @@ struct Scratch {
 }
 
 impl Policy for RateLimit {
-    const AREA: AreaSpec = AreaSpec::DirectHeadsWithDrops(HEAD);
+    const AREA: AreaSpec = AreaSpec::HeadsWithDrops(HEAD);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let rate = params.get_u64("rate_pps")?.ok_or_else(|| Refusal::missing("rate_pps"))?;

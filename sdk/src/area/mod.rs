@@ -57,12 +57,14 @@ pub enum AreaSpec {
     /// [`Heads::verdicts`](crate::Heads::verdicts) or
     /// [`verdicts_mut`](crate::Heads::verdicts_mut), each packet's first bytes and a
     /// [`Verdict`](crate::Verdict) that can drop it. For a filter that drops some packets on what
-    /// their headers say, without a descriptor a packet.
+    /// their headers say (an ACL, a firewall, a rate limiter) or a rewrite that drops what it cannot
+    /// rewrite, without a descriptor a packet.
     HeadsWithDrops(u16),
     /// [`AreaSpec::DirectHeads`] with a verdict per packet: as [`AreaSpec::HeadsWithDrops`], the
-    /// packets read and written in place. The cheapest per-packet path of the host for a filter
-    /// (an ACL) or a rewrite that drops what it cannot rewrite (a NAT). Native builds get
-    /// [`AreaSpec::HeadsWithDrops`] of this many bytes instead.
+    /// packets read and written in place. The fewest host instructions a packet for a filter, but
+    /// in time copied heads measured faster (docs/ABI.md, "Drops": the direct pool's page-aligned
+    /// buffers meet on the same cache sets). Native builds get [`AreaSpec::HeadsWithDrops`] of this
+    /// many bytes instead.
     DirectHeadsWithDrops(u16),
 }
 

@@ -15,7 +15,7 @@ use wasmdp_abi::err;
 pub(super) fn fill(a: &Area, pkts: &[Pkt], rest: &mut [u8], simd: Simd) {
     let w = a.window;
     let (lens, wins) = rest.split_at_mut(a.max_pkts * LEN_BYTES);
-    with_const!(w, W in [16, 32, 64] => fill_heads::<W>(pkts, lens, wins, w, simd));
+    with_const!(w, W in [16, 32, 64, 128] => fill_heads::<W>(pkts, lens, wins, w, simd));
 }
 
 /// Out of line, each instance, as `fill_windows` (its registers allocated for its loop alone).
@@ -27,6 +27,15 @@ fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], wi
     for (p, (l, w)) in pkts.iter().zip(lens.chunks_exact_mut(LEN_BYTES).zip(wins.chunks_exact_mut(window))) {
         let data = p.data();
         l.copy_from_slice(&(data.len() as u32).to_le_bytes());
+        if W > 64 && data.len() < W {
+            // A packet shorter than a large window (a 64-byte frame in `dnat`'s 128 bytes): the
+            // window zeroed whole in fixed stores, then its bytes, where zeroing from the packet's
+            // end was a call into memset per packet.
+            w.fill(0);
+            let k = data.len();
+            copy_small(simd, &mut w[..k], data);
+            continue;
+        }
         let k = copy_prefix::<W>(simd, w, data);
         if k < window {
             // The window's bytes past the packet read as zeros, not as an earlier burst's packet.
@@ -61,7 +70,7 @@ pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(),
         if view.untouched() {
             let n = n.min(burst.len());
             let pkts = &mut burst[..n];
-            with_const!(w, W in [16, 32, 64] => copy_back_heads::<W>(pkts, wins, w, simd));
+            with_const!(w, W in [16, 32, 64, 128] => copy_back_heads::<W>(pkts, wins, w, simd));
             return;
         }
         for (i, win) in wins.chunks_exact(w).take(n).enumerate() {
