@@ -1,5 +1,7 @@
 //! Heads ([`AreaSpec::Heads`](crate::AreaSpec::Heads)): each packet's first `N` bytes and its
-//! length, without descriptors, for policies that rewrite every packet's headers in place.
+//! length, without descriptors, for policies that rewrite every packet's headers in place; with
+//! drops ([`AreaSpec::HeadsWithDrops`](crate::AreaSpec::HeadsWithDrops)) also a verdict byte a
+//! packet, for policies that drop some packets on what their headers say.
 
 use crate::Error;
 
@@ -8,8 +10,9 @@ use crate::Error;
 ///
 /// Reading changes nothing. After [`heads_mut`](Heads::heads_mut) or
 /// [`iter_mut`](Heads::iter_mut), once `on_burst` returns `Ok`, every packet's first `min(len, N)`
-/// bytes are replaced by its head, changed or not (to change a few packets, or to decide per packet,
-/// ask for [`Windows`](crate::AreaSpec::Windows)).
+/// bytes are replaced by its head, changed or not (to drop packets, ask for heads with drops and
+/// walk [`verdicts`](Heads::verdicts) or [`verdicts_mut`](Heads::verdicts_mut); to send or resize
+/// them, [`Windows`](crate::AreaSpec::Windows)).
 ///
 /// With [`AreaSpec::DirectHeads`](crate::AreaSpec::DirectHeads) (in WebAssembly) each head *is* the
 /// packet's first `N` bytes, in place: nothing is copied, and past a shorter packet's end the head

@@ -131,3 +131,31 @@ impl AreaSpec {
 /// Whether this build reaches packets in place ([`AreaSpec::DirectHeads`]): WebAssembly, where the
 /// host maps the packet region into the memory; native builds get copies instead.
 const DIRECT: bool = cfg!(target_arch = "wasm32");
+
+#[cfg(test)]
+mod tests {
+    use super::AreaSpec;
+
+    /// Every spec registers the bytes, packets and flags whose shape the ABI sizes the same (what
+    /// the host checks the area against), the verdict bytes of drops included.
+    #[test]
+    fn each_spec_is_the_size_its_registration_says() {
+        for w in [1u16, 16, 64, 128, 1024] {
+            for spec in [
+                AreaSpec::Windows(w),
+                AreaSpec::HashedWindows(w),
+                AreaSpec::Heads(w),
+                AreaSpec::DirectHeads(w),
+                AreaSpec::HeadsWithDrops(w),
+                AreaSpec::DirectHeadsWithDrops(w),
+            ] {
+                let (max_pkts, window) = spec.shape();
+                let shape = wasmdp_abi::area::parse_window(window | spec.flags()).expect("a valid registration");
+                assert_eq!(shape.size(max_pkts as usize), spec.bytes(), "{spec:?}");
+                let drops = matches!(spec, AreaSpec::HeadsWithDrops(_) | AreaSpec::DirectHeadsWithDrops(_));
+                assert_eq!(shape.drops, drops, "{spec:?}");
+            }
+        }
+        assert_eq!(AreaSpec::Header.bytes(), wasmdp_abi::area::HEADER);
+    }
+}
