@@ -10,7 +10,7 @@ use super::packets::adjust;
 use super::{put, with, MockHost};
 use crate::AreaSpec;
 use wasmdp_abi::area::{self, desc, hdr, verdict, DESC, HEADER};
-use wasmdp_abi::decision::{Decision, HeaderOut};
+use wasmdp_abi::decision::{drop_verdict, Decision, HeaderOut};
 use wasmdp_abi::{engine, err};
 
 /// A registered burst area.
@@ -120,10 +120,11 @@ pub(super) fn apply_area(h: &mut MockHost) {
             decided.push(Decision::decode(d));
         }
     }
-    // Heads with drops: one verdict byte a packet, PASS or DROP.
-    let drops: Vec<u8> = a.verdicts.map(|at| r[at..][..n].to_vec()).unwrap_or_default();
-    let bad_drop = drops.iter().any(|&v| v != verdict::PASS && v != verdict::DROP);
-    a.refused = check(&header, &decided, h.ports, a.window).or(bad_drop.then_some(err::BAD_RANGE));
+    // Heads with drops: one verdict byte a packet, checked by the ABI's rule.
+    let drops: Result<Vec<bool>, i32> =
+        a.verdicts.map_or(Ok(Vec::new()), |at| r[at..][..n].iter().map(|&v| drop_verdict(v)).collect());
+    a.refused = check(&header, &decided, h.ports, a.window).or(drops.as_ref().err().copied());
+    let drops = drops.unwrap_or_default();
     h.area = Some(a);
     if a.refused.is_some() {
         return;
@@ -154,7 +155,7 @@ pub(super) fn apply_area(h: &mut MockHost) {
         if p.dropped || p.sent_to.is_some() {
             continue;
         }
-        if drops.get(i) == Some(&verdict::DROP) {
+        if drops.get(i) == Some(&true) {
             p.dropped = true;
             continue;
         }

@@ -119,11 +119,8 @@ fn drop_then_run(drops: Marks, engine: Option<u32>, st: &mut HostState) -> Resul
         if st.view.gone(i) {
             continue;
         }
-        if drops.has(i) {
-            st.view.request(i, None);
-        } else {
-            *e = header_engine;
-        }
+        let v = if drops.has(i) { verdict::DROP } else { verdict::PASS };
+        *e = verdict_of(v, 0, header_engine, &mut st.view, i);
     }
     run_engines(engines, st)
 }
