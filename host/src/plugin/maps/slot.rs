@@ -29,9 +29,10 @@
 use super::sync::{back_off, fence, AtomicU64};
 use std::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
-/// Slot states (the header's low bits).
-pub(super) const EMPTY: u64 = 0;
-pub(super) const FULL: u64 = 1;
+/// Slot states (the header's low bit). Full is 0, so that "full, no write under way", the test
+/// of every slot a probe reads, is one test of two bits against zero.
+pub(super) const EMPTY: u64 = 1;
+pub(super) const FULL: u64 = 0;
 const STATE: u64 = 1;
 /// A write is under way.
 const WRITING: u64 = 4;

@@ -20,14 +20,16 @@ struct Slots<'a, const KW: usize, const S: usize> {
 impl<const KW: usize, const S: usize> Slots<'_, KW, S> {
     /// The slot, header and value of `key`, read in one pass; None: absent (checked against the
     /// deletions counted `moves` before the probe, or before a run of probes); Err: a deletion
-    /// overlapped the miss.
+    /// overlapped the miss, or the probe's steps `left` ([`probe`]) were spent.
     #[inline(always)]
-    fn find(self, key: [u64; KW], moves: u64) -> Result<Option<(usize, u64, u64)>, ()> {
+    fn find(self, key: [u64; KW], moves: u64, left: &mut usize) -> Result<Option<(usize, u64, u64)>, ()> {
         let read =
             |s: &&[AtomicU64; S]| (0..KW).all(|j| s[1 + j].load(Relaxed) == key[j]).then(|| s[1 + KW].load(Relaxed));
-        match probe(self.slots.len(), hash_words(self.hasher, &key), |i| self.slots.get(i), read) {
+        // SAFETY: `probe` reads slots below the count it is given, the slice's length.
+        let slot_of = |i| Some(unsafe { self.slots.get_unchecked(i) });
+        match probe(self.slots.len(), hash_words(self.hasher, &key), left, slot_of, read) {
             Some(found) => Ok(Some(found)),
-            None if self.moves.miss_holds(moves) => Ok(None),
+            None if *left > 0 && self.moves.miss_holds(moves) => Ok(None),
             None => Err(()),
         }
     }
@@ -46,10 +48,17 @@ impl Table {
         (hashed && l.value_words == 1 && (1..=2).contains(&l.key_words)).then_some((l.key_words, l.lru, l.ttl))
     }
 
+    /// The slots as `[AtomicU64; S]`, with `hasher`: a copy of the table's the batch made, which the
+    /// compiler may keep in registers (through `&self`, whose atomics any store might change for
+    /// all it knows, it loaded the hasher again for every key).
     #[inline(always)]
-    fn fixed<const KW: usize, const S: usize>(&self) -> Slots<'_, KW, S> {
+    fn fixed<'a, const KW: usize, const S: usize>(&'a self, hasher: &'a SeedableRandomState) -> Slots<'a, KW, S> {
         debug_assert_eq!(self.layout.stride, S);
-        Slots { slots: &self.words.as_chunks::<S>().0[..self.layout.slots], hasher: &self.hasher, moves: &self.moves }
+        let slots = &self.words.as_chunks::<S>().0[..self.layout.slots];
+        // Hash maps have slots (three an entry, and at least one entry): said here, before the
+        // batch's loop, so that the probe's test of it is not made for every key.
+        assert!(!slots.is_empty(), "a hash map without slots");
+        Slots { slots, hasher, moves: &self.moves }
     }
 
     /// Whether the entry of `slot` has not expired at `now` (`ttl_ms`; expiry's stamp at word
@@ -72,7 +81,7 @@ impl Table {
         slots: Slots<'_, KW, S>,
         key: [u64; KW],
     ) -> Option<(usize, u64, u64)> {
-        self.miss_checked(|| slots.find(key, self.moves.read()).ok().flatten())
+        self.miss_checked(|| slots.find(key, self.moves.read(), &mut slots.slots.len()).ok().flatten())
     }
 
     /// Marks slot `i` used at use clock `clock` (LRU) and millisecond `now` (expiry), as
@@ -93,23 +102,25 @@ impl Table {
     }
 
     /// Looks the keys of `io` up in turn, in a map of the fixed shape `(KW, LRU, TTL)` with
-    /// `S` words a slot; returns the hits. A hit marks its entry used, as
+    /// `S` words a slot; returns the hits (counted as the misses, the rarer case a flow table's
+    /// lookups meet, taken from the keys). A hit marks its entry used, as
     /// [`lookup`](Table::lookup) does (with the use clock as the batch began).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
         &self,
         io: &mut impl WordBatch,
     ) -> usize {
-        let slots = self.fixed::<KW, S>();
+        let hasher = self.hasher.clone();
+        let slots = self.fixed::<KW, S>(&hasher);
         let now = if TTL { self.now_ms() } else { 0 };
         let (clock, ttl_ms) = (self.clock.load(Relaxed), self.spec.ttl_ms);
-        let (mut hits, mut i, n) = (0, 0, io.len());
+        let (mut misses, mut i, n) = (0, 0, io.len());
         let mut answer = |io: &mut _, i, found: Option<(usize, u64, u64)>| {
             let found = found.filter(|&(at, ..)| Self::fresh::<KW, S, LRU, TTL>(&slots.slots[at], now, ttl_ms));
             if let Some((at, ..)) = found {
                 Self::touch_fixed::<KW, S, LRU, TTL>(&slots.slots[at], clock, now);
             }
-            hits += usize::from(found.is_some());
+            misses += usize::from(found.is_none());
             // SAFETY: the callers below pass i < n = io.len().
             unsafe { WordBatch::put(io, i, found.map(|(.., v)| v)) };
         };
@@ -117,11 +128,11 @@ impl Table {
             // A run of keys with no call in it, up to a lookup that raced a deletion, finished out
             // of line (so the loop's values stay in registers and a found entry is never
             // merged with the slow path's through the stack). The deletion count read once for
-            // the run, before each of its probes.
-            let moves = self.moves.read();
+            // the run, before each of its probes, and the probes' steps a budget of the run's.
+            let (moves, mut left) = (self.moves.read(), slots.slots.len());
             while i < n {
                 // SAFETY: i < n = io.len(); KW words is this table's key shape.
-                let Ok(found) = slots.find(unsafe { io.key::<KW>(i) }, moves) else { break };
+                let Ok(found) = slots.find(unsafe { io.key::<KW>(i) }, moves, &mut left) else { break };
                 answer(&mut *io, i, found);
                 i += 1;
             }
@@ -132,7 +143,7 @@ impl Table {
                 i += 1;
             }
         }
-        hits
+        n - misses
     }
 
     /// Sets the keys of `io` to its values in turn, in a map of the fixed shape; returns how
@@ -140,12 +151,13 @@ impl Table {
     /// in place (marked used); an absent or expired one takes the general insert.
     ///
     /// [`MapError::Full`]: super::MapError::Full
-    #[inline]
+    #[inline(always)]
     pub(crate) fn update_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
         &self,
         io: &impl WordBatch,
     ) -> usize {
-        let slots = self.fixed::<KW, S>();
+        let hasher = self.hasher.clone();
+        let slots = self.fixed::<KW, S>(&hasher);
         let now = if TTL { self.now_ms() } else { 0 };
         let ttl_ms = self.spec.ttl_ms;
         let (mut i, n) = (0, io.len());
@@ -154,11 +166,11 @@ impl Table {
             // registers), up to a key that raced a deletion or is to be inserted, which the slow
             // path finishes out of line. The deletion count and the use clock read once for the
             // run (an insert may evict, a deletion, and advances the clock).
-            let (moves, clock) = (self.moves.read(), self.clock.load(Relaxed));
+            let (moves, clock, mut left) = (self.moves.read(), self.clock.load(Relaxed), slots.slots.len());
             while i < n {
                 // SAFETY: i < n = io.len(); KW words is this table's key shape.
                 let (key, value) = unsafe { (io.key::<KW>(i), io.value(i)) };
-                let Ok(found) = slots.find(key, moves) else { break };
+                let Ok(found) = slots.find(key, moves, &mut left) else { break };
                 if !Self::rewrite::<KW, S, LRU, TTL>(slots, found, value, (clock, now, ttl_ms)) {
                     break;
                 }

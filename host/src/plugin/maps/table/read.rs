@@ -54,7 +54,8 @@ impl Table {
             let key = word_of(key);
             let found = probe(
                 self.layout.slots,
-                self.home(&[key]),
+                hash_words(&self.hasher, &[key]),
+                &mut self.layout.slots.clone(),
                 |i| Some(self.slot(i)),
                 |s| (s[1].load(Relaxed) == key).then_some(()),
             );
@@ -65,7 +66,8 @@ impl Table {
             let (a, b) = (word_of(&key[..8]), word_of(&key[8..]));
             let found = probe(
                 self.layout.slots,
-                self.home(&[a, b]),
+                hash_words(&self.hasher, &[a, b]),
+                &mut self.layout.slots.clone(),
                 |i| Some(self.slot(i)),
                 |s| (s[1].load(Relaxed) == a && s[2].load(Relaxed) == b).then_some(()),
             );
@@ -75,7 +77,8 @@ impl Table {
         let kw = &mut kw[..self.layout.key_words];
         words_of(key, kw);
         let same = |slot: &[AtomicU64]| self.key_words(slot).iter().zip(kw.iter()).all(|(a, b)| a.load(Relaxed) == *b);
-        let found = probe(self.layout.slots, self.home(kw), |i| Some(self.slot(i)), |s| same(s).then_some(()));
+        let (slots, hash) = (self.layout.slots, hash_words(&self.hasher, kw));
+        let found = probe(slots, hash, &mut slots.clone(), |i| Some(self.slot(i)), |s| same(s).then_some(()));
         found.map(|(i, h, ())| (i, h))
     }
 

@@ -124,7 +124,7 @@ impl Table {
 
     /// The slots a lookup of `key` reads (tests: chain lengths).
     #[cfg(test)]
-    pub(in crate::plugin::maps) fn probe_length(&self, key: &[u8]) -> usize {
+    pub(crate) fn probe_length(&self, key: &[u8]) -> usize {
         let mut kw = [0u64; 8];
         let kw = &mut kw[..self.layout.key_words];
         words_of(key, kw);
@@ -133,7 +133,7 @@ impl Table {
         while is_full(settled(&self.slot(i)[0]))
             && self.key_words(self.slot(i)).iter().zip(kw.iter()).any(|(a, b)| a.load(Relaxed) != *b)
         {
-            i = (i + 1) & self.mask();
+            i = self.next(i);
             n += 1;
         }
         n

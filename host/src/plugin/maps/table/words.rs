@@ -65,13 +65,16 @@ pub(super) struct WordSlots<'a> {
 impl WordSlots<'_> {
     /// The value of `key`, read with it in one seqlock pass; None: absent (checked against the
     /// deletions: [`Table::miss`], with `moves` the count read before this probe, or before a
-    /// run of probes: a miss holds if no deletion began since).
+    /// run of probes: a miss holds if no deletion began since). `left`: the probe's steps
+    /// ([`probe`]); Err also when they were spent.
     #[inline(always)]
-    fn lookup(&self, key: u64, moves: u64) -> Result<Option<u64>, ()> {
+    fn lookup(&self, key: u64, moves: u64, left: &mut usize) -> Result<Option<u64>, ()> {
         let read = |s: &&[AtomicU64; 3]| (s[1].load(Relaxed) == key).then(|| s[2].load(Relaxed));
-        match probe(self.slots.len(), hash_words(&self.hasher, &[key]), |i| self.slots.get(i), read) {
+        // SAFETY: `probe` reads slots below the count it is given, the slice's length.
+        let slot_of = |i| Some(unsafe { self.slots.get_unchecked(i) });
+        match probe(self.slots.len(), hash_words(&self.hasher, &[key]), left, slot_of, read) {
             Some((_, _, value)) => Ok(Some(value)),
-            None if self.moves.miss_holds(moves) => Ok(None),
+            None if *left > 0 && self.moves.miss_holds(moves) => Ok(None),
             None => Err(()),
         }
     }
@@ -120,25 +123,28 @@ impl Table {
     }
 
     /// Looks the keys of `io` up in turn, in a map where [`one_word`](Table::one_word)
-    /// holds; returns the hits. One loop for the batch: the hasher, mask and slots are loaded
+    /// holds; returns the hits. One loop for the batch: the hasher and slots are loaded
     /// once (through `lookup` per key, a call with its size dispatch for each).
-    /// Not inlined, with the race's retry out of line: the loop gets the registers to itself (in
-    /// its caller's frame it kept the hasher, slots and counters on the stack).
-    #[inline(never)]
+    /// Inlined into a function of its own for each kind of batch (the batch then in registers, not
+    /// passed through memory), with the race's retry out of line: the loop gets the registers to
+    /// itself (in a larger caller's frame it kept the hasher, slots and counters on the stack).
+    #[inline(always)]
     pub(crate) fn lookup_words(&self, io: &mut impl WordBatch) -> usize {
         debug_assert!(self.one_word());
         let slots = self.word_slots();
-        let (mut hits, mut i, n) = (0, 0, io.len());
+        // The hits counted as the misses, the rarer case a flow table's lookups meet.
+        let (mut misses, mut i, n) = (0, 0, io.len());
         while i < n {
             // A run of keys with no call in it (so its values stay in registers), up to a lookup
             // that raced a deletion, which the outer loop finishes. The deletion count is read
-            // once for the run: read before each of its probes, so it vouches for their misses.
-            let moves = slots.moves.read();
+            // once for the run: read before each of its probes, so it vouches for their misses;
+            // the probes' steps are a budget of the run's (spent: as a race).
+            let (moves, mut left) = (slots.moves.read(), slots.slots.len());
             while i < n {
                 // SAFETY: i < n = io.len(); one word is this table's key shape (`one_word`).
                 let [key] = unsafe { io.key::<1>(i) };
-                let Ok(value) = slots.lookup(key, moves) else { break };
-                hits += usize::from(value.is_some());
+                let Ok(value) = slots.lookup(key, moves, &mut left) else { break };
+                misses += usize::from(value.is_none());
                 // SAFETY: i < n.
                 unsafe { io.put(i, value) };
                 i += 1;
@@ -147,13 +153,13 @@ impl Table {
                 // SAFETY: as above.
                 let [key] = unsafe { io.key::<1>(i) };
                 let value = self.lookup_word_raced(key);
-                hits += usize::from(value.is_some());
+                misses += usize::from(value.is_none());
                 // SAFETY: i < n.
                 unsafe { io.put(i, value) };
                 i += 1;
             }
         }
-        hits
+        n - misses
     }
 
     /// [`lookup`](Table::lookup) in a hash map whose keys and values are one word each. Slots are
@@ -162,9 +168,10 @@ impl Table {
     #[inline(always)]
     pub(in crate::plugin::maps) fn lookup_word(&self, key: u64) -> Option<u64> {
         let slots = self.word_slots();
-        match slots.lookup(key, self.moves.read()) {
+        let once = |moves| slots.lookup(key, moves, &mut slots.slots.len());
+        match once(self.moves.read()) {
             Ok(value) => value,
-            Err(()) => self.miss_checked(|| slots.lookup(key, self.moves.read()).ok().flatten()),
+            Err(()) => self.miss_checked(|| once(self.moves.read()).ok().flatten()),
         }
     }
 
@@ -178,10 +185,9 @@ impl Table {
     /// The slots of a hash map of one-word keys and values (three words each).
     #[inline(always)]
     pub(super) fn word_slots(&self) -> WordSlots<'_> {
-        WordSlots {
-            slots: &self.words.as_chunks::<3>().0[..self.layout.slots],
-            hasher: self.hasher.clone(),
-            moves: &self.moves,
-        }
+        let slots = &self.words.as_chunks::<3>().0[..self.layout.slots];
+        // As in `Table::fixed`: the probe's test of it not made for every key.
+        assert!(!slots.is_empty(), "a hash map without slots");
+        WordSlots { slots, hasher: self.hasher.clone(), moves: &self.moves }
     }
 }

@@ -153,7 +153,7 @@ impl Table {
                 self.len.fetch_add(1, Relaxed);
                 return Ok(true);
             }
-            i = (i + 1) & self.mask();
+            i = self.next(i);
         }
     }
 
@@ -185,18 +185,18 @@ impl Table {
 
     /// Frees an expired entry or evicts the least recently used of [`EVICTION_SAMPLE`] entries from
     /// the cursor on (LRU maps); false when nothing may go (a full map without LRU, nothing expired
-    /// among the sample). The lock is held. The map is full, so at least a quarter of its slots hold
-    /// entries (it has at most twice the power of two above twice its capacity): the scan reads about
-    /// four slots an entry, and never more than the table.
+    /// among the sample). The lock is held. The map is full, so a third of its slots hold entries
+    /// ([`SLOTS_PER_ENTRY`]): the scan reads about three slots an entry, and never more than the
+    /// table.
     pub(super) fn make_room(&self, cursors: &mut Cursors, now: u64) -> bool {
         if !self.stamped() {
             return false;
         }
-        let mask = self.mask();
+        let slots = self.layout.slots;
         let mut oldest: Option<(u64, usize)> = None;
         let (mut seen, mut k) = (0, 0);
         while seen < EVICTION_SAMPLE && k < self.layout.slots {
-            let i = (cursors.hand + k) & mask;
+            let i = (cursors.hand + k) % slots;
             k += 1;
             let slot = self.slot(i);
             if !is_full(settled(&slot[0])) {
@@ -204,7 +204,7 @@ impl Table {
             }
             seen += 1;
             if !self.live(slot, now) {
-                cursors.hand = (i + 1) & mask;
+                cursors.hand = self.next(i);
                 self.delete_at(i);
                 self.expired.fetch_add(1, Relaxed);
                 return true;
@@ -216,7 +216,7 @@ impl Table {
                 }
             }
         }
-        cursors.hand = (cursors.hand + k) & mask;
+        cursors.hand = (cursors.hand + k) % slots;
         let Some((_, i)) = oldest else { return false };
         self.delete_at(i);
         self.evicted.fetch_add(1, Relaxed);
@@ -225,7 +225,6 @@ impl Table {
 
     /// Frees the expired entries among the next [`REAP_STEP`] slots of the sweep. The lock is held.
     pub(super) fn reap(&self, cursors: &mut Cursors, now: u64) {
-        let mask = self.mask();
         for _ in 0..REAP_STEP {
             let i = cursors.reap;
             let slot = self.slot(i);
@@ -234,7 +233,7 @@ impl Table {
                 self.delete_at(i);
                 self.expired.fetch_add(1, Relaxed);
             } else {
-                cursors.reap = (i + 1) & mask;
+                cursors.reap = self.next(i);
             }
         }
     }
@@ -243,9 +242,9 @@ impl Table {
     /// is held.
     pub(super) fn delete_at(&self, i: usize) {
         let done = self.moves.begin();
-        let mask = self.mask();
+        let slots = self.layout.slots;
         let (mut hole, mut hole_h) = (i, claim_settled(&self.slot(i)[0]));
-        let mut j = (i + 1) & mask;
+        let mut j = self.next(i);
         loop {
             let slot = self.slot(j);
             let h = settled(&slot[0]);
@@ -258,14 +257,14 @@ impl Table {
             kw.iter_mut().zip(self.key_words(slot)).for_each(|(k, w)| *k = w.load(Relaxed));
             let home = self.home(kw);
             // The entry may fill the hole when the hole is on its chain: from its home to it.
-            if j.wrapping_sub(home) & mask >= j.wrapping_sub(hole) & mask {
+            if distance(home, j, slots) >= distance(hole, j, slots) {
                 let h = claim_settled(&slot[0]);
                 let to = self.slot(hole);
                 to[1..].iter().zip(&slot[1..]).for_each(|(t, f)| t.store(f.load(Relaxed), Relaxed));
                 release(&to[0], hole_h, FULL);
                 (hole, hole_h) = (j, h);
             }
-            j = (j + 1) & mask;
+            j = self.next(j);
         }
         release(&self.slot(hole)[0], hole_h, EMPTY);
         self.len.fetch_sub(1, Relaxed);

@@ -10,23 +10,36 @@ use crate::plugin::maps::{MapKind, MapSpec};
 use std::ops::Range;
 use wasmdp_abi::{err, map};
 
-/// `$t.$method::<KW, S, LRU, TTL>(args)` for the fixed shape of table `$t` (`Table::fixed_shape`:
-/// key words, stamps; `S` the words a slot), None when it has none: each shape monomorphised, its
-/// stride and stamps known at compile time.
+/// `$t.$method::<KW, S, LRU, TTL>(args)` (or `$f::<KW, S, LRU, TTL, extra...>(args)`) for the
+/// fixed shape of table `$t` (`Table::fixed_shape`: key words, stamps; `S` the words a slot), None
+/// when it has none: each shape monomorphised, its stride and stamps known at compile time.
 macro_rules! on_fixed {
     ($t:expr, $method:ident($($arg:expr),*)) => {
+        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $t.$method::<KW, S, LRU, TTL>($($arg),*))
+    };
+    ($t:expr, fn $f:ident::<$($c:ident),*>($($arg:expr),*)) => {
+        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL, $($c),*>($($arg),*))
+    };
+    (@shapes $t:expr, |$kw:ident, $s:ident, $lru:ident, $ttl:ident| $run:expr) => {
         match $t.fixed_shape() {
-            Some((1, false, false)) => Some($t.$method::<1, 3, false, false>($($arg),*)),
-            Some((1, true, false)) => Some($t.$method::<1, 4, true, false>($($arg),*)),
-            Some((1, false, true)) => Some($t.$method::<1, 4, false, true>($($arg),*)),
-            Some((1, true, true)) => Some($t.$method::<1, 5, true, true>($($arg),*)),
-            Some((2, false, false)) => Some($t.$method::<2, 4, false, false>($($arg),*)),
-            Some((2, true, false)) => Some($t.$method::<2, 5, true, false>($($arg),*)),
-            Some((2, false, true)) => Some($t.$method::<2, 5, false, true>($($arg),*)),
-            Some((2, true, true)) => Some($t.$method::<2, 6, true, true>($($arg),*)),
+            Some((1, false, false)) => Some(on_fixed!(@one 1, 3, false, false, |$kw, $s, $lru, $ttl| $run)),
+            Some((1, true, false)) => Some(on_fixed!(@one 1, 4, true, false, |$kw, $s, $lru, $ttl| $run)),
+            Some((1, false, true)) => Some(on_fixed!(@one 1, 4, false, true, |$kw, $s, $lru, $ttl| $run)),
+            Some((1, true, true)) => Some(on_fixed!(@one 1, 5, true, true, |$kw, $s, $lru, $ttl| $run)),
+            Some((2, false, false)) => Some(on_fixed!(@one 2, 4, false, false, |$kw, $s, $lru, $ttl| $run)),
+            Some((2, true, false)) => Some(on_fixed!(@one 2, 5, true, false, |$kw, $s, $lru, $ttl| $run)),
+            Some((2, false, true)) => Some(on_fixed!(@one 2, 5, false, true, |$kw, $s, $lru, $ttl| $run)),
+            Some((2, true, true)) => Some(on_fixed!(@one 2, 6, true, true, |$kw, $s, $lru, $ttl| $run)),
             _ => None,
         }
     };
+    (@one $a:literal, $b:literal, $c:literal, $d:literal, |$kw:ident, $s:ident, $lru:ident, $ttl:ident| $run:expr) => {{
+        const $kw: usize = $a;
+        const $s: usize = $b;
+        const $lru: bool = $c;
+        const $ttl: bool = $d;
+        $run
+    }};
 }
 
 /// `map_lookup_batch` on the plugin's memory `data`: the keys, values and found bytes at the
@@ -43,12 +56,13 @@ pub(crate) fn lookup_batch_in(
     let (n, at) = (found.len(), [keys.start, values.start, found.start]);
     if t.one_word() {
         return with_const!(ks, K in [4, 8] => with_const!(vs, V in [4, 8] =>
-            MemoryBatch::<K, V>::new(data, at, ks, vs, n, true).map_or(0, |mut io| t.lookup_words(&mut io))))
-            as i32;
+            lookup_words_in::<K, V>(t, data, at, ks, vs, n))) as i32;
     }
     if t.fixed_shape().is_some() {
-        let Some(mut io) = MemoryBatch::<0, 0>::new(data, at, ks, vs, n, true) else { return 0 };
-        return on_fixed!(t, lookup_fixed(&mut io)).unwrap_or(0) as i32;
+        // Values of 1 (a verdict, a flag) and 8 bytes (a counter, a 5-tuple's state) written as
+        // one store, not through a dispatch on their length.
+        return with_const!(vs, V in [1, 8] =>
+            on_fixed!(t, fn lookup_fixed_in::<V>(t, data, at, ks, vs, n)).unwrap_or(0) as i32);
     }
     let mut hits = 0;
     let mut key = [0u8; map::MAX_KEY as usize];
@@ -71,6 +85,53 @@ pub(crate) fn lookup_batch_in(
     hits as i32
 }
 
+/// [`Table::lookup_words`] on a batch in the plugin's memory (None from [`MemoryBatch::new`]: no
+/// hits), in a function of its own, so that the loop has the registers (see there).
+#[inline(never)]
+fn lookup_words_in<const K: usize, const V: usize>(
+    t: &Table,
+    data: &mut [u8],
+    at: [usize; 3],
+    ks: usize,
+    vs: usize,
+    n: usize,
+) -> usize {
+    MemoryBatch::<K, V>::new(data, at, ks, vs, n, true).map_or(0, |mut io| t.lookup_words(&mut io))
+}
+
+/// [`Table::lookup_fixed`] on a batch in the plugin's memory, likewise: the batch a local of a
+/// function of its own (behind the caller's pointer, its fields were loaded again for every key).
+#[inline(never)]
+fn lookup_fixed_in<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const V: usize>(
+    t: &Table,
+    data: &mut [u8],
+    at: [usize; 3],
+    ks: usize,
+    vs: usize,
+    n: usize,
+) -> usize {
+    MemoryBatch::<0, V>::new(data, at, ks, vs, n, true).map_or(0, |mut io| t.lookup_fixed::<KW, S, LRU, TTL>(&mut io))
+}
+
+/// [`Table::update_fixed`] on a batch in the plugin's memory, likewise.
+#[inline(never)]
+fn update_fixed_in<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const V: usize>(
+    t: &Table,
+    data: &mut [u8],
+    at: [usize; 3],
+    ks: usize,
+    vs: usize,
+    n: usize,
+) -> usize {
+    MemoryBatch::<0, V>::new(data, at, ks, vs, n, false).map_or(0, |io| t.update_fixed::<KW, S, LRU, TTL>(&io))
+}
+
+/// [`Table::lookup_words`] on a native build's slices, likewise.
+#[inline(never)]
+fn lookup_words_slices<const K: usize, const V: usize>(t: &Table, io: &mut SliceBatch<'_, K, V>) -> usize {
+    t.lookup_words(io)
+}
+
 /// `map_update_batch` on the plugin's memory `data`: the keys at `keys`, their values at `values`
 /// (ranges checked against the memory). The number of entries written: all of them, or the index
 /// of the first that did not fit.
@@ -78,10 +139,9 @@ pub(crate) fn update_batch_in(t: &Table, data: &mut [u8], keys: Range<usize>, va
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
     let n = keys.len() / ks;
     if t.fixed_shape().is_some() {
-        let Some(io) = MemoryBatch::<0, 0>::new(data, [keys.start, values.start, 0], ks, vs, n, false) else {
-            return 0;
-        };
-        return on_fixed!(t, update_fixed(&io)).unwrap_or(0) as i32;
+        let at = [keys.start, values.start, 0];
+        return with_const!(vs, V in [1, 8] =>
+            on_fixed!(t, fn update_fixed_in::<V>(t, data, at, ks, vs, n)).unwrap_or(0) as i32);
     }
     for i in 0..n {
         if t.update(&data[keys.start + i * ks..][..ks], &data[values.start + i * vs..][..vs]).is_err() {
@@ -101,7 +161,7 @@ pub(crate) fn lookup_batch_slices(t: &Table, keys: &[u8], n: i32, values: &mut [
     }
     if t.one_word() {
         return with_const!(ks, K in [4, 8] => with_const!(vs, V in [4, 8] =>
-            t.lookup_words(&mut SliceBatch::<K, V> { keys, values, found, ks, vs }))) as i32;
+            lookup_words_slices::<K, V>(t, &mut SliceBatch { keys, values, found, ks, vs }))) as i32;
     }
     if let Some(hits) = on_fixed!(t, lookup_fixed(&mut SliceBatch::<0, 0> { keys, values, found, ks, vs })) {
         return hits as i32;
@@ -240,12 +300,15 @@ impl<const K: usize, const V: usize> WordBatch for MemoryBatch<'_, K, V> {
     #[inline(always)]
     unsafe fn put(&mut self, i: usize, value: Option<u64>) {
         let vs = known(V, self.vs);
-        if let Some(v) = value {
-            // SAFETY: as `key`.
-            put_word(v, unsafe { self.bytes_mut(self.values + i * vs, vs) });
+        // The found byte a constant in each arm (one store, not a flag set then stored).
+        // SAFETY (each access): as `key`.
+        match value {
+            Some(v) => {
+                put_word(v, unsafe { self.bytes_mut(self.values + i * vs, vs) });
+                unsafe { self.bytes_mut(self.found + i, 1)[0] = 1 };
+            }
+            None => unsafe { self.bytes_mut(self.found + i, 1)[0] = 0 },
         }
-        // SAFETY: as `key`.
-        unsafe { self.bytes_mut(self.found + i, 1)[0] = u8::from(value.is_some()) };
     }
 }
 
@@ -377,6 +440,47 @@ mod tests {
             let f = v.end..v.end + 4;
             assert_eq!(lookup_batch_in(&t, &mut data, k, v.clone(), f.clone()), 3, "{ks}/{vs}: hits in memory");
             assert_eq!((&data[v], &data[f]), (&want_values[..], &[1, 0, 1, 1][..]), "{ks}/{vs}: in memory");
+        }
+    }
+
+    #[test]
+    fn a_batch_whose_probes_spend_their_runs_step_budget_still_answers_every_key() {
+        // A run of a batch's keys shares one budget of steps (the table's slots); spent, the key
+        // is finished out of line and a new run begins. A full small map (4 entries, 12 slots)
+        // and 600 lookups, most absent: their steps add up to many times the budget.
+        for (ks, vs) in [(4, 4), (8, 8), (13, 8), (16, 1)] {
+            let spec = MapSpec {
+                name: "t".into(),
+                kind: MapKind::Hash,
+                key_size: ks as u32,
+                value_size: vs as u32,
+                capacity: 4,
+                ttl_ms: 0,
+            };
+            let t = Table::new(&spec);
+            let key = |i: usize| (0..ks).map(|j| (i * 7 + j) as u8).collect::<Vec<u8>>();
+            for i in 0..4 {
+                t.update(&key(i), &vec![i as u8 + 1; vs]).unwrap();
+            }
+            let n = 600;
+            let steps: usize = (0..n).map(|i| t.probe_length(&key(i % 150)) - 1).sum();
+            assert!(steps > 4 * t.slots(), "{ks}: {steps} steps, the test needs more than a budget's");
+            let keys: Vec<u8> = (0..n).flat_map(|i| key(i % 150)).collect();
+            let (mut values, mut found) = (vec![0xEE; n * vs], vec![0xEE; n]);
+            let hits = lookup_batch_slices(&t, &keys, n as i32, &mut values, &mut found);
+            let mut data = [keys.clone(), vec![0xEE; n * vs + n]].concat();
+            let (k, v) = (0..n * ks, n * ks..n * (ks + vs));
+            let f = v.end..v.end + n;
+            assert_eq!(lookup_batch_in(&t, &mut data, k, v.clone(), f.clone()), hits, "{ks}: in memory");
+            assert_eq!((&data[v], &data[f]), (&values[..], &found[..]), "{ks}: in memory as in slices");
+            let mut want_hits = 0;
+            for i in 0..n {
+                let mut one = vec![0xEE; vs];
+                let hit = t.lookup(&key(i % 150), &mut one);
+                want_hits += i32::from(hit);
+                assert_eq!((found[i], &values[i * vs..][..vs]), (u8::from(hit), &one[..]), "{ks}: key {i}");
+            }
+            assert_eq!((hits, want_hits), (16, 16), "{ks}: each of the 4 keys looked up 4 times");
         }
     }
 
