@@ -479,8 +479,7 @@ mod tests {
         // 1024 IPv4 addresses counting up: random keys take 873 of 3072 home slots.
         for _ in 0..20 {
             let t = Table::new(&spec(MapKind::Hash, 4, 8, 1024));
-            let homes: std::collections::HashSet<usize> =
-                (0..1024u64).map(|i| t.home(&[0x0a00_0000 + i])).collect();
+            let homes: std::collections::HashSet<usize> = (0..1024u64).map(|i| t.home(&[0x0a00_0000 + i])).collect();
             assert!(homes.len() > 820, "{} distinct home slots of 1024 sequential addresses", homes.len());
         }
     }

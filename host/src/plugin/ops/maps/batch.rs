@@ -300,15 +300,12 @@ impl<const K: usize, const V: usize> WordBatch for MemoryBatch<'_, K, V> {
     #[inline(always)]
     unsafe fn put(&mut self, i: usize, value: Option<u64>) {
         let vs = known(V, self.vs);
-        // The found byte a constant in each arm (one store, not a flag set then stored).
-        // SAFETY (each access): as `key`.
-        match value {
-            Some(v) => {
-                put_word(v, unsafe { self.bytes_mut(self.values + i * vs, vs) });
-                unsafe { self.bytes_mut(self.found + i, 1)[0] = 1 };
-            }
-            None => unsafe { self.bytes_mut(self.found + i, 1)[0] = 0 },
+        if let Some(v) = value {
+            // SAFETY: as `key`.
+            put_word(v, unsafe { self.bytes_mut(self.values + i * vs, vs) });
         }
+        // SAFETY: as `key`.
+        unsafe { self.bytes_mut(self.found + i, 1)[0] = u8::from(value.is_some()) };
     }
 }
 
