@@ -17,7 +17,7 @@ macro_rules! on_fixed {
     ($t:expr, $method:ident($($arg:expr),*)) => {
         on_fixed!(@shapes $t, |KW, S, LRU, TTL| $t.$method::<KW, S, LRU, TTL>($($arg),*))
     };
-    ($t:expr, fn $f:ident::<$($c:ident),*>($($arg:expr),*)) => {
+    ($t:expr, fn $f:ident::<$($c:tt),*>($($arg:expr),*)) => {
         on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL, $($c),*>($($arg),*))
     };
     (@shapes $t:expr, |$kw:ident, $s:ident, $lru:ident, $ttl:ident| $run:expr) => {
@@ -62,7 +62,7 @@ pub(crate) fn lookup_batch_in(
         // Values of 1 (a verdict, a flag) and 8 bytes (a counter, a 5-tuple's state) written as
         // one store, not through a dispatch on their length.
         return with_const!(vs, V in [1, 8] =>
-            on_fixed!(t, fn lookup_fixed_in::<V>(t, data, at, ks, vs, n)).unwrap_or(0) as i32);
+            on_fixed!(t, fn fixed_in::<V, true>(t, data, at, ks, vs, n)).unwrap_or(0) as i32);
     }
     let mut hits = 0;
     let mut key = [0u8; map::MAX_KEY as usize];
@@ -99,10 +99,11 @@ fn lookup_words_in<const K: usize, const V: usize>(
     MemoryBatch::<K, V>::new(data, at, ks, vs, n, true).map_or(0, |mut io| t.lookup_words(&mut io))
 }
 
-/// [`Table::lookup_fixed`] on a batch in the plugin's memory, likewise: the batch a local of a
-/// function of its own (behind the caller's pointer, its fields were loaded again for every key).
+/// [`Table::lookup_fixed`] (`LOOKUP`) or [`Table::update_fixed`] on a batch in the plugin's memory,
+/// likewise: the batch a local of a function of its own (behind the caller's pointer, its fields
+/// were loaded again for every key).
 #[inline(never)]
-fn lookup_fixed_in<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const V: usize>(
+fn fixed_in<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const V: usize, const LOOKUP: bool>(
     t: &Table,
     data: &mut [u8],
     at: [usize; 3],
@@ -110,20 +111,12 @@ fn lookup_fixed_in<const KW: usize, const S: usize, const LRU: bool, const TTL: 
     vs: usize,
     n: usize,
 ) -> usize {
-    MemoryBatch::<0, V>::new(data, at, ks, vs, n, true).map_or(0, |mut io| t.lookup_fixed::<KW, S, LRU, TTL>(&mut io))
-}
-
-/// [`Table::update_fixed`] on a batch in the plugin's memory, likewise.
-#[inline(never)]
-fn update_fixed_in<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const V: usize>(
-    t: &Table,
-    data: &mut [u8],
-    at: [usize; 3],
-    ks: usize,
-    vs: usize,
-    n: usize,
-) -> usize {
-    MemoryBatch::<0, V>::new(data, at, ks, vs, n, false).map_or(0, |io| t.update_fixed::<KW, S, LRU, TTL>(&io))
+    let Some(mut io) = MemoryBatch::<0, V>::new(data, at, ks, vs, n, LOOKUP) else { return 0 };
+    if LOOKUP {
+        t.lookup_fixed::<KW, S, LRU, TTL>(&mut io)
+    } else {
+        t.update_fixed::<KW, S, LRU, TTL>(&io)
+    }
 }
 
 /// [`Table::lookup_words`] on a native build's slices, likewise.
@@ -141,7 +134,7 @@ pub(crate) fn update_batch_in(t: &Table, data: &mut [u8], keys: Range<usize>, va
     if t.fixed_shape().is_some() {
         let at = [keys.start, values.start, 0];
         return with_const!(vs, V in [1, 8] =>
-            on_fixed!(t, fn update_fixed_in::<V>(t, data, at, ks, vs, n)).unwrap_or(0) as i32);
+            on_fixed!(t, fn fixed_in::<V, false>(t, data, at, ks, vs, n)).unwrap_or(0) as i32);
     }
     for i in 0..n {
         if t.update(&data[keys.start + i * ks..][..ks], &data[values.start + i * vs..][..vs]).is_err() {
