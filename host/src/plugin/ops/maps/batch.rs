@@ -626,7 +626,8 @@ mod tests {
     /// Not a check: batches of 32 lookups (all hits) in a map of 1000 random keys, for callgrind's
     /// count per key (BENCHMARKS.md: `bench/map-cost.sh`, which runs it under valgrind with
     /// `--toggle-collect='*lookup_batch_in*'`). The shape comes from `WASMDP_MAP_COST`:
-    /// `KIND:KEY_SIZE:VALUE_SIZE:TTL_MS` (default `hash:8:8:0`).
+    /// `KIND:KEY_SIZE:VALUE_SIZE:TTL_MS` (default `hash:8:8:0`); `WASMDP_MAP_COST_SINGLE=1`: the same
+    /// keys one `map_lookup` at a time.
     #[test]
     #[ignore]
     fn batch_lookup_cost() {
@@ -640,6 +641,9 @@ mod tests {
         let spec =
             MapSpec { name: "t".into(), kind, key_size: ks as u32, value_size: vs as u32, capacity: 1024, ttl_ms };
         let t = Table::fixed_key(&spec);
+        // The clock as the poll loop's ticker keeps it (a load, not a clock read, for expiry);
+        // this test runs alone in its process (`--ignored --exact`).
+        crate::plugin::counters::tick_clock();
         let mut x = 0x9E37_79B9_7F4A_7C15u64;
         let mut next = || {
             x ^= x << 13;
@@ -656,12 +660,27 @@ mod tests {
         let (kr, vr) = (0..32 * ks, 32 * ks..32 * (ks + vs));
         let fr = vr.end..vr.end + 32;
         let mut hits = 0;
+        let single = std::env::var("WASMDP_MAP_COST_SINGLE").is_ok_and(|v| v == "1");
         for round in 0..20_000 {
             for j in 0..32 {
                 data[j * ks..][..ks].copy_from_slice(&keys[(round * 32 + j * 7) % 1000]);
             }
+            if single {
+                for j in 0..32 {
+                    let (key, value) = data[..32 * (ks + vs)].split_at_mut(32 * ks);
+                    let hit = single_lookup_for_cost(&t, &key[j * ks..][..ks], &mut value[j * vs..][..vs]) == 0;
+                    hits += i32::from(hit);
+                }
+                continue;
+            }
             hits += lookup_batch_in(&t, std::hint::black_box(&mut data), kr.clone(), vr.clone(), fr.clone());
         }
         assert_eq!(hits, 20_000 * 32);
+    }
+
+    /// `map_lookup`'s table side, for `bench/map-cost.sh --single` (callgrind counts this function).
+    #[inline(never)]
+    fn single_lookup_for_cost(t: &Table, key: &[u8], value: &mut [u8]) -> i32 {
+        crate::plugin::ops::maps::lookup(t, key, value)
     }
 }
