@@ -16,10 +16,12 @@
 
 mod fixed;
 mod read;
+mod single;
 mod walk;
 mod words;
 mod write;
 
+pub(crate) use fixed::on_fixed;
 pub use walk::Walk;
 use words::words_of;
 pub(crate) use words::{put_word, word_of, WordBatch};
@@ -114,6 +116,8 @@ pub struct Table {
     expired: AtomicU64,
     /// `lpm_trie`: the prefix lengths present (None: every other kind).
     prefixes: Option<Box<super::lpm::Prefixes>>,
+    /// [`lookup`](Table::lookup)'s path, chosen for the map's shape and sizes when it is made.
+    single: single::Single,
     /// Added to the time (tests of expiry).
     #[cfg(test)]
     skew_ms: std::sync::atomic::AtomicU64,
@@ -233,7 +237,7 @@ impl Table {
             .map(|i| AtomicU64::new(if i % layout.stride() == 0 { init } else { 0 }))
             .collect();
         let len = if spec.kind.is_array() { spec.capacity } else { 0 };
-        Table {
+        let mut t = Table {
             spec: spec.clone(),
             layout,
             words,
@@ -245,9 +249,12 @@ impl Table {
             evicted: AtomicU64::new(0),
             expired: AtomicU64::new(0),
             prefixes: (spec.kind == super::MapKind::LpmTrie).then(|| Box::new(super::lpm::Prefixes::new())),
+            single: Table::lookup_general,
             #[cfg(test)]
             skew_ms: Default::default(),
-        }
+        };
+        t.single = t.single_path();
+        t
     }
 
     /// Entries evicted to make room (LRU maps) and expired entries freed, so far.

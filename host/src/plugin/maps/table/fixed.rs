@@ -35,6 +35,43 @@ impl<const KW: usize, const S: usize> Slots<'_, KW, S> {
     }
 }
 
+/// `$t.$method::<KW, S, LRU, TTL>(args)` (or `$f::<KW, S, LRU, TTL, extra...>(args)`, or the
+/// function `$f::<KW, S, LRU, TTL>` itself) for the fixed shape of table `$t`
+/// ([`Table::fixed_shape`]: key words, stamps; `S` the words a slot), None when it has none: each
+/// shape monomorphised, its stride and stamps known at compile time. The one table of the shapes.
+macro_rules! on_fixed {
+    ($t:expr, $method:ident($($arg:expr),*)) => {
+        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $t.$method::<KW, S, LRU, TTL>($($arg),*))
+    };
+    ($t:expr, ptr $f:ident) => {
+        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL> as _)
+    };
+    ($t:expr, fn $f:ident::<$($c:tt),*>($($arg:expr),*)) => {
+        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL, $($c),*>($($arg),*))
+    };
+    (@shapes $t:expr, |$kw:ident, $s:ident, $lru:ident, $ttl:ident| $run:expr) => {
+        match $t.fixed_shape() {
+            Some((1, false, false)) => Some(on_fixed!(@one 1, 3, false, false, |$kw, $s, $lru, $ttl| $run)),
+            Some((1, true, false)) => Some(on_fixed!(@one 1, 4, true, false, |$kw, $s, $lru, $ttl| $run)),
+            Some((1, false, true)) => Some(on_fixed!(@one 1, 4, false, true, |$kw, $s, $lru, $ttl| $run)),
+            Some((1, true, true)) => Some(on_fixed!(@one 1, 5, true, true, |$kw, $s, $lru, $ttl| $run)),
+            Some((2, false, false)) => Some(on_fixed!(@one 2, 4, false, false, |$kw, $s, $lru, $ttl| $run)),
+            Some((2, true, false)) => Some(on_fixed!(@one 2, 5, true, false, |$kw, $s, $lru, $ttl| $run)),
+            Some((2, false, true)) => Some(on_fixed!(@one 2, 5, false, true, |$kw, $s, $lru, $ttl| $run)),
+            Some((2, true, true)) => Some(on_fixed!(@one 2, 6, true, true, |$kw, $s, $lru, $ttl| $run)),
+            _ => None,
+        }
+    };
+    (@one $a:literal, $b:literal, $c:literal, $d:literal, |$kw:ident, $s:ident, $lru:ident, $ttl:ident| $run:expr) => {{
+        const $kw: usize = $a;
+        const $s: usize = $b;
+        const $lru: bool = $c;
+        const $ttl: bool = $d;
+        $run
+    }};
+}
+pub(crate) use on_fixed;
+
 /// A fixed shape: key words, and whether slots carry the LRU and the expiry stamps (then after
 /// the value, in that order).
 pub(crate) type Shape = (usize, bool, bool);

@@ -83,8 +83,15 @@ impl Table {
     }
 
     /// Copies the value of `key` into `out` (`value_size` bytes); false when absent. `lpm_trie`:
-    /// the value of the longest prefix holding the key's address.
+    /// the value of the longest prefix holding the key's address. On the path chosen for the map's
+    /// shape (`table::single`).
+    #[inline]
     pub fn lookup(&self, key: &[u8], out: &mut [u8]) -> bool {
+        (self.single)(self, key, out)
+    }
+
+    /// [`lookup`](Table::lookup) on the general path (every shape).
+    pub(super) fn lookup_general(&self, key: &[u8], out: &mut [u8]) -> bool {
         if let Some(p) = &self.prefixes {
             return p.lookup(self, key, out);
         }

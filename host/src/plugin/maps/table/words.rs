@@ -164,22 +164,24 @@ impl Table {
 
     /// [`lookup`](Table::lookup) in a hash map whose keys and values are one word each. Slots are
     /// three words at a fixed stride, and the key and the value are read in one seqlock pass, where
-    /// the general path finds the slot, then copies the value and checks again.
+    /// the general path finds the slot, then copies the value and checks again. A probe that raced
+    /// a deletion is finished out of line (so the slots need not be kept in memory for it).
     #[inline(always)]
     pub(in crate::plugin::maps) fn lookup_word(&self, key: u64) -> Option<u64> {
         let slots = self.word_slots();
-        let once = |moves| slots.lookup(key, moves, &mut slots.slots.len());
-        match once(self.moves.read()) {
+        match slots.lookup(key, self.moves.read(), &mut slots.slots.len()) {
             Ok(value) => value,
-            Err(()) => self.miss_checked(|| once(self.moves.read()).ok().flatten()),
+            Err(()) => self.lookup_word_raced(key),
         }
     }
 
-    /// [`lookup_word`](Table::lookup_word) after a lookup raced a deletion (rare: out of line).
+    /// [`lookup_word`](Table::lookup_word) after a lookup raced a deletion (rare: out of line):
+    /// probes until a miss holds, [`miss_checked`](Table::miss_checked).
     #[cold]
     #[inline(never)]
     pub(super) fn lookup_word_raced(&self, key: u64) -> Option<u64> {
-        self.lookup_word(key)
+        let slots = self.word_slots();
+        self.miss_checked(|| slots.lookup(key, self.moves.read(), &mut slots.slots.len()).ok().flatten())
     }
 
     /// The slots of a hash map of one-word keys and values (three words each).

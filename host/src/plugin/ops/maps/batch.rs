@@ -4,43 +4,11 @@
 //! their sizes known at compile time.
 
 use super::MAX_BATCH;
-use crate::plugin::maps::{put_word, word_of, Table, WordBatch};
+use crate::plugin::maps::{on_fixed, put_word, word_of, Table, WordBatch};
 #[cfg(test)]
 use crate::plugin::maps::{MapKind, MapSpec};
 use std::ops::Range;
 use wasmdp_abi::{err, map};
-
-/// `$t.$method::<KW, S, LRU, TTL>(args)` (or `$f::<KW, S, LRU, TTL, extra...>(args)`) for the
-/// fixed shape of table `$t` (`Table::fixed_shape`: key words, stamps; `S` the words a slot), None
-/// when it has none: each shape monomorphised, its stride and stamps known at compile time.
-macro_rules! on_fixed {
-    ($t:expr, $method:ident($($arg:expr),*)) => {
-        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $t.$method::<KW, S, LRU, TTL>($($arg),*))
-    };
-    ($t:expr, fn $f:ident::<$($c:tt),*>($($arg:expr),*)) => {
-        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL, $($c),*>($($arg),*))
-    };
-    (@shapes $t:expr, |$kw:ident, $s:ident, $lru:ident, $ttl:ident| $run:expr) => {
-        match $t.fixed_shape() {
-            Some((1, false, false)) => Some(on_fixed!(@one 1, 3, false, false, |$kw, $s, $lru, $ttl| $run)),
-            Some((1, true, false)) => Some(on_fixed!(@one 1, 4, true, false, |$kw, $s, $lru, $ttl| $run)),
-            Some((1, false, true)) => Some(on_fixed!(@one 1, 4, false, true, |$kw, $s, $lru, $ttl| $run)),
-            Some((1, true, true)) => Some(on_fixed!(@one 1, 5, true, true, |$kw, $s, $lru, $ttl| $run)),
-            Some((2, false, false)) => Some(on_fixed!(@one 2, 4, false, false, |$kw, $s, $lru, $ttl| $run)),
-            Some((2, true, false)) => Some(on_fixed!(@one 2, 5, true, false, |$kw, $s, $lru, $ttl| $run)),
-            Some((2, false, true)) => Some(on_fixed!(@one 2, 5, false, true, |$kw, $s, $lru, $ttl| $run)),
-            Some((2, true, true)) => Some(on_fixed!(@one 2, 6, true, true, |$kw, $s, $lru, $ttl| $run)),
-            _ => None,
-        }
-    };
-    (@one $a:literal, $b:literal, $c:literal, $d:literal, |$kw:ident, $s:ident, $lru:ident, $ttl:ident| $run:expr) => {{
-        const $kw: usize = $a;
-        const $s: usize = $b;
-        const $lru: bool = $c;
-        const $ttl: bool = $d;
-        $run
-    }};
-}
 
 /// `map_lookup_batch` on the plugin's memory `data`: the keys, values and found bytes at the
 /// given ranges (checked to be in `data` and to hold `found.len()` entries; they may overlap, so
