@@ -30,7 +30,7 @@ pub use initial::{InitialEntries, Initials};
 pub use layout::{Layout, Layouts};
 pub use registry::{add_words, Entries, MapInfo, Page, Registry};
 pub use shared::SharedMaps;
-pub(crate) use table::{on_fixed, put_word, word_of, WordBatch};
+pub(crate) use table::{key_words_of, on_fixed, put_word, word_of, WordBatch};
 pub use table::{MapError, Table, Walk};
 use wasmdp_abi::map;
 

@@ -24,7 +24,7 @@ mod write;
 pub(crate) use fixed::on_fixed;
 pub use walk::Walk;
 use words::words_of;
-pub(crate) use words::{put_word, word_of, WordBatch};
+pub(crate) use words::{key_words_of, put_word, word_of, WordBatch};
 
 use super::slot::{claim, claim_settled, is_full, release, settled, settled_full, unchanged, Moves, EMPTY, FULL};
 use super::sync::{AtomicU32, AtomicU64, Mutex};

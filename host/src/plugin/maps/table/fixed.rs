@@ -36,15 +36,15 @@ impl<const KW: usize, const S: usize> Slots<'_, KW, S> {
 }
 
 /// `$t.$method::<KW, S, LRU, TTL>(args)` (or `$f::<KW, S, LRU, TTL, extra...>(args)`, or the
-/// function `$f::<KW, S, LRU, TTL>` itself) for the fixed shape of table `$t`
+/// function `$f::<KW, S, LRU, TTL, extra...>` itself) for the fixed shape of table `$t`
 /// ([`Table::fixed_shape`]: key words, stamps; `S` the words a slot), None when it has none: each
 /// shape monomorphised, its stride and stamps known at compile time. The one table of the shapes.
 macro_rules! on_fixed {
     ($t:expr, $method:ident($($arg:expr),*)) => {
         on_fixed!(@shapes $t, |KW, S, LRU, TTL| $t.$method::<KW, S, LRU, TTL>($($arg),*))
     };
-    ($t:expr, ptr $f:ident) => {
-        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL> as _)
+    ($t:expr, ptr $f:ident::<$($c:tt),*>) => {
+        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL, $($c),*> as _)
     };
     ($t:expr, fn $f:ident::<$($c:tt),*>($($arg:expr),*)) => {
         on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL, $($c),*>($($arg),*))

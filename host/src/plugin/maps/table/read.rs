@@ -90,8 +90,9 @@ impl Table {
         (self.single)(self, key, out)
     }
 
-    /// [`lookup`](Table::lookup) on the general path (every shape).
-    pub(super) fn lookup_general(&self, key: &[u8], out: &mut [u8]) -> bool {
+    /// [`lookup`](Table::lookup) on the general path (every shape): what batches of shapes without
+    /// paths of their own call for each key.
+    pub(crate) fn lookup_general(&self, key: &[u8], out: &mut [u8]) -> bool {
         if let Some(p) = &self.prefixes {
             return p.lookup(self, key, out);
         }

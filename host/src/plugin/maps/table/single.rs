@@ -23,7 +23,12 @@ impl Table {
                 _ => single_word::<0, 0>,
             };
         }
-        on_fixed!(self, ptr single_fixed).unwrap_or(Table::lookup_general)
+        match self.spec.key_size {
+            13 => on_fixed!(self, ptr single_fixed::<13>),
+            16 => on_fixed!(self, ptr single_fixed::<16>),
+            _ => on_fixed!(self, ptr single_fixed::<0>),
+        }
+        .unwrap_or(Table::lookup_general)
     }
 }
 
@@ -49,31 +54,30 @@ fn single_word<const K: usize, const V: usize>(t: &Table, key: &[u8], out: &mut 
     true
 }
 
-/// A lookup in a map of a fixed shape ([`Table::fixed_shape`]): its batches' loop, for one key.
-fn single_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
+/// A lookup in a map of a fixed shape ([`Table::fixed_shape`]): its batches' loop, for one key
+/// (of `K` bytes when not 0: 13, an IPv4 5-tuple, or 16).
+fn single_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const K: usize>(
     t: &Table,
     key: &[u8],
     out: &mut [u8],
 ) -> bool {
-    t.lookup_fixed::<KW, S, LRU, TTL>(&mut One { key, out }) == 1
+    t.lookup_fixed::<KW, S, LRU, TTL>(&mut One::<K> { key, out }) == 1
 }
 
-/// One key and the value's place, as a batch.
-struct One<'a> {
+/// One key (of `K` bytes when not 0) and the value's place, as a batch.
+struct One<'a, const K: usize> {
     key: &'a [u8],
     out: &'a mut [u8],
 }
 
-impl WordBatch for One<'_> {
+impl<const K: usize> WordBatch for One<'_, K> {
     fn len(&self) -> usize {
         1
     }
 
     #[inline(always)]
     unsafe fn key<const KW: usize>(&self, _: usize) -> [u64; KW] {
-        let mut words = [0; KW];
-        words_of(self.key, &mut words);
-        words
+        key_words_of(sized::<K>(self.key))
     }
 
     #[inline(always)]

@@ -30,6 +30,21 @@ pub(crate) fn word_of(chunk: &[u8]) -> u64 {
     }
 }
 
+/// The `KW` little-endian words of the key `bytes`.
+#[inline(always)]
+pub(crate) fn key_words_of<const KW: usize>(bytes: &[u8]) -> [u64; KW] {
+    let n = bytes.len();
+    if KW == 2 && (9..=16).contains(&n) {
+        // Two loads, the second ending at the key's end and shifted down past the bytes the first
+        // had: no dispatch on the length (a 13-byte 5-tuple's case).
+        let at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("eight bytes"));
+        let mut out = [0; KW];
+        (out[0], out[1]) = (at(0), at(n - 8) >> (8 * (16 - n)));
+        return out;
+    }
+    std::array::from_fn(|j| bytes.get(8 * j..).map_or(0, |rest| word_of(&rest[..rest.len().min(8)])))
+}
+
 /// The first `out.len()` (at most 8) bytes of `w`, little-endian, into `out`; as [`word_of`]
 /// without a memcpy call or a dispatch on the length: 4-8 bytes two overlapping 4-byte stores
 /// (the bytes both write get the same bits), 2-3 bytes two 2-byte stores likewise, 1 byte a byte.

@@ -4,7 +4,7 @@
 //! their sizes known at compile time.
 
 use super::MAX_BATCH;
-use crate::plugin::maps::{on_fixed, put_word, word_of, Table, WordBatch};
+use crate::plugin::maps::{key_words_of, on_fixed, put_word, word_of, Table, WordBatch};
 #[cfg(test)]
 use crate::plugin::maps::{MapKind, MapSpec};
 use std::ops::Range;
@@ -46,7 +46,8 @@ pub(crate) fn lookup_batch_in(
         } else {
             key[..ks].copy_from_slice(src);
         }
-        let hit = t.lookup(&key[..ks], &mut data[values.start + i * vs..][..vs]);
+        // The general path itself (the shapes with paths of their own were taken above).
+        let hit = t.lookup_general(&key[..ks], &mut data[values.start + i * vs..][..vs]);
         data[found.start + i] = u8::from(hit);
         hits += usize::from(hit);
     }
@@ -149,7 +150,7 @@ pub(crate) fn lookup_batch_slices(t: &Table, keys: &[u8], n: i32, values: &mut [
     }
     let mut hits = 0;
     for ((k, v), f) in keys.chunks_exact(ks).zip(values.chunks_exact_mut(vs)).zip(found.iter_mut()) {
-        let hit = t.lookup(k, v);
+        let hit = t.lookup_general(k, v);
         *f = u8::from(hit);
         hits += i32::from(hit);
     }
@@ -180,21 +181,6 @@ const fn known(n: usize, dynamic: usize) -> usize {
     } else {
         dynamic
     }
-}
-
-/// The `KW` little-endian words of the key `bytes`.
-#[inline(always)]
-fn key_words<const KW: usize>(bytes: &[u8]) -> [u64; KW] {
-    let n = bytes.len();
-    if KW == 2 && (9..=16).contains(&n) {
-        // Two loads, the second ending at the key's end and shifted down past the bytes the first
-        // had: no dispatch on the length (a 13-byte 5-tuple's case).
-        let at = |i: usize| u64::from_le_bytes(bytes[i..i + 8].try_into().expect("eight bytes"));
-        let mut out = [0; KW];
-        (out[0], out[1]) = (at(0), at(n - 8) >> (8 * (16 - n)));
-        return out;
-    }
-    std::array::from_fn(|j| bytes.get(8 * j..).map_or(0, |rest| word_of(&rest[..rest.len().min(8)])))
 }
 
 impl<'a, const K: usize, const V: usize> MemoryBatch<'a, K, V> {
@@ -268,7 +254,7 @@ impl<const K: usize, const V: usize> WordBatch for MemoryBatch<'_, K, V> {
             return std::array::from_fn(|j| if j == 0 { lo } else { hi });
         }
         // SAFETY: entry i < n (the contract) lies in what `new` checked.
-        key_words(unsafe { self.bytes(at, ks) })
+        key_words_of(unsafe { self.bytes(at, ks) })
     }
 
     #[inline(always)]
@@ -307,7 +293,7 @@ impl<const K: usize, const V: usize> WordBatch for SliceBatch<'_, K, V> {
     #[inline(always)]
     unsafe fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
         let ks = known(K, self.ks);
-        key_words(&self.keys[i * ks..][..ks])
+        key_words_of(&self.keys[i * ks..][..ks])
     }
 
     #[inline(always)]
@@ -342,7 +328,7 @@ impl WordBatch for SliceUpdates<'_> {
 
     #[inline(always)]
     unsafe fn key<const KW: usize>(&self, i: usize) -> [u64; KW] {
-        key_words(&self.keys[i * self.ks..][..self.ks])
+        key_words_of(&self.keys[i * self.ks..][..self.ks])
     }
 
     #[inline(always)]
