@@ -265,6 +265,28 @@ pub fn copy_dyn(simd: Simd, dst: &mut [u8], src: &[u8]) {
     }
 }
 
+/// `simd_scoped!(simd => expr)` evaluates `expr` compiled for `simd`'s instructions: what is
+/// inlined into it (fixed-size copies in particular, which LLVM lowers to the widest vectors the
+/// function may use) takes the variant's vectors, where code compiled for the baseline takes
+/// 16-byte ones. Each variant gets its own out-of-line instance (a function with `expr` inlined
+/// into [`Kernel::scope`]: `expr` appears once per variant, so that each copy has one caller and
+/// is inlined; one closure for all four was left out of line, compiled for the baseline).
+#[macro_export]
+macro_rules! simd_scoped {
+    ($simd:expr => $run:expr) => {{
+        use $crate::simd::{Kernel, Variant};
+        // SAFETY: a `Simd` proves the CPU supports its variant, which is what `scope` requires.
+        unsafe {
+            match $simd.variant() {
+                Variant::Scalar => $run,
+                Variant::Sse => $crate::simd::Sse::scope(|| $run),
+                Variant::Avx2 => $crate::simd::Avx2::scope(|| $run),
+                Variant::Avx512 => $crate::simd::Avx512::scope(|| $run),
+            }
+        }
+    }};
+}
+
 /// Hints the CPU to bring the cache line at `p` into L1. Never faults, whatever `p` is.
 #[inline(always)]
 pub fn prefetch(p: *const u8) {

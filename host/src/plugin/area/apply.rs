@@ -332,9 +332,12 @@ pub(super) fn copy_back(descs: &[u8], wins: &[u8], window: usize, st: &mut HostS
     if window == 0 {
         return Ok(()); // `check` allows no dirty bytes then
     }
-    with_const!(window, W in [16, 32, 64] => copy_back_windows::<W>(descs, wins, window, st))
+    let simd = st.simd;
+    with_const!(window, W in [16, 32, 64] => crate::simd_scoped!(simd => copy_back_windows::<W>(descs, wins, window, st)))
 }
 
+/// In [`crate::simd_scoped!`]'s function for the variant (out of line), as `fill_windows`.
+#[inline(always)]
 pub(super) fn copy_back_windows<const W: usize>(
     descs: &[u8],
     wins: &[u8],

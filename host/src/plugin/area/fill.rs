@@ -37,8 +37,12 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], stale: &mut usize, burst: &Burst, s
     match (a.window, a.flow_hash) {
         (0, false) => fill_descriptors::<false>(pkts, descs),
         (0, true) => fill_descriptors::<true>(pkts, descs),
-        (w, false) => with_const!(w, W in [16, 32, 64] => fill_windows::<false, W>(pkts, descs, wins, stale, w, simd)),
-        (w, true) => with_const!(w, W in [16, 32, 64] => fill_windows::<true, W>(pkts, descs, wins, stale, w, simd)),
+        (w, false) => {
+            with_const!(w, W in [16, 32, 64] => crate::simd_scoped!(simd => fill_windows::<false, W>(pkts, descs, wins, stale, w, simd)))
+        }
+        (w, true) => {
+            with_const!(w, W in [16, 32, 64] => crate::simd_scoped!(simd => fill_windows::<true, W>(pkts, descs, wins, stale, w, simd)))
+        }
     }
     true
 }
@@ -66,8 +70,9 @@ pub(super) fn fill_descriptors<const HASH: bool>(pkts: &[Pkt], descs: &mut [u8])
 /// Descriptors and windows of `window` bytes, as zipped chunks: the slots' bounds are checked
 /// once, not per packet. Out of line, each instance: inlined into `fill` beside the others, the
 /// loop's registers were allocated for the whole function (moves and reloads per packet, found
-/// after an unrelated change).
-#[inline(never)]
+/// after an unrelated change); inlined into [`crate::simd_scoped!`]'s function for the variant,
+/// which is out of line, so that windows are copied in the CPU's widest moves.
+#[inline(always)]
 pub(super) fn fill_windows<const HASH: bool, const W: usize>(
     pkts: &[Pkt],
     descs: &mut [u8],

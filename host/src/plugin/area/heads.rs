@@ -15,11 +15,24 @@ use wasmdp_abi::err;
 pub(super) fn fill(a: &Area, pkts: &[Pkt], rest: &mut [u8], simd: Simd) {
     let w = a.window;
     let (lens, wins) = rest.split_at_mut(a.max_pkts * LEN_BYTES);
-    with_const!(w, W in [16, 32, 64, 128] => fill_heads::<W>(pkts, lens, wins, w, simd));
+    with_const!(w, W in [16, 32, 64, 128] => if W == 16 {
+        fill_heads_16(pkts, lens, wins, simd)
+    } else {
+        crate::simd_scoped!(simd => fill_heads::<W>(pkts, lens, wins, w, simd))
+    });
 }
 
-/// Out of line, each instance, as `fill_windows` (its registers allocated for its loop alone).
+/// 16-byte heads are one move in baseline code as in any variant's, and their loop in each
+/// variant's instance measured dearer (its dispatch and `vzeroupper`): one instance for all.
 #[inline(never)]
+fn fill_heads_16(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], simd: Simd) {
+    fill_heads::<16>(pkts, lens, wins, 16, simd)
+}
+
+/// Out of line, each instance (its registers allocated for its loop alone): in
+/// [`crate::simd_scoped!`]'s function for the variant, so that a window is copied in the CPU's
+/// widest moves (64 bytes: one AVX-512 move or two AVX2 ones, where baseline code takes four).
+#[inline(always)]
 fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], window: usize, simd: Simd) {
     // A constant stride where there is one: the loop's shape then does not depend on what the
     // optimiser makes of a run-time window.
@@ -70,7 +83,11 @@ pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(),
         if view.untouched() {
             let n = n.min(burst.len());
             let pkts = &mut burst[..n];
-            with_const!(w, W in [16, 32, 64, 128] => copy_back_heads::<W>(pkts, wins, w, simd));
+            with_const!(w, W in [16, 32, 64, 128] => if W == 16 {
+                copy_back_heads_16(pkts, wins, simd)
+            } else {
+                crate::simd_scoped!(simd => copy_back_heads::<W>(pkts, wins, w, simd))
+            });
             return;
         }
         for (i, win) in wins.chunks_exact(w).take(n).enumerate() {
@@ -82,7 +99,14 @@ pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(),
     .ok_or(err::NO_BURST)
 }
 
+/// One instance for all variants, as [`fill_heads_16`].
 #[inline(never)]
+fn copy_back_heads_16(pkts: &mut [Pkt], wins: &[u8], simd: Simd) {
+    copy_back_heads::<16>(pkts, wins, 16, simd)
+}
+
+/// In [`crate::simd_scoped!`]'s function, as [`fill_heads`].
+#[inline(always)]
 fn copy_back_heads<const W: usize>(pkts: &mut [Pkt], wins: &[u8], window: usize, simd: Simd) {
     let window = if W != 0 { W } else { window };
     for (p, win) in pkts.iter_mut().zip(wins.chunks_exact(window)) {
