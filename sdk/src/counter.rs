@@ -26,10 +26,13 @@ impl Counter {
     }
 
     /// Adds `n` (capped at `i64::MAX`). A failure cannot happen for a registered counter and is ignored;
-    /// see [`Counter::try_add`].
+    /// see [`Counter::try_add`]. Adding 0 makes no host call (a policy that adds what it counted in a
+    /// burst, often nothing, pays a host call only for what it did count).
     #[inline]
     pub fn add(self, n: u64) {
-        let _ = self.try_add(n);
+        if n != 0 {
+            let _ = self.try_add(n);
+        }
     }
 
     /// Adds 1.
