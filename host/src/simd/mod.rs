@@ -275,13 +275,23 @@ pub fn copy_dyn(simd: Simd, dst: &mut [u8], src: &[u8]) {
 macro_rules! simd_scoped {
     ($simd:expr => $run:expr) => {{
         use $crate::simd::{Kernel, Variant};
-        // SAFETY: a `Simd` proves the CPU supports its variant, which is what `scope` requires.
-        unsafe {
-            match $simd.variant() {
-                Variant::Scalar => $run,
-                Variant::Sse => $crate::simd::Sse::scope(|| $run),
-                Variant::Avx2 => $crate::simd::Avx2::scope(|| $run),
-                Variant::Avx512 => $crate::simd::Avx512::scope(|| $run),
+        // Each closure is made outside the `unsafe` blocks, so that `$run` gets no leave to be unsafe.
+        match $simd.variant() {
+            Variant::Scalar => $run,
+            Variant::Sse => {
+                let run = || $run;
+                // SAFETY: a `Simd` proves the CPU supports its variant, which is what `scope` requires.
+                unsafe { $crate::simd::Sse::scope(run) }
+            }
+            Variant::Avx2 => {
+                let run = || $run;
+                // SAFETY: as above.
+                unsafe { $crate::simd::Avx2::scope(run) }
+            }
+            Variant::Avx512 => {
+                let run = || $run;
+                // SAFETY: as above.
+                unsafe { $crate::simd::Avx512::scope(run) }
             }
         }
     }};
