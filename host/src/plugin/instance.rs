@@ -52,6 +52,12 @@ pub(crate) struct Live {
     /// Built for ABI 1.1 or later: `wasmdp_on_burst` may return an engine verdict (for 1.0 modules
     /// every nonzero value is a failure, as 1.0 said).
     pub verdicts: bool,
+    /// The burst area the init registered, as the calls lend it (at offset 0 of a native build's
+    /// buffer), and where a native build registered it. Fixed once the init returned (`burst_area`
+    /// is refused after it), so kept here, out of the store: each call borrows it beside the memory
+    /// where it copied it out of the store's data, twice a call.
+    area: Option<Area>,
+    native_at: usize,
 }
 
 /// An instance's entry points.
@@ -93,8 +99,8 @@ impl Live {
     /// Always inlined: called on every burst, and left out of line in some builds by how the
     /// crate's code was split for compiling (a call each burst; measured in the `chain1` path).
     #[inline(always)]
-    pub fn area_and_state(&mut self) -> Option<(Area, &mut [u8], &mut HostState)> {
-        let a = self.store.data().area?;
+    pub fn area_and_state(&mut self) -> Option<(&Area, &mut [u8], &mut HostState)> {
+        let a = self.area.as_ref()?;
         match (self.store.data().memory, &mut self.entry) {
             (Some(mem), _) => {
                 let (data, st) = mem.data_and_store_mut(&mut self.store);
@@ -104,9 +110,9 @@ impl Live {
             // `Instance`), which it lends here: the area is at offset 0 of it.
             (None, Entry::Native(p)) => {
                 let bytes = p.area();
-                let len = a.end()? - a.ptr;
-                (bytes.as_ptr() as usize == a.ptr && len <= bytes.len())
-                    .then(|| (Area { ptr: 0, ..a }, &mut bytes[..len], self.store.data_mut()))
+                let len = a.end()?;
+                (bytes.as_ptr() as usize == self.native_at && len <= bytes.len())
+                    .then(|| (a, &mut bytes[..len], self.store.data_mut()))
             }
             (None, Entry::Wasm { .. }) => None,
         }
@@ -260,7 +266,11 @@ impl Plugin {
         st.in_init = false;
         st.counters.seal();
         st.watch = Watch::new(l.deadline_us.0 * 1000);
-        Ok(Live { store, entry, verdicts: minor >= 1 })
+        let (area, native_at) = match (st.area, &entry) {
+            (Some(a), Entry::Native(_)) => (Some(Area { ptr: 0, ..a }), a.ptr),
+            (a, _) => (a, 0),
+        };
+        Ok(Live { store, entry, verdicts: minor >= 1, area, native_at })
     }
 }
 
