@@ -26,11 +26,11 @@ pub(super) fn lookup_batch(mut c: C<'_>, id: i32, kp: i32, n: i32, vp: i32, fp: 
         Ok(x) => x,
         Err(e) => return e,
     };
-    let [keys, values, found] = match batch_ranges(&t, n, kp, vp, Some(fp), &limit) {
+    let [keys, values, found] = match batch_ranges(t, n, kp, vp, Some(fp), &limit) {
         Ok(r) => r,
         Err(e) => return e,
     };
-    lookup_batch_in(&t, data, keys, values, found)
+    lookup_batch_in(t, data, keys, values, found)
 }
 
 pub(super) fn update_batch(mut c: C<'_>, id: i32, kp: i32, vp: i32, n: i32) -> i32 {
@@ -38,9 +38,9 @@ pub(super) fn update_batch(mut c: C<'_>, id: i32, kp: i32, vp: i32, n: i32) -> i
         Ok(x) => x,
         Err(e) => return e,
     };
-    let [keys, values, _] = match batch_ranges(&t, n, kp, vp, None, &limit) {
+    let [keys, values, _] = match batch_ranges(t, n, kp, vp, None, &limit) {
         Ok(r) => r,
         Err(e) => return e,
     };
-    update_batch_in(&t, data, keys, values)
+    update_batch_in(t, data, keys, values)
 }

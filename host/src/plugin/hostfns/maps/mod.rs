@@ -72,7 +72,7 @@ fn next_key_import(mut c: C<'_>, id: i32, cp: i32, kp: i32) -> i32 {
     };
     let mut cursor = u64::from_le_bytes(data[cr.clone()].try_into().expect("eight bytes"));
     let mut key = [0u8; map::MAX_KEY as usize];
-    let rc = next_key(&t, &mut cursor, &mut key[..ks]);
+    let rc = next_key(t, &mut cursor, &mut key[..ks]);
     data[cr].copy_from_slice(&cursor.to_le_bytes());
     if rc == 1 {
         data[kr].copy_from_slice(&key[..ks]);
@@ -92,24 +92,28 @@ fn table_and_key(c: &mut C<'_>, id: i32, kp: i32) -> Result<(Arc<Table>, [u8; ma
     Ok((t, key))
 }
 
-/// Map `id` of the instance, its memory and the bounds of ranges in it.
-pub(super) fn table_and_memory<'a>(c: &'a mut C<'_>, id: i32) -> Result<(Arc<Table>, &'a mut [u8], super::Limit), i32> {
-    let t = table(c.data(), id)?;
+/// Map `id` of the instance, its memory and the bounds of ranges in it. The table borrowed beside
+/// the memory (one lookup of the memory, no reference count taken and dropped a call).
+pub(super) fn table_and_memory<'a>(c: &'a mut C<'_>, id: i32) -> Result<(&'a Table, &'a mut [u8], super::Limit), i32> {
+    let i = usize::try_from(id).ok().filter(|&i| i < c.data().maps.len()).ok_or(err::NOT_FOUND)?;
     let mem = c.data().memory.ok_or(err::BAD_MEMORY)?;
-    let limit = c.data().limit(mem.data_size(&*c));
-    Ok((t, mem.data_mut(c), limit))
+    let (data, st) = mem.data_and_store_mut(c);
+    let limit = st.limit(data.len());
+    Ok((&st.maps[i], data, limit))
 }
 
-/// A single-entry operation with the key copied and the value range checked.
+/// A single-entry operation with the key copied (the plugin's key and value ranges may overlap)
+/// and the value range checked; the table and the memory borrowed together ([`table_and_memory`]).
 fn one(c: &mut C<'_>, id: i32, kp: i32, vp: i32, f: impl FnOnce(&Table, &[u8], &mut [u8]) -> i32) -> i32 {
-    let (t, key) = match table_and_key(c, id, kp) {
+    let (t, data, limit) = match table_and_memory(c, id) {
         Ok(x) => x,
         Err(e) => return e,
     };
     let (ks, vs) = (t.spec().key_size as usize, t.spec().value_size as usize);
-    let Some(mem) = c.data().memory else { return err::BAD_MEMORY };
-    let limit = c.data().limit(mem.data_size(&*c));
-    let data = mem.data_mut(&mut *c);
-    let Some(r) = guest_span(vp, vs as i32, &limit) else { return err::BAD_MEMORY };
-    f(&t, &key[..ks], &mut data[r])
+    let (Some(kr), Some(vr)) = (guest_span(kp, ks as i32, &limit), guest_span(vp, vs as i32, &limit)) else {
+        return err::BAD_MEMORY;
+    };
+    let mut key = [0u8; map::MAX_KEY as usize];
+    key[..ks].copy_from_slice(&data[kr]);
+    f(t, &key[..ks], &mut data[vr])
 }
