@@ -125,15 +125,22 @@ fn drop_then_run(drops: Marks, engine: Option<u32>, st: &mut HostState) -> Resul
     run_engines(engines, st)
 }
 
-/// The header's offloads requested for every packet still in the burst.
+/// The header's offloads requested for every packet still in the burst. The test in line, the
+/// work out of line: most bursts ask for none, and a call to learn that cost one a burst.
+#[inline(always)]
 pub(super) fn offload_all(offloads: Option<TxOffloads>, st: &mut HostState) {
     if let Some(tx) = offloads {
-        st.with_call(|burst, _, _, view| {
-            for i in (0..view.len).filter(|&i| !view.gone(i)) {
-                offload::request(&mut burst[view.position(i)], &tx);
-            }
-        });
+        offload_each(&tx, st);
     }
+}
+
+#[inline(never)]
+fn offload_each(tx: &TxOffloads, st: &mut HostState) {
+    st.with_call(|burst, _, _, view| {
+        for i in (0..view.len).filter(|&i| !view.gone(i)) {
+            offload::request(&mut burst[view.position(i)], tx);
+        }
+    });
 }
 
 /// [`carry_out`] (or [`carry_verdicts`], when that is all the descriptors ask for) then
