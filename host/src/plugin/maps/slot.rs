@@ -68,6 +68,14 @@ pub(super) fn settled_full(header: &AtomicU64) -> Option<u64> {
     is_full(h).then_some(h)
 }
 
+/// The header of a full slot with no write under way, read once; None otherwise (empty, or a
+/// write under way: no wait). For a fast path that leaves every other case to a full probe.
+#[inline(always)]
+pub(super) fn settled_full_now(header: &AtomicU64) -> Option<u64> {
+    let h = header.load(Acquire);
+    (h & (STATE | WRITING) == FULL).then_some(h)
+}
+
 /// [`settled`] when a write is under way: waits, out of line (a call inside a lookup's loop, even
 /// one never taken, made the compiler keep the loop's values on the stack).
 #[cold]

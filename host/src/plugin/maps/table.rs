@@ -26,7 +26,9 @@ pub use walk::Walk;
 use words::words_of;
 pub(crate) use words::{key_words_of, put_word, word_of, WordBatch};
 
-use super::slot::{claim, claim_settled, is_full, release, settled, settled_full, unchanged, Moves, EMPTY, FULL};
+use super::slot::{
+    claim, claim_settled, is_full, release, settled, settled_full, settled_full_now, unchanged, Moves, EMPTY, FULL,
+};
 use super::sync::{AtomicU32, AtomicU64, Mutex};
 use super::MapSpec;
 use foldhash::quality::SeedableRandomState;

@@ -1,12 +1,19 @@
 //! Single lookups (`map_lookup`, [`Table::lookup`]) on a path chosen for the map's shape when the
-//! table is made: one-word keys and values with their sizes known at compile time, the fixed
-//! shapes' loop for one key, or the general path (arrays, `lpm_trie`, other shapes). A call then
-//! makes no test of the shape and no dispatch on the key's or value's length.
+//! table is made: for hash maps of a fixed shape, the key's home slot read in line
+//! ([`Table::lookup_home`]), with the key's size known at compile time for the common sizes, and
+//! the fixed shapes' probe for one key out of line for the rest; the general path for arrays,
+//! `lpm_trie` and other shapes. A call then makes no test of the shape and no dispatch on the key's
+//! length.
 
 use super::*;
 
 /// A single lookup's path: [`Table::lookup`]'s contract.
-pub(super) type Single = fn(&Table, &[u8], &mut [u8]) -> bool;
+///
+/// # Safety
+///
+/// The table is the one [`single_path`](Table::single_path) chose the path for (a path may rest
+/// on the shape it saw).
+pub(super) type Single = unsafe fn(&Table, &[u8], &mut [u8]) -> bool;
 
 impl Table {
     /// The single-lookup path for this table's shape and sizes.
@@ -14,26 +21,31 @@ impl Table {
         if self.prefixes.is_some() {
             return Table::lookup_general;
         }
-        if self.one_word() {
-            return match (self.spec.key_size, self.spec.value_size) {
-                (4, 4) => single_word::<4, 4>,
-                (4, 8) => single_word::<4, 8>,
-                (8, 4) => single_word::<8, 4>,
-                (8, 8) => single_word::<8, 8>,
-                _ => single_word::<0, 0>,
-            };
-        }
-        match self.spec.key_size {
-            13 => on_fixed!(self, ptr single_fixed::<13>),
-            16 => on_fixed!(self, ptr single_fixed::<16>),
-            _ => on_fixed!(self, ptr single_fixed::<0>),
-        }
-        .unwrap_or(Table::lookup_general)
+        // Plain one-word maps of 4- and 8-byte keys (addresses, ports, flow hashes) get their key's
+        // size known; other shapes by key size (13: an IPv4 5-tuple; 16: an IPv6 address), or
+        // with the key's size read at run time.
+        // (Values of 8 bytes, counters and indices, get their size known too, and of 1 byte for
+        // 5-tuples: a flow's verdict or state.)
+        let plain = self.fixed_shape() == Some((1, false, false));
+        let path = match (self.spec.key_size, self.spec.value_size) {
+            (4, 4) if plain => Some(single_home::<1, 3, false, false, 4, 4> as _),
+            (4, 8) if plain => Some(single_home::<1, 3, false, false, 4, 8> as _),
+            (8, 4) if plain => Some(single_home::<1, 3, false, false, 8, 4> as _),
+            (8, 8) if plain => Some(single_home::<1, 3, false, false, 8, 8> as _),
+            (13, 8) => on_fixed!(self, ptr single_home::<13, 8>),
+            (13, 1) => on_fixed!(self, ptr single_home::<13, 1>),
+            (13, _) => on_fixed!(self, ptr single_home::<13, 0>),
+            (16, 8) => on_fixed!(self, ptr single_home::<16, 8>),
+            (16, _) => on_fixed!(self, ptr single_home::<16, 0>),
+            _ => on_fixed!(self, ptr single_home::<0, 0>),
+        };
+        // The home slot's path rests on the table's slots being as its shape says.
+        path.filter(|_| self.has_home_slots()).unwrap_or(Table::lookup_general)
     }
 }
 
-/// `K` (`V`), when not 0, is the key's (value's) size; `bytes` is cut to it so that the compiler
-/// knows its length (a slice of another length takes the general form).
+/// `K`, when not 0, is the key's size; `bytes` is cut to it so that the compiler knows its length
+/// (a slice of another length takes the general form).
 #[inline(always)]
 fn sized<const N: usize>(bytes: &[u8]) -> &[u8] {
     if N != 0 && bytes.len() >= N {
@@ -43,19 +55,49 @@ fn sized<const N: usize>(bytes: &[u8]) -> &[u8] {
     }
 }
 
-/// A lookup in a map of one-word keys and values ([`Table::one_word`]).
-fn single_word<const K: usize, const V: usize>(t: &Table, key: &[u8], out: &mut [u8]) -> bool {
-    let Some(value) = t.lookup_word(word_of(sized::<K>(key))) else { return false };
-    if V != 0 && out.len() == V {
-        put_word(value, &mut out[..V]);
+/// A lookup in a map of a fixed shape ([`Table::fixed_shape`]) with keys of `K` bytes and values of
+/// `V` (0: any size): the key's home slot (or the next) in line; elsewhere, the fixed shapes' probe
+/// out of line.
+///
+/// # Safety
+///
+/// As [`Table::lookup_home`]'s: [`single_path`](Table::single_path) chooses this path only for a
+/// table where [`has_home_slots`](Table::has_home_slots) holds, with its shape's constants.
+unsafe fn single_home<
+    const KW: usize,
+    const S: usize,
+    const LRU: bool,
+    const TTL: bool,
+    const K: usize,
+    const V: usize,
+>(
+    t: &Table,
+    key: &[u8],
+    out: &mut [u8],
+) -> bool {
+    let words = if K == 0 {
+        key_words_of::<KW>(key)
     } else {
-        put_word(value, out);
+        // A key of another size (the host's glue passes the map's) on the general form.
+        let Ok(sized) = <&[u8; K]>::try_from(key) else { return single_fixed::<KW, S, LRU, TTL, 0>(t, key, out) };
+        key_words_of::<KW>(sized)
+    };
+    // SAFETY: this function's contract.
+    match unsafe { t.lookup_home::<KW, S, LRU, TTL>(words) } {
+        Some(value) => {
+            match <&mut [u8; V]>::try_from(&mut *out) {
+                Ok(o) if V != 0 => put_word(value, o),
+                _ => put_word(value, out),
+            }
+            true
+        }
+        None => single_fixed::<KW, S, LRU, TTL, K>(t, key, out),
     }
-    true
 }
 
-/// A lookup in a map of a fixed shape ([`Table::fixed_shape`]): its batches' loop, for one key
-/// (of `K` bytes when not 0: 13, an IPv4 5-tuple, or 16).
+/// A lookup in a map of a fixed shape: its batches' loop, for one key (of `K` bytes when not 0).
+/// Out of line, so that the home slot's path saves no registers for it.
+#[inline(never)]
 fn single_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const K: usize>(
     t: &Table,
     key: &[u8],
@@ -95,6 +137,7 @@ impl<const K: usize> WordBatch for One<'_, K> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixed::HOME_STEPS;
     use super::*;
     use crate::plugin::maps::MapKind;
 
@@ -128,6 +171,38 @@ mod tests {
                 assert_eq!(hit, t.lookup_general(&key(i), &mut general[..vs]), "{spec:?}: key {i}");
                 assert_eq!(fast, general, "{spec:?}: key {i}");
                 assert_eq!(hit, kind.is_array() && i < 64 || (1..=20).contains(&i), "{spec:?}: key {i}");
+            }
+        }
+        // Keys in a chain from one home slot, longer than the home path reads in line: each
+        // found where it sits, whichever path ends its lookup, and none after its deletion.
+        for (kind, ks, vs, ttl_ms) in [
+            (MapKind::Hash, 8, 8, 0),
+            (MapKind::Hash, 13, 8, 0),
+            (MapKind::LruHash, 13, 1, 1000),
+            (MapKind::Hash, 16, 4, 0),
+        ] {
+            let spec = MapSpec { name: "c".into(), kind, key_size: ks, value_size: vs, capacity: 64, ttl_ms };
+            let t = Table::new(&spec);
+            let (ks, vs) = (ks as usize, vs as usize);
+            let key = |i: u32| [&i.to_le_bytes()[..], &vec![0x5A; ks - 4]].concat();
+            let home = |i: u32| t.home(&key_words_of::<2>(&key(i))[..t.layout.key_words]);
+            let chain: Vec<u32> = (0..).filter(|&i| home(i) == home(0)).take(HOME_STEPS + 2).collect();
+            for (n, &i) in chain.iter().enumerate() {
+                t.update(&key(i), &vec![n as u8 + 1; vs]).unwrap();
+            }
+            for (n, &i) in chain.iter().enumerate() {
+                let mut out = vec![0; vs];
+                assert!(t.lookup(&key(i), &mut out) && out == vec![n as u8 + 1; vs], "{spec:?}: link {n}");
+            }
+            assert!(t.delete(&key(chain[0])));
+            let mut out = vec![0; vs];
+            assert!(!t.lookup(&key(chain[0]), &mut out), "{spec:?}: deleted");
+            for (n, &i) in chain.iter().enumerate().skip(1) {
+                assert!(t.lookup(&key(i), &mut out) && out == vec![n as u8 + 1; vs], "{spec:?}: link {n} moved back");
+            }
+            if ttl_ms > 0 {
+                t.skew_ms.store(2 * ttl_ms, Relaxed);
+                assert!(!t.lookup(&key(chain[1]), &mut out), "{spec:?}: expired at home");
             }
         }
         let lpm = Table::new(&MapSpec {
