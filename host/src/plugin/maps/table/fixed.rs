@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering::Relaxed;
 
 /// The slots [`Table::lookup_home`] reads in line, from the home slot on: at most a third of the
 /// slots being full, nearly every present key is within them.
-pub(super) const HOME_STEPS: usize = 3;
+pub(super) const HOME_STEPS: usize = 4;
 
 /// A map's slots as `[AtomicU64; S]`: the header, `KW` key words, the value word, the stamps.
 #[derive(Clone, Copy)]
@@ -113,7 +113,7 @@ impl Table {
     }
 
     /// The value of `key` if it sits, fresh and settled, in its home slot (the slot its hash
-    /// picks) or the next two: where a lookup of a present key ends almost always, the table being at
+    /// picks) or the next three: where a lookup of a present key ends almost always, the table being at
     /// most a third full. Read in one seqlock pass and marked used as [`lookup_fixed`] does; None
     /// for anything else (further on, absent, expired, a write under way, a rewrite overlapping the
     /// read), which the full probe then answers. A found key needs no check of the deletions (its
