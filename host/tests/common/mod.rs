@@ -211,9 +211,18 @@ pub fn write_wat(name: &str, wat_text: &str) -> std::path::PathBuf {
 /// Builds and runs `yaml` for `secs` seconds; checks that no buffer leaked and that every stream
 /// balances (received + generated + redirected in = transmitted + dropped + redirected out).
 pub fn run_yaml(yaml: &str, secs: f64) -> serde_json::Value {
-    use wasmdp::dataplane::{self, Overrides, RunOptions};
+    run_built(build_yaml(yaml), secs)
+}
+
+/// Builds `yaml` (ports, and plugins compiled and initialised), ready for [`run_built`].
+pub fn build_yaml(yaml: &str) -> wasmdp::dataplane::Dataplane {
     let cfg = wasmdp::config::parse(yaml, "test").unwrap_or_else(|e| panic!("{e:#}\n{yaml}"));
-    let dp = dataplane::build(&cfg, &Overrides::default()).unwrap_or_else(|e| panic!("{e:#}\n{yaml}"));
+    wasmdp::dataplane::build(&cfg, &wasmdp::dataplane::Overrides::default()).unwrap_or_else(|e| panic!("{e:#}\n{yaml}"))
+}
+
+/// Runs a built dataplane for `secs` seconds, with [`run_yaml`]'s checks.
+pub fn run_built(dp: wasmdp::dataplane::Dataplane, secs: f64) -> serde_json::Value {
+    use wasmdp::dataplane::{self, RunOptions};
     let opts = RunOptions { duration: Some(Duration::from_secs_f64(secs)), ..RunOptions::default() };
     let r = dataplane::run(dp, &opts, Arc::new(std::sync::atomic::AtomicBool::new(false))).unwrap();
     assert_eq!(r.leaked, 0, "buffers not returned: {}", r.json);
