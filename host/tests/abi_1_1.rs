@@ -470,6 +470,56 @@ fn an_lpm_map_finds_the_longest_prefix_and_a_walk_returns_each_prefix_once() {
 }
 
 #[test]
+fn single_key_calls_read_keys_in_place_and_alike_when_the_value_overlaps_the_key() {
+    // Init stores key K (at 900) -> V (at 916) and key L (at 970) -> 0. Each burst looks K up with
+    // the value apart from the key (into 932), overlapping its second half (key at 940, value at
+    // 944) and on the key itself (both at 960): each must read the whole key before writing the
+    // value. Then it adds 5 to L's value, reads it, deletes L, looks it up again and stores it back.
+    let init = r#"(if (i32.ne (call $declare (i32.const 800) (i32.const 1) (i32.const 0) (i32.const 8) (i32.const 8) (i32.const 16)) (i32.const 0))
+        (then (return (i32.const 5))))
+      (if (i32.ne (call $update (i32.const 0) (i32.const 900) (i32.const 916)) (i32.const 0)) (then (return (i32.const 6))))
+      (if (i32.ne (call $update (i32.const 0) (i32.const 970) (i32.const 1000)) (i32.const 0)) (then (return (i32.const 7))))
+      (drop (call $greg (i32.const 820) (i32.const 5)))
+      (drop (call $greg (i32.const 830) (i32.const 7)))
+      (drop (call $greg (i32.const 840) (i32.const 4)))
+      (drop (call $greg (i32.const 850) (i32.const 5)))
+      (drop (call $greg (i32.const 860) (i32.const 7)))"#;
+    let burst = r#"(local $rc i64)
+      (i64.store (i32.const 940) (i64.load (i32.const 900)))
+      (i64.store (i32.const 960) (i64.load (i32.const 900)))
+      (local.set $rc (i64.extend_i32_s (call $lookup (i32.const 0) (i32.const 900) (i32.const 932))))
+      (drop (call $gset (i32.const 0) (i64.add (i64.load (i32.const 932)) (local.get $rc))))
+      (local.set $rc (i64.extend_i32_s (call $lookup (i32.const 0) (i32.const 940) (i32.const 944))))
+      (drop (call $gset (i32.const 1) (i64.add (i64.load (i32.const 944)) (local.get $rc))))
+      (local.set $rc (i64.extend_i32_s (call $lookup (i32.const 0) (i32.const 960) (i32.const 960))))
+      (drop (call $gset (i32.const 2) (i64.add (i64.load (i32.const 960)) (local.get $rc))))
+      (drop (call $madd (i32.const 0) (i32.const 970) (i32.const 0) (i64.const 5)))
+      (drop (call $lookup (i32.const 0) (i32.const 970) (i32.const 1008)))
+      (drop (call $gset (i32.const 3) (i64.load (i32.const 1008))))
+      (local.set $rc (i64.extend_i32_s (call $del (i32.const 0) (i32.const 970))))
+      (drop (call $gset (i32.const 4) (i64.add (i64.extend_i32_s (call $lookup (i32.const 0) (i32.const 970) (i32.const 1008)))
+        (i64.mul (local.get $rc) (i64.const 100)))))
+      (drop (call $update (i32.const 0) (i32.const 970) (i32.const 1000)))"#;
+    let module = area_module(init, burst).replace(
+        "(memory (export \"memory\") 1)",
+        r#"(import "wasmdp" "map_delete" (func $del (param i32 i32) (result i32)))
+  (memory (export "memory") 1) (data (i32.const 800) "m") (data (i32.const 820) "apart")
+  (data (i32.const 830) "overlap") (data (i32.const 840) "same") (data (i32.const 850) "added")
+  (data (i32.const 860) "deleted")
+  (data (i32.const 900) "\01\02\03\04\05\06\07\08") (data (i32.const 916) "\2a\00\00\00\00\00\00\00")
+  (data (i32.const 970) "\11\12\13\14\15\16\17\18")"#,
+    );
+    let p = write_wat("map-in-place", &module);
+    let yaml =
+        format!("engine: io\nports:\n  - {{name: a, driver: null, {}}}\n  - {{name: b, driver: null}}\n", policy(&p));
+    let j = run_yaml(&yaml, 0.2);
+    let g = &j["ports"][0]["plugin_gauges"];
+    // 42 found (rc 0) each way; 5 added to 0; deleted (rc 0) then not found (-7).
+    let got = ["apart", "overlap", "same", "added", "deleted"].map(|n| g[n].as_i64());
+    assert_eq!(got, [Some(42), Some(42), Some(42), Some(5), Some(-7)], "{g}");
+}
+
+#[test]
 fn the_context_reports_ports_macs_and_queue() {
     // Init copies the context to 3000 and refuses (returning a code) unless it holds what the config says.
     let init = "

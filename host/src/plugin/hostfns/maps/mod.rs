@@ -3,9 +3,9 @@
 
 use super::{guest_bytes, guest_span, C};
 use crate::plugin::maps::Table;
-use crate::plugin::ops::maps::{add, declare, delete, lookup, next_key, table, update, Shape};
+use crate::plugin::ops::maps::{add, declare, delete, lookup, next_key, update, Shape};
 use crate::plugin::state::HostState;
-use std::sync::Arc;
+use std::ops::Range;
 use wasmdp_abi::{err, import, map};
 use wasmtime::Linker;
 
@@ -31,18 +31,10 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
     linker.func_wrap(m, import::MAP_UPDATE, |mut c: C<'_>, id: i32, kp: i32, vp: i32| {
         one(&mut c, id, kp, vp, |t, k, v| update(t, k, v))
     })?;
-    linker.func_wrap(m, import::MAP_DELETE, |mut c: C<'_>, id: i32, kp: i32| match table_and_key(&mut c, id, kp) {
-        Ok((t, key)) => delete(&t, &key[..t.spec().key_size as usize]),
-        Err(e) => e,
+    linker.func_wrap(m, import::MAP_DELETE, |mut c: C<'_>, id: i32, kp: i32| keyed(&mut c, id, kp, delete))?;
+    linker.func_wrap(m, import::MAP_ADD, |mut c: C<'_>, id: i32, kp: i32, word: i32, delta: i64| {
+        keyed(&mut c, id, kp, |t, key| add(t, key, word, delta))
     })?;
-    linker.func_wrap(
-        m,
-        import::MAP_ADD,
-        |mut c: C<'_>, id: i32, kp: i32, word: i32, delta: i64| match table_and_key(&mut c, id, kp) {
-            Ok((t, key)) => add(&t, &key[..t.spec().key_size as usize], word, delta),
-            Err(e) => e,
-        },
-    )?;
     linker.func_wrap(m, import::MAP_LOOKUP_BATCH, batch::lookup_batch)?;
     linker.func_wrap(m, import::MAP_UPDATE_BATCH, batch::update_batch)?;
     linker.func_wrap(m, import::MAP_NEXT_KEY, next_key_import)?;
@@ -80,18 +72,6 @@ fn next_key_import(mut c: C<'_>, id: i32, cp: i32, kp: i32) -> i32 {
     rc
 }
 
-/// The table `id` and a copy of its key from guest memory.
-fn table_and_key(c: &mut C<'_>, id: i32, kp: i32) -> Result<(Arc<Table>, [u8; map::MAX_KEY as usize]), i32> {
-    let t = table(c.data(), id)?;
-    let ks = t.spec().key_size as usize;
-    let mem = c.data().memory.ok_or(err::BAD_MEMORY)?;
-    let data = mem.data(&*c);
-    let r = guest_span(kp, ks as i32, &c.data().limit(data.len())).ok_or(err::BAD_MEMORY)?;
-    let mut key = [0u8; map::MAX_KEY as usize];
-    key[..ks].copy_from_slice(&data[r]);
-    Ok((t, key))
-}
-
 /// Map `id` of the instance, its memory and the bounds of ranges in it. The table borrowed beside
 /// the memory (one lookup of the memory, no reference count taken and dropped a call).
 pub(super) fn table_and_memory<'a>(c: &'a mut C<'_>, id: i32) -> Result<(&'a Table, &'a mut [u8], super::Limit), i32> {
@@ -102,8 +82,11 @@ pub(super) fn table_and_memory<'a>(c: &'a mut C<'_>, id: i32) -> Result<(&'a Tab
     Ok((&st.maps[i], data, limit))
 }
 
-/// A single-entry operation with the key copied (the plugin's key and value ranges may overlap)
-/// and the value range checked; the table and the memory borrowed together ([`table_and_memory`]).
+/// A single-entry operation (`map_lookup`, `map_update`) on the key and value ranges checked: on
+/// the plugin's memory in place when the ranges do not overlap (the memory is the calling thread's
+/// alone, and no range reaches into the packet region), on a copy of the key when they do (a
+/// lookup's value may then overwrite its own key). The table and the memory borrowed together
+/// ([`table_and_memory`]).
 fn one(c: &mut C<'_>, id: i32, kp: i32, vp: i32, f: impl FnOnce(&Table, &[u8], &mut [u8]) -> i32) -> i32 {
     let (t, data, limit) = match table_and_memory(c, id) {
         Ok(x) => x,
@@ -113,7 +96,40 @@ fn one(c: &mut C<'_>, id: i32, kp: i32, vp: i32, f: impl FnOnce(&Table, &[u8], &
     let (Some(kr), Some(vr)) = (guest_span(kp, ks as i32, &limit), guest_span(vp, vs as i32, &limit)) else {
         return err::BAD_MEMORY;
     };
-    let mut key = [0u8; map::MAX_KEY as usize];
-    key[..ks].copy_from_slice(&data[kr]);
-    f(t, &key[..ks], &mut data[vr])
+    match apart(data, kr.clone(), vr.clone()) {
+        Some((key, value)) => f(t, key, value),
+        None => {
+            let mut key = [0u8; map::MAX_KEY as usize];
+            key[..ks].copy_from_slice(&data[kr]);
+            f(t, &key[..ks], &mut data[vr])
+        }
+    }
+}
+
+/// A key-only operation (`map_delete`, `map_add`): the key's range checked and read in place (the
+/// plugin's memory is not written).
+fn keyed(c: &mut C<'_>, id: i32, kp: i32, f: impl FnOnce(&Table, &[u8]) -> i32) -> i32 {
+    let (t, data, limit) = match table_and_memory(c, id) {
+        Ok(x) => x,
+        Err(e) => return e,
+    };
+    match guest_span(kp, t.spec().key_size as i32, &limit) {
+        Some(kr) => f(t, &data[kr]),
+        None => err::BAD_MEMORY,
+    }
+}
+
+/// The ranges `key` and `value` of `data` (both inside it) as a shared and an exclusive borrow, if
+/// they do not overlap.
+#[inline(always)]
+fn apart(data: &mut [u8], key: Range<usize>, value: Range<usize>) -> Option<(&[u8], &mut [u8])> {
+    if key.end <= value.start {
+        let (front, back) = data.split_at_mut(value.start);
+        Some((&front[key], &mut back[..value.len()]))
+    } else if value.end <= key.start {
+        let (front, back) = data.split_at_mut(key.start);
+        Some((&back[..key.len()], &mut front[value]))
+    } else {
+        None
+    }
 }
