@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Instructions of one single-key map call made from WebAssembly, all of it: the module's call, the
-# wasmtime trampoline, the host function's range checks and the table's work. Three hand-written
-# modules (1.1, an 8-byte-key hash map of 1024 entries holding the key looked up) whose on_burst
-# makes, per packet, one `map_lookup`, one `map_add`, or nothing but a load and a store; each runs
-# through `bench/instructions.sh --plugin` (callgrind, two null ports, 64 B, burst 32), and a call's
-# cost is its path minus the empty one.
+# wasmtime trampoline, the host function's range checks and the table's work. Hand-written modules
+# (1.1, an 8-byte-key hash map of 1024 entries holding the key used) whose on_burst makes, per
+# packet, one `map_lookup`, one `map_update` or one `map_add` of that key, or nothing but a load
+# and a store; each runs through `bench/instructions.sh --plugin` (callgrind, two null ports, 64 B,
+# burst 32), and a call's cost is its path minus the empty one.
 #
 # usage: bench/map-calls.sh [SECONDS=1]      (needs valgrind and wat2wasm: apt-get install valgrind wabt)
 set -euo pipefail
@@ -43,10 +43,11 @@ WAT
 }
 module none '(i64.store (i32.const 908) (i64.load (i32.const 900)))'
 module map_lookup '(drop (call $lookup (i32.const 0) (i32.const 900) (i32.const 908)))'
+module map_update '(drop (call $update (i32.const 0) (i32.const 900) (i32.const 916)))'
 module map_add '(drop (call $add (i32.const 0) (i32.const 900) (i32.const 0) (i64.const 1)))'
 per_pkt() { bench/instructions.sh --plugin "$tmp/$1.wasm" "$secs" | awk '$1 == "plugin_user" {print $2}'; }
 none=$(per_pkt none)
 printf '%-12s %10s\n' call instr/call
-for call in map_lookup map_add; do
+for call in map_lookup map_update map_add; do
   printf '%-12s %10s\n' "$call" "$(python3 -c "print('%.1f' % ($(per_pkt "$call") - $none))")"
 done

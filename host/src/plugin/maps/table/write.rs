@@ -97,10 +97,19 @@ impl Table {
                 }
                 None if self.spec.kind.is_array() => return Err(MapError::BadIndex),
                 None => {
-                    self.insert(key, |w| w.iter().for_each(|w| w.store(0, Relaxed)))?;
+                    self.insert_zeroed(key)?;
                 }
             }
         }
+    }
+
+    /// Inserts `key` with its value zeroed, for [`add_exact`](Table::add_exact) of a key not yet
+    /// present: out of line, so that an add to a present key (the common case) does not set up
+    /// the insert's work (LLVM hoisted it above the find).
+    #[cold]
+    #[inline(never)]
+    fn insert_zeroed(&self, key: &[u8]) -> Result<bool, MapError> {
+        self.insert(key, |w| w.iter().for_each(|w| w.store(0, Relaxed)))
     }
 
     /// Inserts `key` with its value set by `init`, under the table's lock; false when another
