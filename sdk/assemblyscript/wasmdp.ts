@@ -310,7 +310,8 @@ export declare function map_declare(name_ptr: usize, name_len: i32, kind: i32, k
 export declare function map_declare_ttl(name_ptr: usize, name_len: i32, kind: i32, key_size: i32, value_size: i32, capacity: i32, ttl_ms: i64): i32;
 
 // map_lookup (1.1, any): Copies the value of the key at `key_ptr` (the map's key size) to
-// `value_ptr` (its value size); 0 or `NOT_FOUND`.
+// `value_ptr` (its value size); 0 or `NOT_FOUND`. The two ranges may overlap: the key is read whole
+// before the value is written.
 @external("wasmdp", "map_lookup")
 export declare function map_lookup(id: i32, key_ptr: usize, value_ptr: usize): i32;
 

@@ -434,7 +434,8 @@ __attribute__((import_module("wasmdp"), import_name("map_declare_ttl")))
 int32_t wasmdp_map_declare_ttl(const char *name_ptr, int32_t name_len, int32_t kind, int32_t key_size, int32_t value_size, int32_t capacity, int64_t ttl_ms);
 
 /* map_lookup (1.1, any): Copies the value of the key at `key_ptr` (the map's key size) to
- * `value_ptr` (its value size); 0 or `NOT_FOUND`. */
+ * `value_ptr` (its value size); 0 or `NOT_FOUND`. The two ranges may overlap: the key is read whole
+ * before the value is written. */
 __attribute__((import_module("wasmdp"), import_name("map_lookup")))
 int32_t wasmdp_map_lookup(int32_t id, const void *key_ptr, void *value_ptr);
 

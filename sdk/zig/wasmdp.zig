@@ -399,7 +399,8 @@ pub extern "wasmdp" fn map_declare(name_ptr: [*]const u8, name_len: i32, kind: i
 pub extern "wasmdp" fn map_declare_ttl(name_ptr: [*]const u8, name_len: i32, kind: i32, key_size: i32, value_size: i32, capacity: i32, ttl_ms: i64) i32;
 
 /// map_lookup (1.1, any): Copies the value of the key at `key_ptr` (the map's key size) to
-/// `value_ptr` (its value size); 0 or `NOT_FOUND`.
+/// `value_ptr` (its value size); 0 or `NOT_FOUND`. The two ranges may overlap: the key is read
+/// whole before the value is written.
 pub extern "wasmdp" fn map_lookup(id: i32, key_ptr: [*]const u8, value_ptr: [*]u8) i32;
 
 /// map_update (1.1, any): Inserts or replaces the key at `key_ptr` with the value at `value_ptr`; 0

@@ -95,7 +95,8 @@ macro_rules! for_each_import {
             /// last use (lookup, update, add); 0 is no expiry, at most `map::MAX_TTL_MS`.
             [1 init] MAP_DECLARE_TTL map_declare_ttl(name_ptr: i32 => &str, name_len: i32, kind: i32, key_size: i32, value_size: i32, capacity: i32, ttl_ms: i64) -> i32;
             /// Copies the value of the key at `key_ptr` (the map's key size) to `value_ptr` (its
-            /// value size); 0 or `NOT_FOUND`.
+            /// value size); 0 or `NOT_FOUND`. The two ranges may overlap: the key is read whole
+            /// before the value is written.
             [1 any] MAP_LOOKUP map_lookup(id: i32, key_ptr: i32 => &[u8], value_ptr: i32 => &mut [u8]) -> i32;
             /// Inserts or replaces the key at `key_ptr` with the value at `value_ptr`; 0 or `FULL`.
             [1 any] MAP_UPDATE map_update(id: i32, key_ptr: i32 => &[u8], value_ptr: i32 => &[u8]) -> i32;
