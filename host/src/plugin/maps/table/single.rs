@@ -56,7 +56,8 @@ fn sized<const N: usize>(bytes: &[u8]) -> &[u8] {
 }
 
 /// A lookup in a map of a fixed shape ([`Table::fixed_shape`]) with keys of `K` bytes and values of
-/// `V` (0: any size): the key's home slot (or the next) in line; elsewhere, the fixed shapes' probe
+/// `V` (0: any size): the key's home slot and the slots after it
+/// ([`HOME_STEPS`](super::fixed::HOME_STEPS) in all) in line; elsewhere, the fixed shapes' probe
 /// out of line.
 ///
 /// # Safety
