@@ -352,3 +352,36 @@ fn packets_sent_to_another_port_leave_as_copies() {
     assert_eq!(a["dropped"], 0, "{a}");
     assert!(b["tx_packets"].as_u64().unwrap() >= rx_a, "a's packets left on b: {b}");
 }
+
+/// `HEADROOM` is what the plugin's memory shows in front of the packet, no more: prepending all of
+/// it puts the plugin's bytes on the wire; one byte more (which would reach into the buffer's gap
+/// before its data page, bytes the plugin cannot see or write) drops the packet, counted as
+/// `headroom`. Each packet's headroom is at least the configured 128 bytes, whatever its buffer's
+/// colour (`mbuf::shared`).
+#[test]
+fn headroom_is_what_the_plugin_sees_and_a_prepend_past_it_is_refused() {
+    let burst = format!(
+        "{CHANGED}
+         (local.set $p (i32.load16_u offset=26 (local.get $d)))
+         (memory.fill (i32.sub (local.get $data) (local.get $p)) (i32.const 0xAB) (local.get $p))
+         (i32.store16 offset=20 (local.get $d)
+            (i32.add (local.get $p) (i32.and (local.get $i) (i32.const 1))))"
+    );
+    let p = write_wat("direct-headroom", &direct_module("", "", "", &burst));
+    let mut w = Wire::new(&format!("engine: io, {}", policy(&p)));
+    let mut sent = 0;
+    for round in 0..4u8 {
+        let frames: Vec<Vec<u8>> = (0..32).map(|i| frame(64, i + round)).collect();
+        let out = w.send(&frames);
+        assert_eq!(out.len(), 16, "round {round}: the odd packets dropped");
+        for (o, f) in out.iter().zip(frames.iter().step_by(2)) {
+            let h = o.len() - f.len();
+            assert!(h >= 128, "round {round}: a headroom of {h}");
+            assert_eq!(o[..h], vec![0xAB; h][..], "round {round}: the bytes prepended are the plugin's");
+            assert_eq!(&o[h..], &f[..]);
+        }
+        sent += 16;
+    }
+    let c = w.counts();
+    assert_eq!((c.flow.tx_packets, c.drops.headroom, c.drops.total()), (sent, sent, sent), "{c:?}");
+}

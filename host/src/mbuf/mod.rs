@@ -23,5 +23,6 @@ pub use cache::PoolCache;
 pub use meta::{FlowMeta, Meta, META_FIELDS, META_SIZE};
 pub(crate) use pkt::Header;
 pub use pkt::{MetaMut, Pkt, RoomError, MIN_FRAME};
+pub(crate) use pool::Locator;
 pub use pool::{stride_for, Pool, PoolConfig, PoolInfo};
 pub use region::Backing;

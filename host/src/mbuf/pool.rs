@@ -47,8 +47,12 @@ pub struct Pool {
     free: ArrayQueue<Pkt>,
     cfg: PoolConfig,
     stride: usize,
-    /// Bytes from a buffer's start to its header (0 but in a shared pool).
-    hdr_off: usize,
+    /// Whether the buffers are laid out as `super::shared` has it (in colours, after a metadata
+    /// page each).
+    shared: bool,
+    /// Bytes every buffer's headroom has beyond `cfg.headroom` (`super::shared::GAP_MAX` in a
+    /// shared pool).
+    lead: u16,
     /// The memfd of a shared pool (`super::shared`).
     memfd: Option<super::shared::Memfd>,
 }
@@ -69,7 +73,7 @@ impl Pool {
         Self::check(&cfg)?;
         let stride = stride_for(cfg.headroom, cfg.data_room);
         let region = Region::new(stride * cfg.size)?;
-        Ok(Arc::new(Self::carve(region, cfg, stride, 0, None)))
+        Ok(Arc::new(Self::carve(region, cfg, stride, None)))
     }
 
     /// A pool in a memfd whose buffers keep their metadata on pages of their own, so that plugins
@@ -81,7 +85,7 @@ impl Pool {
         let stride = shared::stride(cfg.headroom, cfg.data_room);
         let (memfd, base) = shared::Memfd::create(stride * cfg.size)?;
         let region = Region::memfd(base, memfd.len());
-        Ok(Arc::new(Self::carve(region, cfg, stride, shared::HEADER_AT, Some(memfd))))
+        Ok(Arc::new(Self::carve(region, cfg, stride, Some(memfd))))
     }
 
     fn check(cfg: &PoolConfig) -> std::io::Result<()> {
@@ -96,20 +100,17 @@ impl Pool {
     }
 
     /// Writes every buffer's header into `region` and puts the buffer on the free list.
-    fn carve(
-        region: Region,
-        cfg: PoolConfig,
-        stride: usize,
-        hdr_off: usize,
-        memfd: Option<super::shared::Memfd>,
-    ) -> Pool {
+    fn carve(region: Region, cfg: PoolConfig, stride: usize, memfd: Option<super::shared::Memfd>) -> Pool {
         let free = ArrayQueue::new(cfg.size);
-        let empty = Meta::empty(cfg.headroom + cfg.data_room, cfg.headroom);
+        let shared = memfd.is_some();
+        let lead = if shared { super::shared::GAP_MAX } else { 0 };
+        let empty = Meta::empty(cfg.headroom + lead + cfg.data_room, cfg.headroom + lead);
         for i in 0..cfg.size {
-            // SAFETY: i * stride + hdr_off + META_SIZE + buf_len <= region length; every header is
-            // in bounds and aligned to 64 (the region is page aligned, the stride and the offset
-            // multiples of 64).
-            let hdr = unsafe { region.base().as_ptr().add(i * stride + hdr_off) }.cast::<Header>();
+            let at = i * stride + if shared { super::shared::header_at(i) } else { 0 };
+            // SAFETY: at + META_SIZE + buf_len <= (i + 1) * stride <= region length (the strides
+            // count the lead); every header is in bounds and aligned to 64 (the region is page
+            // aligned, the stride and the header's offset multiples of 64).
+            let hdr = unsafe { region.base().as_ptr().add(at) }.cast::<Header>();
             // SAFETY: as above; the memory is ours and not yet shared.
             unsafe { hdr.write(Header { meta: empty, flow: FlowMeta::default() }) };
             // SAFETY: the header is initialised, buf_len bytes follow it inside the element, and this
@@ -119,7 +120,7 @@ impl Pool {
                 unreachable!("free list sized for every buffer");
             }
         }
-        Pool { region: ManuallyDrop::new(region), free, cfg, stride, hdr_off, memfd }
+        Pool { region: ManuallyDrop::new(region), free, cfg, stride, shared, lead, memfd }
     }
 
     /// A per-lcore cache in front of this pool.
@@ -128,7 +129,7 @@ impl Pool {
     }
 
     pub(crate) fn empty_meta(&self) -> Meta {
-        Meta::empty(self.cfg.headroom + self.cfg.data_room, self.cfg.headroom)
+        Meta::empty(self.cfg.headroom + self.lead + self.cfg.data_room, self.cfg.headroom + self.lead)
     }
 
     /// Buffers on the shared free list (not counting those held in lcore caches).
@@ -173,9 +174,10 @@ impl Pool {
     }
 
     fn owns(&self, p: &Pkt) -> bool {
-        let base = self.region.base().as_ptr() as usize + self.hdr_off;
-        let at = p.meta_ptr() as usize;
-        at >= base && at < base + self.region.len() && (at - base).is_multiple_of(self.stride)
+        let at = (p.meta_ptr() as usize).wrapping_sub(self.region.base().as_ptr() as usize);
+        let i = at / self.stride;
+        let hdr_off = if self.shared { super::shared::header_at(i) } else { 0 };
+        at < self.region.len() && at == i * self.stride + hdr_off
     }
 
     /// Whether the buffer lies in this pool's region: an address test on the handle, without
@@ -196,15 +198,15 @@ impl Pool {
         self.region.len()
     }
 
-    /// Where the buffers lie, for a driver that lends them to the kernel (af_xdp's UMEM).
-    pub(crate) fn layout(&self) -> Layout {
-        Layout {
+    /// Where the buffers lie, for a driver that lends them to the kernel (af_xdp's UMEM): `None` for
+    /// a shared pool, whose buffers are not one header offset apart.
+    pub(crate) fn layout(&self) -> Option<Layout> {
+        (!self.shared).then(|| Layout {
             base: self.region.base(),
             len: self.region.len(),
             stride: self.stride,
-            hdr_off: self.hdr_off,
             empty: self.empty_meta(),
-        }
+        })
     }
 
     /// Maps an alias of a shared pool at `at` (inaccessible until opened with
@@ -219,14 +221,13 @@ impl Pool {
     }
 }
 
-/// A pool's buffers as addresses: buffer `i`'s header is `hdr_off + i * stride` bytes into the
+/// An ordinary pool's buffers as addresses: buffer `i`'s header is `i * stride` bytes into the
 /// region, its data `META_SIZE + data_off` bytes after the header.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Layout {
     pub(crate) base: NonNull<u8>,
     pub(crate) len: usize,
     pub(crate) stride: usize,
-    pub(crate) hdr_off: usize,
     /// The metadata of an empty buffer (what allocation writes).
     pub(crate) empty: Meta,
 }
@@ -247,11 +248,16 @@ impl Locator {
         (at < self.len).then_some(at)
     }
 
-    /// Offset of the packet's first data byte in the region (the data is `META_SIZE + data_off`
-    /// past the header, as [`Pkt::data_ptr`] has it), when the buffer is the pool's.
+    /// Where a packet of a shared pool is in an alias of the region (`super::shared`): the offset of
+    /// its first data byte (`META_SIZE + data_off` past the header, as [`Pkt::data_ptr`] has it)
+    /// and the headroom the alias shows in front of it. `None` when the buffer is not the pool's,
+    /// or the packet starts in its buffer's gap, where the alias shows none of its bytes.
     #[inline(always)]
-    pub(crate) fn offset_of(&self, p: &Pkt) -> Option<usize> {
-        self.header_at(p).map(|at| at + META_SIZE + usize::from(p.meta().data_off))
+    pub(crate) fn in_alias(&self, p: &Pkt) -> Option<(usize, u16)> {
+        let at = self.header_at(p)?;
+        let data_off = p.meta().data_off;
+        let headroom = super::shared::visible(at, data_off)?;
+        Some((at + META_SIZE + usize::from(data_off), headroom))
     }
 }
 

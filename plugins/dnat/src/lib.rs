@@ -1,6 +1,6 @@
-//! `dnat`: destination NAT for IPv4, per packet on heads with drops (ABI 1.1: each packet's first
-//! 128 bytes copied in and back, a verdict byte a packet), with RFC 1624 incremental checksums: no
-//! host call per packet.
+//! `dnat`: destination NAT for IPv4, per packet on direct heads with drops (ABI 1.1: each
+//! packet's first 128 bytes read and written in place, a verdict byte a packet), with RFC 1624
+//! incremental checksums: no host call per packet.
 //!
 //! | param | meaning |
 //! |---|---|
@@ -24,8 +24,8 @@ use wasmdp_sdk::net::{proto, Headers, L3Kind, Tcp, Udp};
 use wasmdp_sdk::Cidr;
 use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Params, Policy, Prefix4, Refusal};
 
-/// Bytes of each packet the policy reads and writes: Ethernet, two VLAN tags, IPv4 with options,
-/// and a TCP header with options.
+/// Bytes of each packet the policy reads and writes in place: Ethernet, two VLAN tags, IPv4 with
+/// options, and a TCP header with options.
 const HEAD: u16 = 128;
 
 /// The policy.
@@ -50,7 +50,7 @@ struct Rule {
 }
 
 impl Policy for Dnat {
-    const AREA: AreaSpec = AreaSpec::HeadsWithDrops(HEAD);
+    const AREA: AreaSpec = AreaSpec::DirectHeadsWithDrops(HEAD);
 
     fn init(_port: u32, params: &Params) -> Result<Self, Refusal> {
         let matches = params.get_cidr("match")?.ok_or_else(|| Refusal::missing("match"))?;
@@ -103,7 +103,7 @@ impl Rule {
     #[inline(always)]
     fn run<const PORTS: bool>(self, burst: &mut Burst) -> Result<(u64, u64), Error> {
         let (mut rewritten, mut too_deep) = (0, 0);
-        // Each packet's first `HEAD` bytes (or fewer: the packet's own), the common
+        // Each packet's first `HEAD` bytes in place (or fewer: the packet's own), the common
         // frames first, at fixed offsets, then the SDK's fast path, then the general parse.
         for (frame, v) in burst.heads::<{ HEAD as usize }>()?.verdicts_mut()? {
             if let Some(fast) = self.rewrite_fixed::<PORTS>(frame).or_else(|| self.rewrite_fast(frame)) {

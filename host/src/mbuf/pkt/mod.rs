@@ -228,6 +228,22 @@ impl Pkt {
         Ok(())
     }
 
+    /// Moves the packet's bytes `n` bytes further into its buffer: the tailroom gives `n` bytes to
+    /// the headroom, the bytes and the length are the same. Fails when the tailroom is under `n`.
+    #[cold]
+    pub fn slide(&mut self, n: usize) -> Result<(), RoomError> {
+        if n > self.tailroom() {
+            return Err(RoomError::NoTailroom { need: n, have: self.tailroom() });
+        }
+        let (from, len) = (self.data_ptr(), self.len());
+        // SAFETY: `len + n <= len + tailroom` bytes from the data start are the buffer's (type
+        // invariant); `copy` allows the ranges to overlap; unique ownership via `&mut self`.
+        unsafe { std::ptr::copy(from, from.add(n), len) };
+        // SAFETY: data_off + n + data_len <= buf_len (checked above): the invariant holds.
+        unsafe { self.0.as_mut().meta.data_off += n as u16 };
+        Ok(())
+    }
+
     /// Keeps only the bytes `start..start + len` of the data: [`Pkt::adj`] and [`Pkt::trim`] in one
     /// step (a decapsulation: outer headers off the front, padding off the tail). Fails when the
     /// range is not within the data or is shorter than [`MIN_FRAME`].

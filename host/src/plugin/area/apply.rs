@@ -444,7 +444,10 @@ pub(super) fn carry_one(
 ) -> u8 {
     let refused = (d.head != 0 || d.tail != 0)
         && if written == usize::MAX {
-            p.reframe(d.head.into(), d.tail.into()).is_err()
+            // Direct access: the bytes in front are the plugin's only as far as its alias shows
+            // them (not into the buffer's gap, `crate::mbuf::shared`).
+            let seen = crate::mbuf::shared::visible(p.meta_ptr() as usize, p.meta().data_off);
+            seen.is_none_or(|h| i32::from(d.head) > i32::from(h)) || p.reframe(d.head.into(), d.tail.into()).is_err()
         } else {
             crate::plugin::ops::packets::adjust_then_write(p, (d.head, d.tail, d.dirty), written).is_err()
         };

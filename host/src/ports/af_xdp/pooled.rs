@@ -68,10 +68,10 @@ unsafe impl Sync for Geometry {}
 impl PoolUmem {
     /// The pool as a UMEM, or why it cannot be one (in words for the config's user).
     pub(super) fn new(pool: &Arc<Pool>) -> Result<PoolUmem, String> {
-        let l = pool.layout();
+        let l = pool.layout().ok_or("a pool shared with a plugin (direct packet access) cannot be a UMEM")?;
         let cfg = pool.config();
-        let data_at = l.hdr_off + META_SIZE + usize::from(cfg.headroom);
-        if data_at - l.hdr_off < XDP_HEADROOM {
+        let data_at = META_SIZE + usize::from(cfg.headroom);
+        if data_at < XDP_HEADROOM {
             return Err(format!(
                 "pool.headroom {} is under 128: the kernel puts a frame {XDP_HEADROOM} B after the address it is given, \
                  and the buffer's 128 B of metadata must fit in front with the headroom",
@@ -87,8 +87,7 @@ impl PoolUmem {
         let len = u32::try_from(l.len).map_err(|_| format!("the pool's region is {} B, over 4 GiB", l.len))?;
         let stride = u32::try_from(l.stride).map_err(|_| "the pool's stride is over 4 GiB".to_string())?;
         // A fill address (a header offset plus the lead) fits 32 bits too.
-        let lead =
-            u32::try_from(data_at - XDP_HEADROOM - l.hdr_off).ok().filter(|lead| len.checked_add(*lead).is_some());
+        let lead = u32::try_from(data_at - XDP_HEADROOM).ok().filter(|lead| len.checked_add(*lead).is_some());
         let lead = lead.ok_or_else(|| format!("the pool's region is {} B, too near 4 GiB", l.len))?;
         let geo = Geometry { base: l.base, len, lead, shift: stride.ilog2(), data_room: u32::from(cfg.data_room) };
         Ok(PoolUmem { pool: pool.clone(), geo, empty: l.empty })
