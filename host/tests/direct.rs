@@ -385,3 +385,48 @@ fn headroom_is_what_the_plugin_sees_and_a_prepend_past_it_is_refused() {
     let c = w.counts();
     assert_eq!((c.flow.tx_packets, c.drops.headroom, c.drops.total()), (sent, sent, sent), "{c:?}");
 }
+
+/// A chain whose first link (windows) prepends 1000 bytes, more than the second link's (direct)
+/// alias shows in front of most packets (the rest is the gap before each buffer's data page): the
+/// host moves each such packet onto its data page before the second link's call, which then reads
+/// and writes all of it, first byte and last.
+#[test]
+fn a_packet_prepended_past_what_a_direct_link_sees_is_moved_where_it_sees_it() {
+    let grow = r#"(module
+      (import "wasmdp" "burst_area" (func $area (param i32 i32 i32) (result i32)))
+      (memory (export "memory") 1)
+      (func (export "wasmdp_abi_version") (result i32) (i32.const 65537))
+      (func (export "wasmdp_init") (param i32 i32) (result i32)
+        (call $area (i32.const 1024) (i32.const 32) (i32.const 64)))
+      (func (export "wasmdp_on_burst") (param i32 i32) (result i32) (local $i i32)
+        (i32.store (i32.const 1040) (i32.const 1))
+        (block $done (loop $next
+          (br_if $done (i32.ge_u (local.get $i) (local.get 1)))
+          (i32.store16 offset=20 (i32.add (i32.const 1088) (i32.mul (local.get $i) (i32.const 32))) (i32.const 1000))
+          (local.set $i (i32.add (local.get $i) (i32.const 1)))
+          (br $next)))
+        (i32.const 0)))"#;
+    let mark = "(i32.store8 (local.get $data) (i32.const 0xD0))
+         (i32.store8 (i32.sub (i32.add (local.get $data) (local.get $len)) (i32.const 1)) (i32.const 0xD1))";
+    let grow = write_wat("direct-chain-grow", grow);
+    let mark = write_wat("direct-chain-mark", &direct_module("", "", "", mark));
+    let link = |name: &str, p: &std::path::Path| {
+        format!("{{name: {name}, plugin: {}, limits: {{deadline_us: 500000}}}}", p.display())
+    };
+    let mut w = Wire::new(&format!("engine: io, policy: [{}, {}]", link("grow", &grow), link("mark", &mark)));
+    for round in 0..3u8 {
+        let frames: Vec<Vec<u8>> = (0..32).map(|i| frame(64 + i * 7, i as u8 + round)).collect();
+        let want: Vec<Vec<u8>> = frames
+            .iter()
+            .map(|f| {
+                let mut o = [&[0u8; 1000][..], f].concat();
+                o[0] = 0xD0;
+                *o.last_mut().unwrap() = 0xD1;
+                o
+            })
+            .collect();
+        assert_eq!(w.send(&frames), want, "round {round}");
+    }
+    let c = w.counts();
+    assert_eq!((c.flow.tx_packets, c.drops.total()), (96, 0), "{c:?}");
+}
