@@ -70,7 +70,7 @@ pub fn stride_for(headroom: u16, data_room: u16) -> usize {
 impl Pool {
     /// Allocates the region and puts every buffer on the free list.
     pub fn new(cfg: PoolConfig) -> std::io::Result<Arc<Pool>> {
-        Self::check(&cfg)?;
+        Self::check(&cfg, 0)?;
         let stride = stride_for(cfg.headroom, cfg.data_room);
         let region = Region::new(stride * cfg.size)?;
         Ok(Arc::new(Self::carve(region, cfg, stride, None)))
@@ -81,20 +81,29 @@ impl Pool {
     #[cfg(all(target_os = "linux", not(miri)))]
     pub fn new_shared(cfg: PoolConfig) -> std::io::Result<Arc<Pool>> {
         use super::shared;
-        Self::check(&cfg)?;
+        Self::check(&cfg, shared::GAP_MAX)?;
         let stride = shared::stride(cfg.headroom, cfg.data_room);
         let (memfd, base) = shared::Memfd::create(stride * cfg.size)?;
         let region = Region::memfd(base, memfd.len());
         Ok(Arc::new(Self::carve(region, cfg, stride, Some(memfd))))
     }
 
-    fn check(cfg: &PoolConfig) -> std::io::Result<()> {
+    /// Checks the sizes, `lead` being the headroom the layout adds (a buffer's length is a `u16`).
+    fn check(cfg: &PoolConfig, lead: u16) -> std::io::Result<()> {
         let invalid = |msg: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, msg.to_string());
         if cfg.size == 0 {
             return Err(invalid("pool size must be at least 1"));
         }
         if (cfg.data_room as usize) < 64 {
             return Err(invalid("pool data_room must be at least 64 bytes"));
+        }
+        if usize::from(cfg.headroom) + usize::from(lead) + usize::from(cfg.data_room) > usize::from(u16::MAX) {
+            return Err(invalid(&format!(
+                "pool headroom ({}) and data_room ({}) must add up to at most {} bytes",
+                cfg.headroom,
+                cfg.data_room,
+                u16::MAX - lead
+            )));
         }
         Ok(())
     }
@@ -308,6 +317,20 @@ mod tests {
         };
         assert_eq!(offsets(stride_for(128, 2048)), 64);
         assert_eq!(offsets(36 * 64), 16);
+    }
+
+    #[test]
+    fn sizes_a_buffer_length_cannot_hold_are_refused() {
+        let cfg = PoolConfig { size: 4, headroom: 1024, data_room: 65000, ..Default::default() };
+        let e = Pool::new(cfg).unwrap_err().to_string();
+        assert!(e.contains("headroom (1024) and data_room (65000) must add up to at most 65535"), "{e}");
+        let cfg = PoolConfig { size: 4, headroom: 1024, data_room: 64000, ..Default::default() };
+        assert!(Pool::new(cfg).is_ok());
+        #[cfg(all(target_os = "linux", not(miri)))]
+        {
+            let e = Pool::new_shared(cfg).unwrap_err().to_string();
+            assert!(e.contains("at most 64575"), "{e}");
+        }
     }
 
     #[test]

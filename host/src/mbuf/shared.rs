@@ -12,8 +12,8 @@
 //!
 //! Colours. Were every header to end its page and every packet to start at the same offset of the
 //! next, a burst's metadata lines and first bytes would all fall on two or three L1 cache sets (the
-//! set is the address's bits 6-11, its offset in a 4 KiB page) and overflow their ways: 6.2 misses
-//! a packet under cachegrind (BENCHMARKS.md). So buffer `i` has colour `c = i % COLOURS`: its header
+//! set is the address's bits 6-11, its offset in a 4 KiB page) and overflow their ways (BENCHMARKS.md,
+//! "Colours in the direct pool"). So buffer `i` has colour `c = i % COLOURS`: its header
 //! sits `c` lines before the page's end, and every buffer's `data_off` starts [`GAP_MAX`] bytes
 //! further than the configured headroom, which puts the packet `COLOURS - 1 - c` lines after the
 //! configured headroom on the data page. Both the metadata and the first bytes of a burst spread
