@@ -50,9 +50,6 @@ pub struct Pool {
     /// Whether the buffers are laid out as `super::shared` has it (in colours, after a metadata
     /// page each).
     shared: bool,
-    /// Bytes every buffer's headroom has beyond `cfg.headroom` (`super::shared::GAP_MAX` in a
-    /// shared pool).
-    lead: u16,
     /// The memfd of a shared pool (`super::shared`).
     memfd: Option<super::shared::Memfd>,
 }
@@ -112,12 +109,11 @@ impl Pool {
     fn carve(region: Region, cfg: PoolConfig, stride: usize, memfd: Option<super::shared::Memfd>) -> Pool {
         let free = ArrayQueue::new(cfg.size);
         let shared = memfd.is_some();
-        let lead = if shared { super::shared::GAP_MAX } else { 0 };
-        let empty = Meta::empty(cfg.headroom + lead + cfg.data_room, cfg.headroom + lead);
+        let empty = Self::empty_of(&cfg, shared);
         for i in 0..cfg.size {
             let at = i * stride + if shared { super::shared::header_at(i) } else { 0 };
             // SAFETY: at + META_SIZE + buf_len <= (i + 1) * stride <= region length (the strides
-            // count the lead); every header is in bounds and aligned to 64 (the region is page
+            // count the colours' headroom); every header is in bounds and aligned to 64 (the region is page
             // aligned, the stride and the header's offset multiples of 64).
             let hdr = unsafe { region.base().as_ptr().add(at) }.cast::<Header>();
             // SAFETY: as above; the memory is ours and not yet shared.
@@ -129,7 +125,7 @@ impl Pool {
                 unreachable!("free list sized for every buffer");
             }
         }
-        Pool { region: ManuallyDrop::new(region), free, cfg, stride, shared, lead, memfd }
+        Pool { region: ManuallyDrop::new(region), free, cfg, stride, shared, memfd }
     }
 
     /// A per-lcore cache in front of this pool.
@@ -138,7 +134,14 @@ impl Pool {
     }
 
     pub(crate) fn empty_meta(&self) -> Meta {
-        Meta::empty(self.cfg.headroom + self.lead + self.cfg.data_room, self.cfg.headroom + self.lead)
+        Self::empty_of(&self.cfg, self.shared)
+    }
+
+    /// An empty buffer's metadata: the configured headroom, and in a shared pool the
+    /// `super::shared::GAP_MAX` bytes its colours take on top (sizes checked by `check`).
+    fn empty_of(cfg: &PoolConfig, shared: bool) -> Meta {
+        let headroom = cfg.headroom + if shared { super::shared::GAP_MAX } else { 0 };
+        Meta::empty(headroom + cfg.data_room, headroom)
     }
 
     /// Buffers on the shared free list (not counting those held in lcore caches).
