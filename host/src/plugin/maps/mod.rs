@@ -31,7 +31,7 @@ pub use layout::{Layout, Layouts};
 pub use registry::{add_words, Entries, MapInfo, Page, Registry};
 pub use shared::SharedMaps;
 pub(crate) use table::{key_words_of, on_fixed, put_word, word_of, WordBatch};
-pub use table::{MapError, Table, Walk};
+pub use table::{Lookup, MapError, Table, Walk};
 use wasmdp_abi::map;
 
 /// Which instances share a table, and how keys find entries.

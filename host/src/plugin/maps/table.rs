@@ -101,6 +101,27 @@ struct Cursors {
     reap: usize,
 }
 
+/// A lookup's answer, its value being `map_lookup`'s result code (docs/ABI.md).
+#[repr(i32)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Lookup {
+    /// The value was copied out.
+    Found = 0,
+    /// No such key (nothing written).
+    Absent = wasmdp_abi::err::NOT_FOUND,
+}
+
+impl From<bool> for Lookup {
+    #[inline(always)]
+    fn from(found: bool) -> Lookup {
+        if found {
+            Lookup::Found
+        } else {
+            Lookup::Absent
+        }
+    }
+}
+
 /// One table.
 pub struct Table {
     spec: MapSpec,
@@ -251,7 +272,7 @@ impl Table {
             evicted: AtomicU64::new(0),
             expired: AtomicU64::new(0),
             prefixes: (spec.kind == super::MapKind::LpmTrie).then(|| Box::new(super::lpm::Prefixes::new())),
-            single: Table::lookup_general,
+            single: single::general,
             #[cfg(test)]
             skew_ms: Default::default(),
         };

@@ -87,6 +87,13 @@ impl Table {
     /// shape (`table::single`).
     #[inline]
     pub fn lookup(&self, key: &[u8], out: &mut [u8]) -> bool {
+        self.lookup_coded(key, out) == Lookup::Found
+    }
+
+    /// [`lookup`](Table::lookup) answering with `map_lookup`'s result code, which the path returns
+    /// as it is (no conversion after the call, which `map_lookup` can then end with).
+    #[inline]
+    pub fn lookup_coded(&self, key: &[u8], out: &mut [u8]) -> Lookup {
         // SAFETY: `single` is the path `single_path` chose for this table (set when it was made,
         // never changed).
         unsafe { (self.single)(self, key, out) }

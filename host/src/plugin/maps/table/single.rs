@@ -13,13 +13,21 @@ use super::*;
 ///
 /// The table is the one [`single_path`](Table::single_path) chose the path for (a path may rest
 /// on the shape it saw).
-pub(super) type Single = unsafe fn(&Table, &[u8], &mut [u8]) -> bool;
+pub(super) type Single = unsafe fn(&Table, &[u8], &mut [u8]) -> Lookup;
+
+/// The general path as a single lookup's path (arrays, `lpm_trie`, shapes without one of their own),
+/// and the fixed shapes' paths' for keys or values of other sizes than the map's: out of line, so
+/// that those paths keep no registers for it.
+#[inline(never)]
+pub(super) fn general(t: &Table, key: &[u8], out: &mut [u8]) -> Lookup {
+    Lookup::from(t.lookup_general(key, out))
+}
 
 impl Table {
     /// The single-lookup path for this table's shape and sizes.
     pub(super) fn single_path(&self) -> Single {
         if self.prefixes.is_some() {
-            return Table::lookup_general;
+            return general;
         }
         // Plain one-word maps of 4- and 8-byte keys (addresses, ports, flow hashes) get their key's
         // size known; other shapes by key size (13: an IPv4 5-tuple; 16: an IPv6 address), or
@@ -40,7 +48,7 @@ impl Table {
             _ => on_fixed!(self, ptr single_home::<0, 0>),
         };
         // The home slot's path rests on the table's slots being as its shape says.
-        path.filter(|_| self.has_home_slots()).unwrap_or(Table::lookup_general)
+        path.filter(|_| self.has_home_slots()).unwrap_or(general)
     }
 }
 
@@ -60,6 +68,9 @@ fn sized<const N: usize>(bytes: &[u8]) -> &[u8] {
 /// ([`HOME_STEPS`](super::fixed::HOME_STEPS) in all) in line; elsewhere, the fixed shapes' probe
 /// out of line.
 ///
+/// Both sizes are tested once, on entry: the value's length is then a constant, not a register
+/// kept through the probe for a test at its end (a register less, none saved on the call).
+///
 /// # Safety
 ///
 /// As [`Table::lookup_home`]'s: [`single_path`](Table::single_path) chooses this path only for a
@@ -75,22 +86,39 @@ unsafe fn single_home<
     t: &Table,
     key: &[u8],
     out: &mut [u8],
-) -> bool {
-    let words = if K == 0 {
-        key_words_of::<KW>(key)
-    } else {
-        // A key of another size (the host's glue passes the map's) on the general form.
-        let Ok(sized) = <&[u8; K]>::try_from(key) else { return single_fixed::<KW, S, LRU, TTL, 0>(t, key, out) };
-        key_words_of::<KW>(sized)
-    };
+) -> Lookup {
+    if K == 0 {
+        // SAFETY: this function's contract.
+        return unsafe { home::<KW, S, LRU, TTL, 0>(t, key, out) };
+    }
+    // A key or value of another size (the host's glue passes the map's) on the general path.
+    let Ok(key) = <&[u8; K]>::try_from(key) else { return general(t, key, out) };
+    match <&mut [u8; V]>::try_from(&mut *out) {
+        // SAFETY: this function's contract.
+        Ok(out) if V != 0 => unsafe { home::<KW, S, LRU, TTL, K>(t, key, out) },
+        // SAFETY: this function's contract.
+        _ if V == 0 => unsafe { home::<KW, S, LRU, TTL, K>(t, key, out) },
+        _ => general(t, key, out),
+    }
+}
+
+/// [`single_home`] on a key of `K` bytes (0: any size) and a value's place, each of a length the
+/// compiler may know.
+///
+/// # Safety
+///
+/// [`single_home`]'s.
+#[inline(always)]
+unsafe fn home<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const K: usize>(
+    t: &Table,
+    key: &[u8],
+    out: &mut [u8],
+) -> Lookup {
     // SAFETY: this function's contract.
-    match unsafe { t.lookup_home::<KW, S, LRU, TTL>(words) } {
+    match unsafe { t.lookup_home::<KW, S, LRU, TTL>(key_words_of::<KW>(key)) } {
         Some(value) => {
-            match <&mut [u8; V]>::try_from(&mut *out) {
-                Ok(o) if V != 0 => put_word(value, o),
-                _ => put_word(value, out),
-            }
-            true
+            put_word(value, out);
+            Lookup::Found
         }
         None => single_fixed::<KW, S, LRU, TTL, K>(t, key, out),
     }
@@ -103,8 +131,8 @@ fn single_fixed<const KW: usize, const S: usize, const LRU: bool, const TTL: boo
     t: &Table,
     key: &[u8],
     out: &mut [u8],
-) -> bool {
-    t.lookup_fixed::<KW, S, LRU, TTL>(&mut One::<K> { key, out }) == 1
+) -> Lookup {
+    Lookup::from(t.lookup_fixed::<KW, S, LRU, TTL>(&mut One::<K> { key, out }) == 1)
 }
 
 /// One key (of `K` bytes when not 0) and the value's place, as a batch.
@@ -159,7 +187,7 @@ mod tests {
         ] {
             let spec = MapSpec { name: "t".into(), kind, key_size: ks, value_size: vs, capacity: 64, ttl_ms };
             let t = Table::new(&spec);
-            let general = std::ptr::fn_addr_eq(t.single, Table::lookup_general as Single);
+            let general = std::ptr::fn_addr_eq(t.single, general as Single);
             assert_eq!(general, kind.is_array() || ks == 20, "{spec:?}: its path");
             let (ks, vs) = (ks as usize, vs as usize);
             let key = |i: u8| if kind.is_array() { u32::from(i).to_le_bytes().to_vec() } else { vec![i; ks] };
@@ -204,6 +232,29 @@ mod tests {
             if ttl_ms > 0 {
                 t.skew_ms.store(2 * ttl_ms, Relaxed);
                 assert!(!t.lookup(&key(chain[1]), &mut out), "{spec:?}: expired at home");
+            }
+        }
+        // Keys and value places of other sizes than the map's (the host's glue never passes
+        // them; a caller in the host might) on the paths with sizes known: what the general path
+        // answers, nothing written past the place.
+        for (ks, vs) in [(4, 4), (8, 8), (13, 8), (13, 1), (16, 8)] {
+            let spec = MapSpec {
+                name: "z".into(),
+                kind: MapKind::Hash,
+                key_size: ks,
+                value_size: vs,
+                capacity: 64,
+                ttl_ms: 0,
+            };
+            let t = Table::new(&spec);
+            let (ks, vs) = (ks as usize, vs as usize);
+            t.update(&vec![9; ks], &vec![0xA5; vs]).unwrap();
+            for (k, v) in [(ks, vs + 1), (ks, vs - 1), (ks - 1, vs), (ks + 1, vs)] {
+                let (mut fast, mut general) = (vec![0xEE; v + 1], vec![0xEE; v + 1]);
+                let hit = t.lookup(&vec![9; k], &mut fast[..v]);
+                assert_eq!(hit, t.lookup_general(&vec![9; k], &mut general[..v]), "{spec:?}: key {k}, value {v}");
+                assert_eq!(fast, general, "{spec:?}: key {k}, value {v}");
+                assert_eq!(fast[v], 0xEE, "{spec:?}: written past a value place of {v} bytes");
             }
         }
         let lpm = Table::new(&MapSpec {

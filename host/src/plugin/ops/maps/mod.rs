@@ -23,11 +23,7 @@ pub(crate) fn table(st: &HostState, id: i32) -> Result<Arc<Table>, i32> {
 }
 
 pub(crate) fn lookup(t: &Table, key: &[u8], value: &mut [u8]) -> i32 {
-    if t.lookup(key, value) {
-        0
-    } else {
-        err::NOT_FOUND
-    }
+    t.lookup_coded(key, value) as i32
 }
 
 pub(crate) fn update(t: &Table, key: &[u8], value: &[u8]) -> i32 {
