@@ -141,6 +141,10 @@ pub struct Table {
     prefixes: Option<Box<super::lpm::Prefixes>>,
     /// [`lookup`](Table::lookup)'s path, chosen for the map's shape and sizes when it is made.
     single: single::Single,
+    /// [`update`](Table::update)'s path, likewise.
+    single_update: single::SingleUpdate,
+    /// [`add`](Table::add)'s path, likewise.
+    single_add: single::SingleAdd,
     /// Added to the time (tests of expiry).
     #[cfg(test)]
     skew_ms: std::sync::atomic::AtomicU64,
@@ -273,10 +277,14 @@ impl Table {
             expired: AtomicU64::new(0),
             prefixes: (spec.kind == super::MapKind::LpmTrie).then(|| Box::new(super::lpm::Prefixes::new())),
             single: single::general,
+            single_update: single::update_general,
+            single_add: single::add_general,
             #[cfg(test)]
             skew_ms: Default::default(),
         };
         t.single = t.single_path();
+        t.single_update = t.single_update_path();
+        t.single_add = t.single_add_path();
         t
     }
 

@@ -134,6 +134,61 @@ impl Table {
         &self,
         key: [u64; KW],
     ) -> Option<u64> {
+        // SAFETY: this function's contract.
+        let (slot, h) = unsafe { self.home_slot::<KW, S>(key) }?;
+        let value = slot[1 + KW].load(Relaxed);
+        if !super::unchanged(&slot[0], h) {
+            return None;
+        }
+        let now = if TTL { self.now_ms() } else { 0 };
+        if !Self::fresh::<KW, S, LRU, TTL>(slot, now, self.spec.ttl_ms) {
+            return None;
+        }
+        // (The use clock read only where there is one: an atomic load the compiler keeps.)
+        let clock = if LRU { self.clock.load(Relaxed) } else { 0 };
+        Self::touch_fixed::<KW, S, LRU, TTL>(slot, clock, now);
+        Some(value)
+    }
+
+    /// Rewrites the value word of `key` with `write` (given the word, it stores the new one and
+    /// returns what the call answers) if the key sits, fresh, in the slots
+    /// [`lookup_home`](Table::lookup_home) reads: in place under the slot's claim and marked used,
+    /// as [`update_fixed`](Table::update_fixed) rewrites a present key. None for anything else
+    /// (further on, absent, expired, a write under way, the slot claimed first by another write),
+    /// which the full path then writes.
+    ///
+    /// # Safety
+    ///
+    /// [`lookup_home`](Table::lookup_home)'s.
+    #[inline(always)]
+    pub(super) unsafe fn write_home<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
+        &self,
+        key: [u64; KW],
+        write: impl FnOnce(&AtomicU64) -> u64,
+    ) -> Option<u64> {
+        // SAFETY: this function's contract.
+        let (slot, h) = unsafe { self.home_slot::<KW, S>(key) }?;
+        let now = if TTL { self.now_ms() } else { 0 };
+        // The claim fails if the slot changed since its key was read under `h`.
+        if !Self::fresh::<KW, S, LRU, TTL>(slot, now, self.spec.ttl_ms) || !claim(&slot[0], h) {
+            return None;
+        }
+        let answer = write(&slot[1 + KW]);
+        let clock = if LRU { self.clock.load(Relaxed) } else { 0 };
+        Self::touch_fixed::<KW, S, LRU, TTL>(slot, clock, now);
+        release(&slot[0], h, FULL);
+        Some(answer)
+    }
+
+    /// The slot of `key` among its home slot and the next three, and the header under which its
+    /// key was read (settled and full; whether it still holds is the caller's to check): None when
+    /// the key is not seen there (further on, absent, a write under way).
+    ///
+    /// # Safety
+    ///
+    /// [`lookup_home`](Table::lookup_home)'s.
+    #[inline(always)]
+    unsafe fn home_slot<const KW: usize, const S: usize>(&self, key: [u64; KW]) -> Option<(&[AtomicU64; S], u64)> {
         debug_assert!(self.has_home_slots() && self.layout.stride == S);
         let n = self.layout.slots;
         let mut i = super::slot_of_hash(hash_words(&self.hasher, &key), n);
@@ -144,18 +199,7 @@ impl Table {
             let slot = unsafe { &*self.words.as_ptr().add(i * S).cast::<[AtomicU64; S]>() };
             let h = super::settled_full_now(&slot[0])?;
             if (0..KW).all(|j| slot[1 + j].load(Relaxed) == key[j]) {
-                let value = slot[1 + KW].load(Relaxed);
-                if !super::unchanged(&slot[0], h) {
-                    return None;
-                }
-                let now = if TTL { self.now_ms() } else { 0 };
-                if !Self::fresh::<KW, S, LRU, TTL>(slot, now, self.spec.ttl_ms) {
-                    return None;
-                }
-                // (The use clock read only where there is one: an atomic load the compiler keeps.)
-                let clock = if LRU { self.clock.load(Relaxed) } else { 0 };
-                Self::touch_fixed::<KW, S, LRU, TTL>(slot, clock, now);
-                return Some(value);
+                return Some((slot, h));
             }
             if step + 1 < HOME_STEPS {
                 i = super::next_slot(i, n);

@@ -47,7 +47,9 @@ impl Table {
             let key = &exact[..key.len()];
             return p.insert(self, key, || self.update_exact(key, value));
         }
-        self.update_exact(key, value)
+        // SAFETY: `single_update` is the path `single_update_path` chose for this table (set when
+        // it was made, never changed).
+        unsafe { (self.single_update)(self, key, value) }
     }
 
     #[inline(always)]
@@ -79,7 +81,9 @@ impl Table {
             let key = &exact[..key.len()];
             return p.insert(self, key, || self.add_exact(key, word, delta));
         }
-        self.add_exact(key, word, delta)
+        // SAFETY: `single_add` is the path `single_add_path` chose for this table (set when it was
+        // made, never changed).
+        unsafe { (self.single_add)(self, key, word, delta) }
     }
 
     pub(super) fn add_exact(&self, key: &[u8], word: usize, delta: u64) -> Result<u64, MapError> {
