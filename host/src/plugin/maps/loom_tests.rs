@@ -145,6 +145,30 @@ fn an_add_never_lands_on_the_key_that_took_its_slot() {
 }
 
 #[test]
+fn an_update_never_lands_on_the_key_that_took_its_slot() {
+    // As above for a single update (one-word values: its home slots rewritten in line): A gets
+    // its new value or is inserted again after its deletion; B keeps its own.
+    loom::model(|| {
+        let t = table(4, 8, 2);
+        let (a, b) = colliding(&t);
+        t.update(&a, &[0; 8]).unwrap();
+        both(
+            &t,
+            move |t| t.update(&a, &[7; 8]).unwrap(),
+            move |t| {
+                assert!(t.delete(&a));
+                t.update(&b, &[1; 8]).unwrap();
+            },
+        );
+        let mut out = [0u8; 8];
+        assert!(t.lookup(&b, &mut out) && out == [1; 8], "B untouched: {out:?}");
+        if t.lookup(&a, &mut out) {
+            assert_eq!(out, [7; 8], "A present only with its update's value");
+        }
+    });
+}
+
+#[test]
 fn two_adds_on_one_key_are_both_counted() {
     loom::model(|| {
         let t = table(4, 8, 2);
