@@ -47,6 +47,9 @@ macro_rules! on_fixed {
     ($t:expr, $method:ident($($arg:expr),*)) => {
         on_fixed!(@shapes $t, |KW, S, LRU, TTL| $t.$method::<KW, S, LRU, TTL>($($arg),*))
     };
+    ($t:expr, ptr $f:ident) => {
+        on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL> as _)
+    };
     ($t:expr, ptr $f:ident::<$($c:tt),*>) => {
         on_fixed!(@shapes $t, |KW, S, LRU, TTL| $f::<KW, S, LRU, TTL, $($c),*> as _)
     };

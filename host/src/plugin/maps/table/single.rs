@@ -68,13 +68,13 @@ pub(super) fn update_general(t: &Table, key: &[u8], value: &[u8]) -> Result<(), 
     t.update_exact(key, value)
 }
 
-/// `$f::<KW, S, LRU, TTL, 0>` for table `$t`'s fixed shape, or `$general` for a table without a
+/// `$f::<KW, S, LRU, TTL>` for table `$t`'s fixed shape, or `$general` for a table without a
 /// fixed shape, without the home slots' layout, or an `lpm_trie` (whose writes insert the prefix
 /// first). (The key's size is not made a constant for writes: that would be a path for each size
 /// and shape, code enough to move the inlining elsewhere in the host.)
 macro_rules! by_shape {
     ($t:expr, $f:ident, $general:expr) => {{
-        let path = on_fixed!($t, ptr $f::<0>);
+        let path = on_fixed!($t, ptr $f);
         // The home slots' path rests on the table's slots being as its shape says.
         path.filter(|_| $t.prefixes.is_none() && $t.has_home_slots()).unwrap_or($general)
     }};
@@ -92,8 +92,8 @@ impl Table {
     }
 }
 
-/// An update in a map of a fixed shape ([`Table::fixed_shape`]) with keys of `K` bytes (0: any
-/// size): a present key in its home slots rewritten in line ([`Table::update_home`]); else
+/// An update in a map of a fixed shape ([`Table::fixed_shape`]), of a key and value of the map's
+/// sizes: a present key in its home slots rewritten in line ([`Table::write_home`]); else
 /// [`Table::update_fixed`] for one key (the full probe, then the general insert for an absent
 /// key), out of line. The general path found the key through slices of any length and wrote the
 /// value under a second pass.
@@ -103,17 +103,17 @@ impl Table {
 /// As [`Table::lookup_home`]'s: [`single_update_path`](Table::single_update_path) chooses this
 /// path only for a table where [`has_home_slots`](Table::has_home_slots) holds, with its shape's
 /// constants.
-unsafe fn update_one<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const K: usize>(
+unsafe fn update_one<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
     t: &Table,
     key: &[u8],
     value: &[u8],
 ) -> Result<(), MapError> {
-    let ks = if K != 0 { K } else { t.spec.key_size as usize };
+    let ks = t.spec.key_size as usize;
     if key.len() != ks || value.len() != t.spec.value_size as usize {
         // Sizes other than the map's (the host's glue passes the map's).
         return update_general(t, key, value);
     }
-    let io = One::<K, &[u8]> { key, out: value };
+    let io = One::<0, &[u8]> { key, out: value };
     // SAFETY: one key in the batch.
     let (words, value) = unsafe { (io.key::<KW>(0), io.value(0)) };
     let store = |w: &AtomicU64| {
@@ -124,15 +124,15 @@ unsafe fn update_one<const KW: usize, const S: usize, const LRU: bool, const TTL
     if unsafe { t.write_home::<KW, S, LRU, TTL>(words, store) }.is_some() {
         return Ok(());
     }
-    update_probed::<KW, S, LRU, TTL, K>(t, &io)
+    update_probed::<KW, S, LRU, TTL>(t, &io)
 }
 
 /// [`update_one`] past the home slots: out of line, so that the in-line path saves no registers
 /// for it.
 #[inline(never)]
-fn update_probed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const K: usize>(
+fn update_probed<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
     t: &Table,
-    io: &One<'_, K, &[u8]>,
+    io: &One<'_, 0, &[u8]>,
 ) -> Result<(), MapError> {
     match t.update_fixed::<KW, S, LRU, TTL>(io) {
         1 => Ok(()),
@@ -154,20 +154,20 @@ pub(super) fn add_general(t: &Table, key: &[u8], word: usize, delta: u64) -> Res
     t.add_exact(key, word, delta)
 }
 
-/// An add in a map of a fixed shape with keys of `K` bytes (0: any size): a present key in its
-/// home slots added to in line ([`Table::write_home`]); anything else on the general path (its
+/// An add in a map of a fixed shape, to the first word of a key of the map's size: a present key
+/// in its home slots added to in line ([`Table::write_home`]); anything else on the general path (its
 /// find, then an insert of an absent key as zero).
 ///
 /// # Safety
 ///
 /// As [`update_one`]'s, for [`single_add_path`](Table::single_add_path).
-unsafe fn add_one<const KW: usize, const S: usize, const LRU: bool, const TTL: bool, const K: usize>(
+unsafe fn add_one<const KW: usize, const S: usize, const LRU: bool, const TTL: bool>(
     t: &Table,
     key: &[u8],
     word: usize,
     delta: u64,
 ) -> Result<u64, MapError> {
-    let ks = if K != 0 { K } else { t.spec.key_size as usize };
+    let ks = t.spec.key_size as usize;
     if key.len() == ks && word == 0 {
         let add = |w: &AtomicU64| {
             let v = w.load(Relaxed).wrapping_add(delta);
@@ -175,7 +175,7 @@ unsafe fn add_one<const KW: usize, const S: usize, const LRU: bool, const TTL: b
             v
         };
         // SAFETY: this function's contract.
-        if let Some(v) = unsafe { t.write_home::<KW, S, LRU, TTL>(key_words_of::<KW>(sized::<K>(key)), add) } {
+        if let Some(v) = unsafe { t.write_home::<KW, S, LRU, TTL>(key_words_of::<KW>(key), add) } {
             return Ok(v);
         }
     }
