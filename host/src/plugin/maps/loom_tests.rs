@@ -123,21 +123,31 @@ fn a_batch_never_reports_absent_a_key_a_deletion_moved_back() {
     });
 }
 
+/// One thread writes to A (`write`) while the other deletes A and inserts B (with `b_value`),
+/// which takes A's slot (their home); A held zeros before. The table after, B, and what the write
+/// answered.
+fn write_while_its_slot_is_taken<R: Send + 'static>(
+    write: impl FnOnce(&Table, [u8; 4]) -> R + Send + 'static,
+    b_value: [u8; 8],
+) -> (Arc<Table>, [u8; 4], R) {
+    let t = table(4, 8, 2);
+    let (a, b) = colliding(&t);
+    t.update(&a, &[0; 8]).unwrap();
+    let (written, ()) = both(
+        &t,
+        move |t| write(t, a),
+        move |t| {
+            assert!(t.delete(&a));
+            t.update(&b, &b_value).unwrap();
+        },
+    );
+    (t, b, written)
+}
+
 #[test]
 fn an_add_never_lands_on_the_key_that_took_its_slot() {
-    // One thread adds to A; the other deletes A and inserts B, which takes A's slot (their home).
     loom::model(|| {
-        let t = table(4, 8, 2);
-        let (a, b) = colliding(&t);
-        t.update(&a, &[0; 8]).unwrap();
-        let (added, ()) = both(
-            &t,
-            move |t| t.add(&a, 0, 1).unwrap(),
-            move |t| {
-                assert!(t.delete(&a));
-                t.update(&b, &[0; 8]).unwrap();
-            },
-        );
+        let (t, b, added) = write_while_its_slot_is_taken(|t, a| t.add(&a, 0, 1).unwrap(), [0; 8]);
         assert_eq!(added, 1, "the add counted once, on A");
         let mut out = [0u8; 8];
         assert!(t.lookup(&b, &mut out) && out == [0; 8], "B untouched: {out:?}");
@@ -146,22 +156,13 @@ fn an_add_never_lands_on_the_key_that_took_its_slot() {
 
 #[test]
 fn an_update_never_lands_on_the_key_that_took_its_slot() {
-    // As above for a single update (one-word values: its home slots rewritten in line): A gets
-    // its new value or is inserted again after its deletion; B keeps its own.
+    // As for an add, through a single update (one-word values: its home slots rewritten in line):
+    // A gets its new value or is inserted again after its deletion; B keeps its own.
     loom::model(|| {
-        let t = table(4, 8, 2);
-        let (a, b) = colliding(&t);
-        t.update(&a, &[0; 8]).unwrap();
-        both(
-            &t,
-            move |t| t.update(&a, &[7; 8]).unwrap(),
-            move |t| {
-                assert!(t.delete(&a));
-                t.update(&b, &[1; 8]).unwrap();
-            },
-        );
+        let (t, b, ()) = write_while_its_slot_is_taken(|t, a| t.update(&a, &[7; 8]).unwrap(), [1; 8]);
         let mut out = [0u8; 8];
         assert!(t.lookup(&b, &mut out) && out == [1; 8], "B untouched: {out:?}");
+        let a = colliding(&t).0;
         if t.lookup(&a, &mut out) {
             assert_eq!(out, [7; 8], "A present only with its update's value");
         }
