@@ -372,41 +372,55 @@ impl<'a, const N: usize> Heads<'a, N> {
     /// packets), so LLVM keeps a long `f` out of line, a call per packet: for a body that parses
     /// headers, use `iter_mut`.
     #[inline(always)]
-    pub fn for_each_mut(&mut self, mut f: impl FnMut(u32, &mut [u8; N])) {
+    pub fn for_each_mut(&mut self, f: impl FnMut(u32, &mut [u8; N])) {
         *self.changed = 1u32.to_le_bytes();
         match &mut self.kind {
-            Kind::Copied { lens, heads } => {
-                let (lens, heads) = (lens.as_chunks::<4>(), heads.as_chunks_mut::<4>());
-                for (l, h) in lens.0.iter().zip(heads.0.iter_mut()) {
-                    let [h0, h1, h2, h3] = h;
-                    f(u32::from_le_bytes(l[0]), h0);
-                    f(u32::from_le_bytes(l[1]), h1);
-                    f(u32::from_le_bytes(l[2]), h2);
-                    f(u32::from_le_bytes(l[3]), h3);
-                }
-                for (l, h) in lens.1.iter().zip(heads.1.iter_mut()) {
-                    f(u32::from_le_bytes(*l), h);
-                }
-            }
-            Kind::Direct { entries } => {
-                let mut one = |e: &[u8; wasmdp_abi::area::DIRECT_HEAD]| {
-                    let (len, end, data) = entry(e);
-                    if end >= N {
-                        // SAFETY: `end >= N`, an entry of this call.
-                        f(len, unsafe { head_at::<N>(data) });
-                    } else {
-                        short(e, &mut f);
-                    }
-                };
-                let (quads, rest) = entries.as_chunks::<4>();
-                for [e0, e1, e2, e3] in quads {
-                    one(e0);
-                    one(e1);
-                    one(e2);
-                    one(e3);
-                }
-                rest.iter().for_each(one);
-            }
+            Kind::Copied { lens, heads } => each_copied(lens, heads, f),
+            Kind::Direct { entries } => each_direct(entries, f),
         }
     }
+}
+
+/// [`Heads::for_each_mut`] on copied heads: a function of its own, so that the loop's few values
+/// get registers (in line in a policy's `on_burst`, cranelift kept the area's base and the body's
+/// constants in stack slots, reloaded for every packet). Compiled with `simd128`, so that a body
+/// using SIMD128 (a shuffle of the head) is in line in it rather than called per packet: a module
+/// whose body uses none comes out the same.
+#[inline(never)]
+#[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
+fn each_copied<const N: usize>(lens: &[[u8; 4]], heads: &mut [[u8; N]], mut f: impl FnMut(u32, &mut [u8; N])) {
+    let (lens, heads) = (lens.as_chunks::<4>(), heads.as_chunks_mut::<4>());
+    for (l, h) in lens.0.iter().zip(heads.0.iter_mut()) {
+        let [h0, h1, h2, h3] = h;
+        f(u32::from_le_bytes(l[0]), h0);
+        f(u32::from_le_bytes(l[1]), h1);
+        f(u32::from_le_bytes(l[2]), h2);
+        f(u32::from_le_bytes(l[3]), h3);
+    }
+    for (l, h) in lens.1.iter().zip(heads.1.iter_mut()) {
+        f(u32::from_le_bytes(*l), h);
+    }
+}
+
+/// [`Heads::for_each_mut`] on direct heads (a function of its own with `simd128`, as [`each_copied`]).
+#[inline(never)]
+#[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
+fn each_direct<const N: usize>(entries: &[[u8; wasmdp_abi::area::DIRECT_HEAD]], mut f: impl FnMut(u32, &mut [u8; N])) {
+    let mut one = |e: &[u8; wasmdp_abi::area::DIRECT_HEAD]| {
+        let (len, end, data) = entry(e);
+        if end >= N {
+            // SAFETY: `end >= N`, an entry of this call.
+            f(len, unsafe { head_at::<N>(data) });
+        } else {
+            short(e, &mut f);
+        }
+    };
+    let (quads, rest) = entries.as_chunks::<4>();
+    for [e0, e1, e2, e3] in quads {
+        one(e0);
+        one(e1);
+        one(e2);
+        one(e3);
+    }
+    rest.iter().for_each(one);
 }

@@ -28,10 +28,9 @@ impl Policy for WasmMacswap {
 
 wasmdp_sdk::export_policy!(WasmMacswap);
 
-/// Swaps the MACs of every packet of at least 14 bytes. Compiled with `simd128`, as `swap16` is,
-/// so that `swap16` is in line in the loop: called, it cost wasmtime's prologue and epoch check per
-/// packet, and the mask built again.
-#[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
+/// Swaps the MACs of every packet of at least 14 bytes. The SDK's loop (`for_each_mut`) is compiled
+/// with `simd128`, as `swap16` is, so that `swap16` is in line in it: called, it cost wasmtime's
+/// prologue and epoch check per packet, and the mask built again.
 fn swap_all(burst: &mut Burst) -> Result<(), Error> {
     let swap = Swap16::new();
     burst.heads::<16>()?.for_each_mut(|len, head| {
