@@ -271,6 +271,16 @@ impl Locator {
         let headroom = super::shared::visible(at, data_off)?;
         Some((at + META_SIZE + usize::from(data_off), headroom))
     }
+
+    /// [`Locator::in_alias`]'s offset alone (`None` in the same cases), where the headroom is not
+    /// needed: the gap's rule tested as page numbers ([`super::shared::on_data_page`]), with no
+    /// subtraction to make.
+    #[inline(always)]
+    pub(crate) fn data_in_alias(&self, p: &Pkt) -> Option<usize> {
+        let at = self.header_at(p)?;
+        let data = at + META_SIZE + usize::from(p.meta().data_off);
+        super::shared::on_data_page(at, data).then_some(data)
+    }
 }
 
 impl std::fmt::Debug for Pool {

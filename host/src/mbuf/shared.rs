@@ -63,6 +63,15 @@ pub(crate) fn visible(header: usize, data_off: u16) -> Option<u16> {
     usize::from(data_off).checked_sub(gap(header)).map(|h| h as u16)
 }
 
+/// Whether a packet's first byte, at `data` (its offset in the page-aligned region; `META_SIZE +
+/// data_off` past its header at `header`), is in the plugin's alias: [`visible`]'s test (the
+/// data is not in the gap) as page numbers, for callers that need no headroom. The header ends its
+/// page, so the data is past the gap exactly when it is on a later page.
+#[inline(always)]
+pub(crate) fn on_data_page(header: usize, data: usize) -> bool {
+    data / PAGE != header / PAGE
+}
+
 /// The memfd behind a shared pool.
 pub(crate) struct Memfd {
     fd: OwnedFd,
@@ -196,6 +205,25 @@ mod tests {
         fn drop(&mut self) {
             // SAFETY: our mapping.
             unsafe { libc::munmap(self.0.cast(), self.1) };
+        }
+    }
+
+    /// The two forms of the gap's rule agree for every colour, in any page, at every offset a
+    /// buffer's data can have.
+    #[test]
+    fn the_page_test_and_the_headroom_test_say_the_same() {
+        for page in [0, 1, 7] {
+            for colour in 0..COLOURS {
+                let header = page * PAGE + header_at(colour);
+                for data_off in 0..=u16::MAX {
+                    let data = header + META_SIZE + usize::from(data_off);
+                    assert_eq!(
+                        on_data_page(header, data),
+                        visible(header, data_off).is_some(),
+                        "header {header}, data_off {data_off}"
+                    );
+                }
+            }
         }
     }
 

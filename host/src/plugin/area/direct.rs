@@ -35,20 +35,43 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], m: &mut Mapping, burst: &mut Burst,
 
 /// Direct heads: per packet its length, the bytes to its buffer's end, and where it is, as one
 /// 8-byte store; the packet located by the pool's one rule (`Locator`), the metadata line read once.
+/// Four packets a loop turn (one test of the loop's end for four).
 fn heads(pkts: &mut [Pkt], entries: &mut [u8], m: &Mapping) -> bool {
-    use wasmdp_abi::area::{direct_head, DIRECT_HEAD};
-    const _: () = assert!(direct_head::LEN == 0 && direct_head::END == 2 && direct_head::DATA == 4);
+    use wasmdp_abi::area::DIRECT_HEAD;
     let locator = m.pool.locator();
-    for (p, e) in pkts.iter_mut().zip(entries.chunks_exact_mut(DIRECT_HEAD)) {
-        let Some((off, _)) = locator.in_alias(p).or_else(|| lift(p, &locator)) else { return false };
-        let meta = p.meta();
-        // `buf_len - data_off` is the length plus the tailroom (the packet invariant); the data's
-        // offset is below the region's end, which `direct::map` keeps within 4 GiB.
-        let end = meta.buf_len - meta.data_off;
-        let data = (m.at + off) as u64;
-        let word = u64::from(meta.data_len) | u64::from(end) << 16 | data << 32;
-        e.copy_from_slice(&word.to_le_bytes());
+    // The entries of these packets alone, so that the last ones (past the fours) pair with theirs.
+    let Some(entries) = entries.get_mut(..pkts.len() * DIRECT_HEAD) else { return false };
+    let (pq, pr) = pkts.as_chunks_mut::<4>();
+    let (eq, er) = entries.as_chunks_mut::<{ 4 * DIRECT_HEAD }>();
+    for (p, e) in pq.iter_mut().zip(eq) {
+        for (p, e) in p.iter_mut().zip(e.as_chunks_mut::<DIRECT_HEAD>().0) {
+            if !head(p, e, m, &locator) {
+                return false;
+            }
+        }
     }
+    for (p, e) in pr.iter_mut().zip(er.as_chunks_mut::<DIRECT_HEAD>().0) {
+        if !head(p, e, m, &locator) {
+            return false;
+        }
+    }
+    true
+}
+
+/// One packet's entry (false when it is not in the pool, or cannot be lifted out of its gap).
+#[inline(always)]
+fn head(p: &mut Pkt, e: &mut [u8; wasmdp_abi::area::DIRECT_HEAD], m: &Mapping, locator: &Locator) -> bool {
+    use wasmdp_abi::area::direct_head;
+    const _: () = assert!(direct_head::LEN == 0 && direct_head::END == 2 && direct_head::DATA == 4);
+    let Some(off) = locator.data_in_alias(p).or_else(|| lift(p, locator).map(|(off, _)| off)) else {
+        return false;
+    };
+    let meta = p.meta();
+    // `buf_len - data_off` is the length plus the tailroom (the packet invariant); the data's
+    // offset is below the region's end, which `direct::map` keeps within 4 GiB.
+    let end = meta.buf_len - meta.data_off;
+    let data = (m.at + off) as u64;
+    *e = (u64::from(meta.data_len) | u64::from(end) << 16 | data << 32).to_le_bytes();
     true
 }
 
