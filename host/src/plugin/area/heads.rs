@@ -38,6 +38,22 @@ fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], wi
     // optimiser makes of a run-time window.
     let window = if W != 0 { W } else { window };
     for (p, (l, w)) in pkts.iter().zip(lens.chunks_exact_mut(LEN_BYTES).zip(wins.chunks_exact_mut(window))) {
+        if W != 0 && W <= 64 {
+            // A packet of at least a window, the common case, in one fixed move from the packet's
+            // address as it is (through the slice, the address was computed for both branches
+            // before the test); a shorter one out of line.
+            let len = p.len();
+            l.copy_from_slice(&(len as u32).to_le_bytes());
+            match w.first_chunk_mut::<W>() {
+                Some(d) if len >= W => {
+                    // SAFETY: the packet's `len >= W` bytes from its data pointer are its own (the
+                    // packet invariant), and `[u8; W]` has no alignment to keep.
+                    *d = unsafe { p.data_ptr().cast::<[u8; W]>().read_unaligned() };
+                }
+                _ => fill_short(w, p.data(), simd),
+            }
+            continue;
+        }
         let data = p.data();
         l.copy_from_slice(&(data.len() as u32).to_le_bytes());
         if W > 64 && data.len() < W {
@@ -55,6 +71,14 @@ fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], wi
             w[k..].fill(0);
         }
     }
+}
+
+/// A window of a packet shorter than it: its bytes, then zeros.
+#[cold]
+#[inline(never)]
+fn fill_short(w: &mut [u8], data: &[u8], simd: Simd) {
+    let k = copy_prefix::<0>(simd, w, data);
+    w[k..].fill(0);
 }
 
 /// Copies the first `min(dst.len(), src.len())` bytes of `src` into `dst` and returns how many.
@@ -110,6 +134,20 @@ fn copy_back_heads_16(pkts: &mut [Pkt], wins: &[u8], simd: Simd) {
 fn copy_back_heads<const W: usize>(pkts: &mut [Pkt], wins: &[u8], window: usize, simd: Simd) {
     let window = if W != 0 { W } else { window };
     for (p, win) in pkts.iter_mut().zip(wins.chunks_exact(window)) {
+        if W != 0 && W <= 64 {
+            // As in `fill_heads`: a whole window in one fixed move to the packet's address.
+            match win.first_chunk::<W>() {
+                Some(s) if p.len() >= W => {
+                    // SAFETY: the packet's `len >= W` bytes from its data pointer are its own and
+                    // `&mut` (the packet invariant); `[u8; W]` has no alignment to keep.
+                    unsafe { p.data_ptr().cast::<[u8; W]>().write_unaligned(*s) };
+                }
+                _ => {
+                    copy_prefix::<0>(simd, p.data_mut(), win);
+                }
+            }
+            continue;
+        }
         copy_prefix::<W>(simd, p.data_mut(), win);
     }
 }
