@@ -123,6 +123,28 @@ impl Pkt {
         unsafe { std::slice::from_raw_parts_mut(self.data_ptr(), self.len()) }
     }
 
+    /// The packet's first `W` bytes, when it has that many: read from its data pointer as it is.
+    /// (Through [`Pkt::data`], a caller that also takes the slice on another branch has the
+    /// slice's address and bound computed before its length test.)
+    #[inline(always)]
+    pub fn head<const W: usize>(&self) -> Option<[u8; W]> {
+        // SAFETY: with `len() >= W`, the `W` bytes from the data pointer are the packet's (type
+        // invariant); `[u8; W]` has no alignment to keep.
+        (self.len() >= W).then(|| unsafe { self.data_ptr().cast::<[u8; W]>().read_unaligned() })
+    }
+
+    /// Writes `bytes` over the packet's first `W` bytes, when it has that many (false, and nothing
+    /// written, when it is shorter): [`Pkt::head`]'s write.
+    #[inline(always)]
+    pub fn set_head<const W: usize>(&mut self, bytes: &[u8; W]) -> bool {
+        if self.len() < W {
+            return false;
+        }
+        // SAFETY: as in `head`, and `&mut self` makes the access unique.
+        unsafe { self.data_ptr().cast::<[u8; W]>().write_unaligned(*bytes) };
+        true
+    }
+
     /// Sets the data length (and packet length). Fails when it does not fit the tailroom.
     #[inline(always)]
     pub fn set_data_len(&mut self, len: usize) -> Result<(), RoomError> {

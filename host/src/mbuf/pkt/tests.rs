@@ -177,3 +177,24 @@ fn reframe_is_the_front_then_the_tail_change() {
         }
     }
 }
+
+/// A head of `W` bytes is the packet's first `W` bytes, read and written; a packet shorter than
+/// `W` gives none and takes none (its bytes past the end stay as they were).
+#[test]
+fn heads_are_the_first_bytes_and_only_of_a_packet_that_long() {
+    let mut c = cache();
+    let mut p = c.alloc().unwrap();
+    let frame: Vec<u8> = (0..20).collect();
+    p.copy_from(&frame).unwrap();
+    let first: [u8; 16] = frame[..16].try_into().unwrap();
+    assert_eq!(p.head::<16>(), Some(first));
+    assert_eq!(p.head::<20>().map(|h| h.to_vec()), Some(frame.clone()));
+    assert_eq!(p.head::<21>(), None);
+    assert!(p.set_head(&[0xaa; 16]));
+    assert_eq!(p.data()[..16], [0xaa; 16]);
+    assert_eq!(p.data()[16..], frame[16..]);
+    p.set_data_len(12).unwrap();
+    assert!(!p.set_head(&[0xbb; 16]), "a 12-byte packet takes no 16-byte head");
+    p.set_data_len(20).unwrap();
+    assert_eq!(p.data()[12..16], [0xaa; 4], "nothing was written past its end");
+}

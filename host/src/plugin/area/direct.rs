@@ -45,13 +45,13 @@ fn heads(pkts: &mut [Pkt], entries: &mut [u8], m: &Mapping) -> bool {
     let (eq, er) = entries.as_chunks_mut::<{ 4 * DIRECT_HEAD }>();
     for (p, e) in pq.iter_mut().zip(eq) {
         for (p, e) in p.iter_mut().zip(e.as_chunks_mut::<DIRECT_HEAD>().0) {
-            if !head(p, e, m, &locator) {
+            if !put_entry(p, e, m, &locator) {
                 return false;
             }
         }
     }
     for (p, e) in pr.iter_mut().zip(er.as_chunks_mut::<DIRECT_HEAD>().0) {
-        if !head(p, e, m, &locator) {
+        if !put_entry(p, e, m, &locator) {
             return false;
         }
     }
@@ -60,7 +60,7 @@ fn heads(pkts: &mut [Pkt], entries: &mut [u8], m: &Mapping) -> bool {
 
 /// One packet's entry (false when it is not in the pool, or cannot be lifted out of its gap).
 #[inline(always)]
-fn head(p: &mut Pkt, e: &mut [u8; wasmdp_abi::area::DIRECT_HEAD], m: &Mapping, locator: &Locator) -> bool {
+fn put_entry(p: &mut Pkt, e: &mut [u8; wasmdp_abi::area::DIRECT_HEAD], m: &Mapping, locator: &Locator) -> bool {
     use wasmdp_abi::area::direct_head;
     const _: () = assert!(direct_head::LEN == 0 && direct_head::END == 2 && direct_head::DATA == 4);
     let Some(off) = locator.data_in_alias(p).or_else(|| lift(p, locator).map(|(off, _)| off)) else {

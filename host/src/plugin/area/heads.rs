@@ -40,16 +40,10 @@ fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], wi
     for (p, (l, w)) in pkts.iter().zip(lens.chunks_exact_mut(LEN_BYTES).zip(wins.chunks_exact_mut(window))) {
         if W != 0 && W <= 64 {
             // A packet of at least a window, the common case, in one fixed move from the packet's
-            // address as it is (through the slice, the address was computed for both branches
-            // before the test); a shorter one out of line.
-            let len = p.len();
-            l.copy_from_slice(&(len as u32).to_le_bytes());
-            match w.first_chunk_mut::<W>() {
-                Some(d) if len >= W => {
-                    // SAFETY: the packet's `len >= W` bytes from its data pointer are its own (the
-                    // packet invariant), and `[u8; W]` has no alignment to keep.
-                    *d = unsafe { p.data_ptr().cast::<[u8; W]>().read_unaligned() };
-                }
+            // address as it is (`Pkt::head`); a shorter one out of line.
+            l.copy_from_slice(&(p.len() as u32).to_le_bytes());
+            match (w.first_chunk_mut::<W>(), p.head::<W>()) {
+                (Some(d), Some(s)) => *d = s,
                 _ => fill_short(w, p.data(), simd),
             }
             continue;
@@ -136,15 +130,8 @@ fn copy_back_heads<const W: usize>(pkts: &mut [Pkt], wins: &[u8], window: usize,
     for (p, win) in pkts.iter_mut().zip(wins.chunks_exact(window)) {
         if W != 0 && W <= 64 {
             // As in `fill_heads`: a whole window in one fixed move to the packet's address.
-            match win.first_chunk::<W>() {
-                Some(s) if p.len() >= W => {
-                    // SAFETY: the packet's `len >= W` bytes from its data pointer are its own and
-                    // `&mut` (the packet invariant); `[u8; W]` has no alignment to keep.
-                    unsafe { p.data_ptr().cast::<[u8; W]>().write_unaligned(*s) };
-                }
-                _ => {
-                    copy_prefix::<0>(simd, p.data_mut(), win);
-                }
+            if !win.first_chunk::<W>().is_some_and(|s| p.set_head(s)) {
+                copy_prefix::<0>(simd, p.data_mut(), win);
             }
             continue;
         }
