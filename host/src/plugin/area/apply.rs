@@ -38,10 +38,7 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
         return heads_with_drops(a, region, &header, st);
     }
     if a.heads {
-        // Direct heads wrote the packets in place: nothing to copy back.
-        if header.changed && !a.direct {
-            super::heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
-        }
+        copy_back_heads(a, region, &header, st)?;
         run_header_engine(&header, st)?;
         offload_all(header.offloads, st);
         return Ok(());
@@ -92,25 +89,41 @@ fn run_header_engine(header: &Header, st: &mut HostState) -> Result<(), i32> {
 /// their code.
 #[inline(never)]
 fn heads_with_drops(a: &Area, region: &mut [u8], header: &Header, st: &mut HostState) -> Result<(), i32> {
-    let len = st.view.len;
-    let drops = super::drops::read(a.verdicts(region), len.min(a.max_pkts))?;
-    if header.changed && !a.direct {
-        super::heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
-    }
-    if drops.next(0, len, true).is_some() {
-        drop_then_run(drops, header.engine, st)?;
-    } else {
+    let (len, verdicts) = (st.view.len, a.verdicts(region));
+    let n = len.min(a.max_pkts);
+    // A burst whose bytes are all `PASS` (most bursts) is told so in a few word loads: no drop
+    // gathered per packet, nor any byte that could be out of range.
+    if super::drops::all_pass(verdicts, n)? {
+        copy_back_heads(a, region, header, st)?;
         run_header_engine(header, st)?;
+    } else {
+        let drops = super::drops::read(verdicts, n)?;
+        copy_back_heads(a, region, header, st)?;
+        if drops.next(0, len, true).is_some() {
+            drop_then_run(&drops, header.engine, st)?;
+        } else {
+            run_header_engine(header, st)?;
+        }
     }
     offload_all(header.offloads, st);
     Ok(())
 }
 
+/// Copied heads back into their packets, when the header says `CHANGED` (direct heads were
+/// written in place).
+#[inline(always)]
+fn copy_back_heads(a: &Area, region: &[u8], header: &Header, st: &mut HostState) -> Result<(), i32> {
+    if header.changed && !a.direct {
+        super::heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
+    }
+    Ok(())
+}
+
 /// Heads with drops: the packets whose verdict byte is `DROP` dropped (those a 1.0 import dropped
 /// or sent during the call already gone), the header's engine run on the others.
-fn drop_then_run(drops: Marks, engine: Option<u32>, st: &mut HostState) -> Result<(), i32> {
+fn drop_then_run(drops: &Marks, engine: Option<u32>, st: &mut HostState) -> Result<(), i32> {
     if st.view.untouched() {
-        return record_and_run(&Sets { drops, sent: Marks::default() }, engine, st);
+        return record_and_run(&Sets { drops: *drops, sent: Marks::default() }, engine, st);
     }
     let header_engine = engine.map_or(u8::MAX, |e| e as u8);
     let mut engines = [u8::MAX; MAX_BURST];

@@ -23,6 +23,20 @@ const ONES: u64 = 0x0101_0101_0101_0101;
 /// nothing carries into the top byte.
 const GATHER: u64 = 0x0102_0408_1020_4080;
 
+/// Whether the first `n` verdict bytes are all `PASS`: eight at a time, ORed.
+#[inline(always)]
+pub(super) fn all_pass(verdicts: &[u8], n: usize) -> Result<bool, i32> {
+    let v = verdicts.get(..n.min(MAX_BURST)).ok_or(err::BAD_MEMORY)?;
+    // Thirty-two bytes a turn (a burst of 32 in one, with no loop set up for a remainder of
+    // eights), then the eights and bytes left.
+    let (quads, rest) = v.as_chunks::<32>();
+    let (eights, rest) = rest.as_chunks::<8>();
+    let word = |any: u64, e: &[u8; 8]| any | u64::from_le_bytes(*e);
+    let any = quads.iter().fold(0, |any, q| q.as_chunks::<8>().0.iter().fold(any, word));
+    let any = eights.iter().fold(any, word);
+    Ok(any == 0 && rest.iter().all(|&b| b == verdict::PASS))
+}
+
 /// The drops that the first `n` verdict bytes ask for, every byte checked before any is used:
 /// `BAD_RANGE` at a byte that is neither `PASS` nor `DROP` (the ABI's rule,
 /// `wasmdp_abi::decision::drop_verdict`, eight bytes at a time: tested equal to it).
@@ -50,12 +64,29 @@ pub(super) fn read(verdicts: &[u8], n: usize) -> Result<Marks, i32> {
 
 #[cfg(test)]
 mod tests {
-    use super::read;
+    use super::{all_pass, read};
     use crate::mbuf::MAX_BURST;
     use proptest::prelude::*;
     use wasmdp_abi::decision::drop_verdict;
 
     proptest! {
+        /// Every byte `PASS` but at most one, of any other value, at any place: the bytes are all
+        /// `PASS` exactly when that one is past the first `n` (whatever the alignment, and with
+        /// the bytes past the burst's ignored).
+        #[test]
+        fn all_pass_sees_any_other_byte_in_the_burst(
+            n in 0usize..=MAX_BURST, other in proptest::option::of((0usize..MAX_BURST, 1u8..=255)),
+        ) {
+            let mut bytes = vec![0u8; MAX_BURST];
+            if let Some((at, b)) = other {
+                bytes[at] = b;
+            }
+            prop_assert_eq!(all_pass(&bytes, n), Ok(other.is_none_or(|(at, _)| at >= n)));
+            // Fewer bytes than the burst: the area is not what it was made as.
+            let short = if n == 0 { Ok(true) } else { Err(wasmdp_abi::err::BAD_MEMORY) };
+            prop_assert_eq!(all_pass(&bytes[..n / 2], n), short);
+        }
+
         /// On bytes of 0 and 1 the drops are the ones, at every length up to the largest burst; a
         /// byte of anything else anywhere among the first `n` refuses the whole read, and one past
         /// them changes nothing.
@@ -68,6 +99,8 @@ mod tests {
             if let Some((at, b)) = other {
                 bytes[at] = b;
             }
+            // The quick test agrees with the bytes, whatever they hold.
+            prop_assert_eq!(all_pass(&bytes, n), Ok(bytes[..n].iter().all(|&b| b == 0)));
             let got = read(&bytes, n);
             // The ABI's rule, a byte at a time.
             let want: Result<Vec<bool>, i32> = bytes[..n].iter().map(|&b| drop_verdict(b)).collect();
