@@ -34,7 +34,12 @@ pub(super) fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut H
     let same = !view.shifted && view.consumed == Bits::default();
     if same && !view.other_drops && view.sent == Bits::default() {
         // Drops alone, all the policy's (an ACL's): the packets kept stay in place, the dropped
-        // ones are moved out and go back to the cache in one bulk.
+        // ones are moved out and go back to the cache in one bulk; the whole burst (a flood the
+        // policy filters) goes back as it is, with nothing moved.
+        if view.drops.covers(burst.len()) {
+            ctx.drops.policy += burst.len() as u64;
+            return ctx.cache.free_burst(burst);
+        }
         let dropped = &mut st.scratch;
         burst.split_marked(&view.drops, dropped);
         ctx.drops.policy += dropped.len() as u64;
