@@ -223,6 +223,13 @@ impl Marks {
         Marks(std::array::from_fn(|w| self.0[w] | other.0[w]))
     }
 
+    /// Whether no index is in the set: the words ORed in line, where `== Marks::default()` was a
+    /// call into memcmp.
+    #[inline(always)]
+    pub fn is_empty(&self) -> bool {
+        self.0.iter().fold(0, |any, &w| any | w) == 0
+    }
+
     /// Whether every index in `0..n` is in the set (never past [`MAX_BURST`]: no such index is).
     #[inline]
     pub fn covers(&self, n: usize) -> bool {
@@ -363,11 +370,12 @@ mod tests {
             prop_assert_eq!(m.next(from, end, set), want);
         }
 
-        /// `covers` is `has` for every index below the bound.
+        /// `covers` is `has` for every index below the bound, `is_empty` for none at all.
         #[test]
-        fn covers_is_every_index_below_in_the_set(words in words(), n in 0usize..=N, cut in 0usize..MAX_BURST) {
+        fn covers_and_is_empty_agree_with_has(words in words(), n in 0usize..=N, cut in 0usize..MAX_BURST) {
             let m = Marks::from_words(words);
             prop_assert_eq!(m.covers(n), (0..n).all(|i| i < MAX_BURST && m.has(i)));
+            prop_assert_eq!(m.is_empty(), (0..MAX_BURST).all(|i| !m.has(i)));
             // All ones up to `cut` and nothing at it: covered exactly up to there.
             let mut upto = Marks::default();
             (0..cut).for_each(|i| upto.set(i));

@@ -272,7 +272,7 @@ fn verdicts_alone(descs: &[u8], from: usize, dirty: u16, window: usize, st: &mut
     let env = &st.env;
     let port_ok = |port: u16| env.can_send(usize::from(port));
     let (sets, more) = sets_from(descs, from, window, port_ok, &mut st.view.targets)?;
-    let verdicts = sets != Sets::default();
+    let verdicts = !(sets.drops.is_empty() && sets.sent.is_empty());
     Some(Seen { verdicts, lengths: false, dirty: dirty | more != 0, sets: verdicts.then_some(sets) })
 }
 

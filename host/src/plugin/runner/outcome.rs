@@ -4,7 +4,7 @@
 use crate::engines::FwdCtx;
 use crate::mbuf::Burst;
 use crate::offload::{self, TxOffloads};
-use crate::plugin::state::{Bits, HostState, Sticky, View};
+use crate::plugin::state::{HostState, Sticky, View};
 use crate::simd::Simd;
 use crate::stats::Drops;
 
@@ -31,8 +31,8 @@ pub(super) fn apply_requests(ctx: &mut FwdCtx<'_>, burst: &mut Burst, st: &mut H
         return;
     }
     // When no engine moved or freed a packet during the call, each position is its index.
-    let same = !view.shifted && view.consumed == Bits::default();
-    if same && !view.other_drops && view.sent == Bits::default() {
+    let same = !view.shifted && view.consumed.is_empty();
+    if same && !view.other_drops && view.sent.is_empty() {
         // Drops alone, all the policy's (an ACL's): the packets kept stay in place, the dropped
         // ones are moved out and go back to the cache in one bulk; the whole burst (a flood the
         // policy filters) goes back as it is, with nothing moved.
