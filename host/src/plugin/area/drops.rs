@@ -44,17 +44,31 @@ pub(super) fn read(verdicts: &[u8], n: usize) -> Result<Marks, i32> {
     const _: () = assert!(verdict::PASS == 0 && verdict::DROP == 1);
     let v = verdicts.get(..n.min(MAX_BURST)).ok_or(err::BAD_MEMORY)?;
     let mut words = [0u64; MAX_BURST / 64];
-    let (eights, rest) = v.as_chunks::<8>();
     let mut bad = 0u64;
-    for (k, e) in eights.iter().enumerate() {
-        let w = u64::from_le_bytes(*e);
-        bad |= w & !ONES;
-        words[k / 8] |= (w.wrapping_mul(GATHER) >> 56) << (k % 8 * 8);
+    // Each word's bits gathered in a register, from its eights at fixed places, and stored once:
+    // gathered into the array eight bytes at a time, each eight cost a read-modify-write of the
+    // array and its word's index computed.
+    let (groups, tail) = v.as_chunks::<64>();
+    let mut gather = |eights: &[[u8; 8]]| {
+        let mut bits = 0u64;
+        for (k, e) in eights.iter().enumerate() {
+            let w = u64::from_le_bytes(*e);
+            bad |= w & !ONES;
+            bits |= (w.wrapping_mul(GATHER) >> 56) << (k * 8);
+        }
+        bits
+    };
+    for (word, g) in words.iter_mut().zip(groups) {
+        *word = gather(g.as_chunks::<8>().0);
     }
+    let (eights, rest) = tail.as_chunks::<8>();
+    let mut bits = gather(eights);
     for (j, &b) in rest.iter().enumerate() {
-        let i = eights.len() * 8 + j;
         bad |= u64::from(b & !1);
-        words[i / 64] |= u64::from(b & 1) << (i % 64);
+        bits |= u64::from(b & 1) << (eights.len() * 8 + j);
+    }
+    if let Some(word) = words.get_mut(groups.len()) {
+        *word = bits;
     }
     if bad != 0 {
         return Err(err::BAD_RANGE);
