@@ -230,17 +230,6 @@ impl Marks {
         self.0.iter().fold(0, |any, &w| any | w) == 0
     }
 
-    /// Whether every index in `0..n` is in the set (never past [`MAX_BURST`]: no such index is).
-    #[inline]
-    pub fn covers(&self, n: usize) -> bool {
-        if n > MAX_BURST {
-            return false;
-        }
-        let (whole, part) = (n / 64, n % 64);
-        let low = (1u64 << part) - 1;
-        self.0[..whole].iter().all(|&w| w == u64::MAX) && (part == 0 || self.0[whole] & low == low)
-    }
-
     /// The first index in `from..end` that is in the set (`set: true`) or not in it (`false`).
     pub fn next(&self, from: usize, end: usize, set: bool) -> Option<usize> {
         let end = end.min(MAX_BURST);
@@ -370,16 +359,11 @@ mod tests {
             prop_assert_eq!(m.next(from, end, set), want);
         }
 
-        /// `covers` is `has` for every index below the bound, `is_empty` for none at all.
+        /// `is_empty` is `has` for no index at all.
         #[test]
-        fn covers_and_is_empty_agree_with_has(words in words(), n in 0usize..=N, cut in 0usize..MAX_BURST) {
+        fn is_empty_agrees_with_has(words in words()) {
             let m = Marks::from_words(words);
-            prop_assert_eq!(m.covers(n), (0..n).all(|i| i < MAX_BURST && m.has(i)));
             prop_assert_eq!(m.is_empty(), (0..MAX_BURST).all(|i| !m.has(i)));
-            // All ones up to `cut` and nothing at it: covered exactly up to there.
-            let mut upto = Marks::default();
-            (0..cut).for_each(|i| upto.set(i));
-            prop_assert!(upto.covers(cut) && !upto.covers(cut + 1));
         }
 
         /// Every packet ends up exactly once: the unmarked ones in the burst, the marked ones after
