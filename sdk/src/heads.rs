@@ -3,7 +3,9 @@
 //! drops ([`AreaSpec::HeadsWithDrops`](crate::AreaSpec::HeadsWithDrops)) also a verdict byte a
 //! packet, for policies that drop some packets on what their headers say.
 
+use crate::fours::Fours;
 use crate::Error;
+use core::marker::PhantomData;
 
 /// The burst's heads ([`Burst::heads`](crate::Burst::heads)): packet `i`'s length and its first
 /// `min(len, N)` bytes (zeros after a shorter packet's end), in burst order.
@@ -54,26 +56,109 @@ impl Verdict<'_> {
 }
 
 /// [`Heads::verdicts_mut`]'s iterator: each packet's first bytes, to change in place, and its
-/// verdict: each kind's heads zipped with the verdict bytes (one index for both). `for_each` (any
-/// fold) takes four packets a loop turn: WebAssembly checks the epoch deadline at every loop
-/// header, and the registers spilled around the check are then spilled once in four packets. For
-/// a short body (an ACL's compares); the closure is called from five places, so LLVM keeps a long
-/// one out of line, a call a packet: write a long body in a `for` loop (one packet a turn).
+/// verdict: each kind's heads walked with the verdict bytes (one end test for both). `for_each`
+/// (any fold) takes four packets a loop turn, each turn's fields at constant offsets from one
+/// address (`crate::fours`): WebAssembly checks the epoch deadline at every loop header, and the
+/// registers spilled around the check are then spilled once in four packets. For a short body (an
+/// ACL's compares); the closure is called from five places, so LLVM keeps a long one out of line, a
+/// call a packet: write a long body in a `for` loop (one packet a turn).
 #[derive(Debug)]
 pub struct VerdictsMut<'h, const N: usize>(VerdictsKind<'h, N>);
 
-type Zip<A, B> = core::iter::Zip<A, B>;
-type SliceIter<'h, T> = core::slice::Iter<'h, T>;
-type SliceIterMut<'h, T> = core::slice::IterMut<'h, T>;
-/// Copied heads: each length with its head.
-type LensHeads<'h, const N: usize> = Zip<SliceIter<'h, [u8; 4]>, SliceIterMut<'h, [u8; N]>>;
 type CopiedItem<'h, const N: usize> = ((&'h [u8; 4], &'h mut [u8; N]), &'h mut u8);
-type DirectItem<'h> = (&'h [u8; wasmdp_abi::area::DIRECT_HEAD], &'h mut u8);
+type Entry = [u8; wasmdp_abi::area::DIRECT_HEAD];
+type DirectItem<'h> = ((&'h Entry, &'h mut ()), &'h mut u8);
 
+/// With a tag of its own (`repr(u8)`): with the tag in a pointer's unused null, LLVM tested that
+/// pointer again for the end of a `for` loop over direct heads (`dnat`'s), and spilled more.
 #[derive(Debug)]
+#[repr(u8)]
 enum VerdictsKind<'h, const N: usize> {
-    Copied(Zip<LensHeads<'h, N>, SliceIterMut<'h, u8>>),
-    Direct(Zip<SliceIter<'h, [u8; wasmdp_abi::area::DIRECT_HEAD]>, SliceIterMut<'h, u8>>),
+    /// The lengths, the heads and the verdict bytes.
+    Copied(Walk<'h, [u8; 4], [u8; N]>),
+    /// The entries and the verdict bytes (the heads are where the entries say).
+    Direct(Walk<'h, Entry, ()>),
+}
+
+/// Side-by-side slices walked together: the lengths (or entries), and as many heads and verdict
+/// bytes from `heads` and `verdicts`, walked with `lens` (a pointer each, where iterators would
+/// each test their end). Direct heads have no heads here (`()`, taking no memory).
+#[derive(Debug)]
+struct Walk<'h, L, H> {
+    lens: core::slice::Iter<'h, L>,
+    heads: *mut H,
+    verdicts: *mut u8,
+    _heads: PhantomData<(&'h mut [H], &'h mut [u8])>,
+}
+
+impl<'h, L> Walk<'h, L, ()> {
+    /// `lens` and `verdicts`, cut to the shorter's length.
+    fn without_heads(lens: &'h [L], verdicts: &'h mut [u8]) -> Self {
+        let units = core::ptr::slice_from_raw_parts_mut(core::ptr::NonNull::<()>::dangling().as_ptr(), usize::MAX);
+        // SAFETY: a slice of zero-sized elements takes no memory, whatever its length, and no one
+        // else refers to it.
+        Walk::new(lens, unsafe { &mut *units }, verdicts)
+    }
+}
+
+impl<'h, L, H> Walk<'h, L, H> {
+    /// The three, cut to the shortest's length.
+    fn new(lens: &'h [L], heads: &'h mut [H], verdicts: &'h mut [u8]) -> Self {
+        let n = lens.len().min(heads.len()).min(verdicts.len());
+        Walk { lens: lens[..n].iter(), heads: heads.as_mut_ptr(), verdicts: verdicts.as_mut_ptr(), _heads: PhantomData }
+    }
+
+    #[inline(always)]
+    fn next(&mut self) -> Option<((&'h L, &'h mut H), &'h mut u8)> {
+        let l = self.lens.next()?;
+        // SAFETY: a head and a verdict byte for each length (`new`), walked with `lens`, each once.
+        unsafe {
+            let (h, v) = (&mut *self.heads, &mut *self.verdicts);
+            (self.heads, self.verdicts) = (self.heads.add(1), self.verdicts.add(1));
+            Some(((l, h), v))
+        }
+    }
+
+    #[inline(always)]
+    fn nth(&mut self, n: usize) -> Option<((&'h L, &'h mut H), &'h mut u8)> {
+        let l = self.lens.nth(n)?;
+        // SAFETY: as in `next`: `n` was below the lengths left, and `n + 1` are walked.
+        unsafe {
+            let (h, v) = (&mut *self.heads.add(n), &mut *self.verdicts.add(n));
+            (self.heads, self.verdicts) = (self.heads.add(n + 1), self.verdicts.add(n + 1));
+            Some(((l, h), v))
+        }
+    }
+
+    /// Each item left, four a turn, each turn's fields at constant offsets from one address.
+    #[inline(always)]
+    fn fold<B>(self, mut acc: B, mut f: impl FnMut(B, ((&'h L, &'h mut H), &'h mut u8)) -> B) -> B {
+        let lens = self.lens.as_slice();
+        // SAFETY: as many heads and verdict bytes left as lengths, not given out (`next`).
+        let (heads, verdicts) = unsafe {
+            (
+                core::slice::from_raw_parts_mut(self.heads, lens.len()),
+                core::slice::from_raw_parts_mut(self.verdicts, lens.len()),
+            )
+        };
+        let whole = lens.len() / 4 * 4;
+        let (heads, rest_heads) = heads.split_at_mut(whole);
+        let (verdicts, rest_verdicts) = verdicts.split_at_mut(whole);
+        let (mut l, mut h, mut v) = (Fours::of(lens), Fours::of_mut(heads), Fours::of_mut(verdicts));
+        for _ in 0..whole / 4 {
+            // SAFETY: `whole / 4` calls each, of slices `whole` long (`lens` longer).
+            let ([l0, l1, l2, l3], [h0, h1, h2, h3], [v0, v1, v2, v3]) =
+                unsafe { (l.next(), h.next_mut(), v.next_mut()) };
+            acc = f(acc, ((l0, h0), v0));
+            acc = f(acc, ((l1, h1), v1));
+            acc = f(acc, ((l2, h2), v2));
+            acc = f(acc, ((l3, h3), v3));
+        }
+        for ((l, h), v) in lens[whole..].iter().zip(rest_heads).zip(rest_verdicts) {
+            acc = f(acc, ((l, h), v));
+        }
+        acc
+    }
 }
 
 /// A copied head's first `min(len, N)` bytes and its verdict.
@@ -85,7 +170,7 @@ fn copied<'h, const N: usize>(((l, h), v): CopiedItem<'h, N>) -> (&'h mut [u8], 
 
 /// A direct head's first `min(len, N)` bytes, in place, and its verdict.
 #[inline(always)]
-fn direct<'h, const N: usize>((e, v): DirectItem<'h>) -> (&'h mut [u8], Verdict<'h>) {
+fn direct<'h, const N: usize>(((e, _), v): DirectItem<'h>) -> (&'h mut [u8], Verdict<'h>) {
     let (len, _, data) = entry(e);
     // SAFETY: an entry the host wrote for this call: its `LEN` bytes from `DATA` are the packet's,
     // in its buffer (`END` is at least `LEN`), one buffer per entry, each given out once.
@@ -115,32 +200,11 @@ impl<'h, const N: usize> Iterator for VerdictsMut<'h, N> {
     }
 
     #[inline(always)]
-    fn fold<B, F: FnMut(B, Self::Item) -> B>(mut self, init: B, mut f: F) -> B {
-        let mut acc = init;
-        match &mut self.0 {
-            VerdictsKind::Copied(it) => {
-                while it.len() >= 4 {
-                    // SAFETY: four are left.
-                    let four: [_; 4] = core::array::from_fn(|_| copied::<N>(unsafe { it.next().unwrap_unchecked() }));
-                    for item in four {
-                        acc = f(acc, item);
-                    }
-                }
-            }
-            VerdictsKind::Direct(it) => {
-                while it.len() >= 4 {
-                    // SAFETY: four are left.
-                    let four: [_; 4] = core::array::from_fn(|_| direct::<N>(unsafe { it.next().unwrap_unchecked() }));
-                    for item in four {
-                        acc = f(acc, item);
-                    }
-                }
-            }
+    fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
+        match self.0 {
+            VerdictsKind::Copied(it) => it.fold(init, |acc, item| f(acc, copied::<N>(item))),
+            VerdictsKind::Direct(it) => it.fold(init, |acc, item| f(acc, direct::<N>(item))),
         }
-        for item in self {
-            acc = f(acc, item);
-        }
-        acc
     }
 }
 
@@ -306,10 +370,8 @@ impl<'a, const N: usize> Heads<'a, N> {
     fn raw_verdicts(&mut self) -> Result<VerdictsMut<'_, N>, Error> {
         let verdicts = self.verdicts.as_deref_mut().ok_or(Error::NotInit)?;
         Ok(VerdictsMut(match &mut self.kind {
-            Kind::Copied { lens, heads } => {
-                VerdictsKind::Copied(lens.iter().zip(heads.iter_mut()).zip(verdicts.iter_mut()))
-            }
-            Kind::Direct { entries } => VerdictsKind::Direct(entries.iter().zip(verdicts.iter_mut())),
+            Kind::Copied { lens, heads } => VerdictsKind::Copied(Walk::new(lens, heads, verdicts)),
+            Kind::Direct { entries } => VerdictsKind::Direct(Walk::without_heads(entries, verdicts)),
         }))
     }
 
@@ -389,15 +451,22 @@ impl<'a, const N: usize> Heads<'a, N> {
 #[inline(never)]
 #[cfg_attr(target_arch = "wasm32", target_feature(enable = "simd128"))]
 fn each_copied<const N: usize>(lens: &[[u8; 4]], heads: &mut [[u8; N]], mut f: impl FnMut(u32, &mut [u8; N])) {
-    let (lens, heads) = (lens.as_chunks::<4>(), heads.as_chunks_mut::<4>());
-    for (l, h) in lens.0.iter().zip(heads.0.iter_mut()) {
-        let [h0, h1, h2, h3] = h;
+    let n = lens.len().min(heads.len());
+    let (lens, heads) = (&lens[..n], &mut heads[..n]);
+    let whole = n - n % 4;
+    let (lens, rest_lens) = lens.split_at(whole);
+    let (heads, rest_heads) = heads.split_at_mut(whole);
+    // Each turn's fields at constant offsets from one address (`crate::fours`).
+    let (mut l, mut h) = (Fours::of(lens), Fours::of_mut(heads));
+    for _ in 0..whole / 4 {
+        // SAFETY: `whole / 4` calls each, `lens` and `heads` being `whole` long.
+        let (l, [h0, h1, h2, h3]) = unsafe { (l.next(), h.next_mut()) };
         f(u32::from_le_bytes(l[0]), h0);
         f(u32::from_le_bytes(l[1]), h1);
         f(u32::from_le_bytes(l[2]), h2);
         f(u32::from_le_bytes(l[3]), h3);
     }
-    for (l, h) in lens.1.iter().zip(heads.1.iter_mut()) {
+    for (l, h) in rest_lens.iter().zip(rest_heads) {
         f(u32::from_le_bytes(*l), h);
     }
 }
@@ -423,4 +492,78 @@ fn each_direct<const N: usize>(entries: &[[u8; wasmdp_abi::area::DIRECT_HEAD]], 
         one(e3);
     }
     rest.iter().for_each(one);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec::Vec;
+    use wasmdp_abi::area::verdict::{DROP, PASS};
+
+    /// Seven copied heads of 8 bytes (a four and three more), packet `i` being `i + 5` bytes long
+    /// (the first three shorter than the head) and its bytes `10 * i + j`.
+    fn burst() -> ([[u8; 4]; 7], [[u8; 8]; 7]) {
+        (
+            core::array::from_fn(|i| (i as u32 + 5).to_le_bytes()),
+            core::array::from_fn(|i| core::array::from_fn(|j| (10 * i + j) as u8)),
+        )
+    }
+
+    #[test]
+    fn each_packet_once_in_order_with_its_own_verdict() {
+        let (lens, mut heads) = burst();
+        let (mut changed, mut verdicts) = ([0; 4], [PASS; 7]);
+        let mut h = Heads::new(7, &lens, &mut heads, &mut changed, Some(&mut verdicts));
+        let mut seen = Vec::new();
+        // Two by `next`, one skipped and one taken by `nth`, the last three by `fold`.
+        let mut it = h.verdicts_mut().unwrap();
+        for _ in 0..2 {
+            let (b, v) = it.next().unwrap();
+            seen.push(b.to_vec());
+            v.drop();
+        }
+        let (b, _) = it.nth(1).unwrap();
+        b[0] = 99;
+        it.for_each(|(b, v)| {
+            seen.push(b.to_vec());
+            if b[0] == 50 {
+                v.drop();
+            }
+        });
+        let want: Vec<Vec<u8>> =
+            [0, 1, 4, 5, 6].iter().map(|&i| (0..(i + 5).min(8)).map(|j| (10 * i + j) as u8).collect()).collect();
+        assert_eq!(seen, want);
+        assert_eq!(verdicts, [DROP, DROP, PASS, PASS, PASS, DROP, PASS]);
+        assert_eq!((heads[2][0], heads[3][0]), (20, 99));
+        assert_eq!(u32::from_le_bytes(changed), 1);
+    }
+
+    #[test]
+    fn fold_takes_the_fours_and_the_rest_after_any_start() {
+        for start in 0..=7 {
+            let (lens, mut heads) = burst();
+            let (mut changed, mut verdicts) = ([0; 4], [PASS; 7]);
+            let mut h = Heads::new(7, &lens, &mut heads, &mut changed, Some(&mut verdicts));
+            let mut it = h.verdicts().unwrap();
+            if start > 0 {
+                assert!(it.nth(start - 1).is_some());
+            }
+            let firsts: Vec<u8> = it
+                .map(|(b, v)| {
+                    v.drop();
+                    b[0]
+                })
+                .collect();
+            assert_eq!(firsts, (start..7).map(|i| 10 * i as u8).collect::<Vec<_>>(), "from {start}");
+            let dropped: Vec<usize> = (0..7).filter(|&i| verdicts[i] == DROP).collect();
+            assert_eq!(dropped, (start..7).collect::<Vec<_>>(), "from {start}");
+        }
+        let (lens, mut heads) = burst();
+        let (mut changed, mut verdicts) = ([0; 4], [PASS; 7]);
+        let mut h = Heads::new(7, &lens, &mut heads, &mut changed, Some(&mut verdicts));
+        let (mut it, mut n) = (h.verdicts().unwrap(), 0);
+        assert!(it.nth(7).is_none() && it.next().is_none());
+        it.for_each(|_| n += 1);
+        assert_eq!(n, 0);
+    }
 }

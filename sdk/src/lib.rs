@@ -138,6 +138,7 @@ mod counter;
 mod engine;
 mod error;
 mod event;
+mod fours;
 mod heads;
 pub mod log;
 mod map;
