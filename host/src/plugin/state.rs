@@ -82,11 +82,18 @@ impl View {
     pub fn begin(&mut self, len: usize) {
         self.len = len;
         if self.dirty || self.shifted {
+            // Only the sets that may hold a bit: all five at once were a call into memset a burst
+            // on every path that drops. `engine_drops` and `room_drops` are set only with
+            // `other_drops`, `consumed` only once positions moved (`reposition` sets `shifted`).
             self.drops = Bits::default();
-            self.engine_drops = Bits::default();
-            self.room_drops = Bits::default();
             self.sent = Bits::default();
-            self.consumed = Bits::default();
+            if self.other_drops {
+                self.engine_drops = Bits::default();
+                self.room_drops = Bits::default();
+            }
+            if self.shifted {
+                self.consumed = Bits::default();
+            }
             self.dirty = false;
             self.other_drops = false;
             self.shifted = false;
@@ -356,5 +363,35 @@ impl HostState {
         // lifetime is shortened to `'x` (FwdCtx is covariant), which ends with `f`.
         let (burst, ctx) = unsafe { (b.as_mut(), c.as_mut()) };
         Some(f(burst, ctx, &mut self.scratch, &mut self.view))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn begin_leaves_no_request_of_the_last_call() {
+        let mut v = View::new();
+        v.begin(32);
+        v.request_engine_drop(3);
+        v.request_room_drop(4);
+        v.request(5, Some(1));
+        v.request(6, None);
+        v.begin(32);
+        assert!(v.untouched() && !v.other_drops);
+        for i in 3..7 {
+            assert!(!v.gone(i), "index {i}");
+            assert!(!v.drops.has(i) && !v.engine_drops.has(i) && !v.room_drops.has(i) && !v.sent.has(i), "index {i}");
+        }
+        // Only a policy drop in this call: the sets of the other kinds stay empty after the next.
+        v.request(7, None);
+        v.begin(32);
+        assert!(v.drops.is_empty() && v.engine_drops.is_empty() && v.room_drops.is_empty() && v.sent.is_empty());
+        // An index consumed by an engine (which moves positions: `reposition` sets `shifted`).
+        v.consumed.set(8);
+        (v.dirty, v.shifted) = (true, true);
+        v.begin(32);
+        assert!(v.untouched() && v.consumed.is_empty() && !v.gone(8));
     }
 }
