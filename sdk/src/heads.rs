@@ -92,12 +92,11 @@ struct Walk<'h, L, H> {
 }
 
 impl<'h, L> Walk<'h, L, ()> {
-    /// `lens` and `verdicts`, cut to the shorter's length.
+    /// `lens` and `verdicts`, cut to the shorter's length (a dangling pointer is a valid `()`).
     fn without_heads(lens: &'h [L], verdicts: &'h mut [u8]) -> Self {
-        let units = core::ptr::slice_from_raw_parts_mut(core::ptr::NonNull::<()>::dangling().as_ptr(), usize::MAX);
-        // SAFETY: a slice of zero-sized elements takes no memory, whatever its length, and no one
-        // else refers to it.
-        Walk::new(lens, unsafe { &mut *units }, verdicts)
+        let n = lens.len().min(verdicts.len());
+        let heads = core::ptr::NonNull::dangling().as_ptr();
+        Walk { lens: lens[..n].iter(), heads, verdicts: verdicts.as_mut_ptr(), _heads: PhantomData }
     }
 }
 
