@@ -36,6 +36,16 @@ impl Burst {
         Burst { len, area: Held::take() }
     }
 
+    /// [`Burst::__from_host`] for a policy whose area is `spec` (its `Policy::AREA`): the area's
+    /// shape is then a constant of the policy's code, not read from the registration, so that
+    /// what depends on it (which heads, where the verdict bytes are) is decided when the plugin
+    /// is compiled. Without an area registered as `spec`, the burst has none.
+    #[doc(hidden)]
+    #[inline(always)]
+    pub fn __from_host_as(len: u32, spec: crate::AreaSpec) -> Burst {
+        Burst { len, area: Held::take_as(spec) }
+    }
+
     /// The current burst, asking the host for its length ([`Error::NoBurst`] outside `on_burst`). For
     /// hand-written exports and tests; [`export_policy!`](crate::export_policy) hands it to
     /// [`Policy::on_burst`](crate::Policy::on_burst).
@@ -353,6 +363,37 @@ mod tests {
             drop(b);
             mock::end_burst();
         }
+    }
+
+    #[test]
+    fn a_burst_for_a_policys_area_has_it_only_when_that_area_is_the_one_registered() {
+        let frames: std::vec::Vec<_> = [60, 30].iter().map(|&n| frame(1, 2, n)).collect();
+        let refs: std::vec::Vec<_> = frames.iter().map(|f| f.as_slice()).collect();
+        mock::reset();
+        mock::set_area(crate::AreaSpec::HeadsWithDrops(16));
+        mock::begin_burst(&refs);
+        // Another spec than the registration's (a policy's AREA is what it registered, so only a
+        // hand-made export can differ): no area, and the area is not held by it afterwards.
+        for other in [crate::AreaSpec::Heads(16), crate::AreaSpec::HeadsWithDrops(32), crate::AreaSpec::None] {
+            let mut b = Burst::__from_host_as(2, other);
+            assert_eq!(b.heads::<16>().unwrap_err(), Error::NotInit, "{other:?}");
+        }
+        let mut b = Burst::__from_host_as(2, crate::AreaSpec::HeadsWithDrops(16));
+        assert_eq!(
+            Burst::__from_host_as(2, crate::AreaSpec::HeadsWithDrops(16)).heads::<16>().unwrap_err(),
+            Error::NotInit,
+            "held by the first"
+        );
+        let mut heads = b.heads::<16>().unwrap();
+        assert_eq!((heads.packet_len(0), heads.packet_len(1), heads.packet_len(2)), (Some(60), Some(30), None));
+        heads.verdicts().unwrap().nth(1).unwrap().1.drop();
+        drop(b);
+        let out = mock::end_burst();
+        assert_eq!(
+            out.iter().map(|p| p.dropped).collect::<std::vec::Vec<_>>(),
+            [false, true],
+            "the verdicts of its area"
+        );
     }
 
     #[test]

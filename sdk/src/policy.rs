@@ -250,7 +250,7 @@ pub mod __private {
         pub fn on_burst(&self, _port: i32, burst_len: i32) -> i32 {
             let r = self.enter(|slot| match slot {
                 None => status::NO_POLICY,
-                Some(p) => match p.on_burst(&mut Burst::__from_host(burst_len.max(0) as u32)) {
+                Some(p) => match p.on_burst(&mut Burst::__from_host_as(burst_len.max(0) as u32, P::AREA)) {
                     Ok(()) => crate::verdict::take().map_or(0, wasmdp_abi::verdict::run_engine),
                     Err(e) => match (crate::verdict::take(), e.code()).1 {
                         0 => status::FAILED,

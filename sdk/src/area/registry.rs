@@ -103,6 +103,19 @@ impl Held {
         Some(Held(r))
     }
 
+    /// [`Held::take`] when the area registered is `spec`, with `spec` and its size as given (a
+    /// constant of the caller's, where the registration's are values read at run time).
+    #[inline(always)]
+    pub(crate) fn take_as(spec: AreaSpec) -> Option<Held> {
+        let held = Held::take()?;
+        let known = Registered { ptr: held.0.ptr, len: spec.bytes(), spec };
+        // The registration says the same (else the burst has no area: `held` lets go of it).
+        (held.0 == known).then(|| {
+            core::mem::forget(held);
+            Held(known)
+        })
+    }
+
     /// A view for as long as `self` is borrowed.
     pub(crate) fn view(&mut self) -> Option<Area<'_>> {
         // SAFETY: the region was registered as the area's alone for the instance's life
