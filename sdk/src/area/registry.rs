@@ -109,7 +109,9 @@ impl Held {
     pub(crate) fn take_as(spec: AreaSpec) -> Option<Held> {
         let held = Held::take()?;
         let known = Registered { ptr: held.0.ptr, len: spec.bytes(), spec };
-        // The registration says the same (else the burst has no area: `held` lets go of it).
+        // The registration says the same (else the burst has no area: `held` lets go of it). A
+        // new `Held` of `known`, not `held` with `known` stored into it: that form measured dearer
+        // (`ratelimit` +1.5%, `firewall` +1.4%), the fields not all folded to constants.
         (held.0 == known).then(|| {
             core::mem::forget(held);
             Held(known)
