@@ -30,16 +30,11 @@ pub struct Burst {
 }
 
 impl Burst {
-    /// The burst as `wasmdp_on_burst` was told (`burst_len`). Used by the generated export.
-    #[doc(hidden)]
-    pub fn __from_host(len: u32) -> Burst {
-        Burst { len, area: Held::take() }
-    }
-
-    /// [`Burst::__from_host`] for a policy whose area is `spec` (its `Policy::AREA`): the area's
-    /// shape is then a constant of the policy's code, not read from the registration, so that
-    /// what depends on it (which heads, where the verdict bytes are) is decided when the plugin
-    /// is compiled. Without an area registered as `spec`, the burst has none.
+    /// The burst as `wasmdp_on_burst` was told (`burst_len`), for a policy whose area is `spec`
+    /// (its `Policy::AREA`). Used by the generated export. The area's shape is then a constant of
+    /// the policy's code, not read from the registration, so that what depends on it (which
+    /// heads, where the verdict bytes are) is decided when the plugin is compiled. Without an area
+    /// registered as `spec`, the burst has none.
     #[doc(hidden)]
     #[inline(always)]
     pub fn __from_host_as(len: u32, spec: crate::AreaSpec) -> Burst {
@@ -501,7 +496,7 @@ mod tests {
     fn outside_a_burst() {
         mock::reset();
         assert_eq!(Burst::current().unwrap_err(), Error::NoBurst);
-        let b = Burst::__from_host(4);
+        let b = Burst::__from_host_as(4, crate::AreaSpec::None);
         assert_eq!(b.packet(0).len(), Err(Error::NoBurst));
         assert_eq!(b.run_engine(Engine::Io, ..), Err(Error::NoBurst));
     }
