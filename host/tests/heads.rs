@@ -167,6 +167,46 @@ fn heads_of_every_size_go_back_exactly_over_each_packets_first_bytes() {
     }
 }
 
+/// The host fills and copies back heads four packets a turn, then one at a time: every burst size
+/// from 1 to 9, with short packets among them, at each window size with a fixed-move path (16, 32,
+/// 64), gets each packet's own head, in place, the rest of each packet unchanged.
+#[test]
+fn heads_go_back_into_their_own_packets_whatever_the_burst_size() {
+    for window in [16u32, 32, 64] {
+        let burst = format!(
+            "{CHANGED} (local.set $head (i32.add (i32.const 1088) (i32.mul (local.get $i) (i32.const {window}))))
+             (local.set $head (i32.add (local.get $head) (i32.const 128)))
+             (i32.store8 (local.get $head) (i32.xor (i32.load8_u (local.get $head)) (i32.const 0xFF)))
+             (i32.store8 (i32.add (local.get $head) (i32.const {last}))
+               (i32.add (i32.load8_u (i32.add (local.get $head) (i32.const {last}))) (local.get $i)))",
+            last = window - 1
+        );
+        let module = heads_module("", &burst)
+            .replace(&format!("(i32.const {WINDOW})"), &format!("(i32.const {})", window | area::HEADS));
+        let p = write_wat(&format!("heads-bursts-{window}"), &module);
+        let mut w = Wire::new(&format!("engine: io, {}", policy(&p)));
+        for n in 1..=9usize {
+            // Every third packet shorter than the window (its head goes back only its bytes).
+            let frames: Vec<Vec<u8>> = (0..n)
+                .map(|i| frame(if i % 3 == 2 { window as usize - 3 } else { 60 + 7 * i }, (n * 10 + i) as u8))
+                .collect();
+            let want: Vec<Vec<u8>> = frames
+                .iter()
+                .enumerate()
+                .map(|(i, f)| {
+                    let mut o = f.clone();
+                    o[0] ^= 0xFF;
+                    if let Some(b) = o.get_mut(window as usize - 1) {
+                        *b = b.wrapping_add(i as u8);
+                    }
+                    o
+                })
+                .collect();
+            assert_eq!(w.send(&frames), want, "window {window}, a burst of {n}");
+        }
+    }
+}
+
 /// The lengths are the host's, not read back: a plugin that overwrites them (here with
 /// `u32::MAX`) changes no packet's length, and its heads still go back `min(len, 16)` bytes each.
 #[test]

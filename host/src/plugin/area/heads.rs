@@ -37,17 +37,38 @@ fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], wi
     // A constant stride where there is one: the loop's shape then does not depend on what the
     // optimiser makes of a run-time window.
     let window = if W != 0 { W } else { window };
-    for (p, (l, w)) in pkts.iter().zip(lens.chunks_exact_mut(LEN_BYTES).zip(wins.chunks_exact_mut(window))) {
-        if W != 0 && W <= 64 {
-            // A packet of at least a window, the common case, in one fixed move from the packet's
-            // address as it is (`Pkt::head`); a shorter one out of line.
-            l.copy_from_slice(&(p.len() as u32).to_le_bytes());
-            match (w.first_chunk_mut::<W>(), p.head::<W>()) {
-                (Some(d), Some(s)) => *d = s,
-                _ => fill_short(w, p.data(), simd),
+    let n = pkts.len().min(lens.len() / LEN_BYTES).min(wins.len() / window);
+    let (pkts, lens, wins) = (&pkts[..n], &mut lens[..n * LEN_BYTES], &mut wins[..n * window]);
+    if W != 0 && W <= 64 {
+        // A packet of at least a window, the common case, in one fixed move from the packet's
+        // address as it is (`Pkt::head`); a shorter one out of line (`fill_short`, which finds
+        // the packet's bytes itself). Four packets a loop turn; each window reached by its index
+        // in its four only in the branch that uses it, so that the move takes the packet's and
+        // the window's addresses in its operands (a window passed by reference, or the packet's
+        // bytes for the short path, were computed before the branch: an `lea` and two `add`s a
+        // packet).
+        let (lens, _) = lens.as_chunks_mut::<LEN_BYTES>();
+        let (wins, _) = wins.as_chunks_mut::<W>();
+        let one = |p: &Pkt, l: &mut [u8; LEN_BYTES], w: &mut [[u8; W]], i: usize| {
+            *l = (p.len() as u32).to_le_bytes();
+            match p.head::<W>() {
+                Some(h) => w[i] = h,
+                None => fill_short(&mut w[i], p, simd),
             }
-            continue;
+        };
+        let ((p4, pr), (l4, lr), (w4, wr)) =
+            (pkts.as_chunks::<4>(), lens.as_chunks_mut::<4>(), wins.as_chunks_mut::<4>());
+        for ((p, l), w) in p4.iter().zip(l4).zip(w4) {
+            for i in 0..4 {
+                one(&p[i], &mut l[i], w, i);
+            }
         }
+        for ((p, l), w) in pr.iter().zip(lr).zip(wr.chunks_exact_mut(1)) {
+            one(p, l, w, 0);
+        }
+        return;
+    }
+    for (p, (l, w)) in pkts.iter().zip(lens.chunks_exact_mut(LEN_BYTES).zip(wins.chunks_exact_mut(window))) {
         let data = p.data();
         l.copy_from_slice(&(data.len() as u32).to_le_bytes());
         if W > 64 && data.len() < W {
@@ -67,11 +88,12 @@ fn fill_heads<const W: usize>(pkts: &[Pkt], lens: &mut [u8], wins: &mut [u8], wi
     }
 }
 
-/// A window of a packet shorter than it: its bytes, then zeros.
+/// A window of a packet shorter than it: its bytes, then zeros. The packet's address is found
+/// here, not on the hot path (where its move takes it in its operand).
 #[cold]
 #[inline(never)]
-fn fill_short(w: &mut [u8], data: &[u8], simd: Simd) {
-    let k = copy_prefix::<0>(simd, w, data);
+fn fill_short(w: &mut [u8], p: &Pkt, simd: Simd) {
+    let k = copy_prefix::<0>(simd, w, p.data());
     w[k..].fill(0);
 }
 
@@ -117,6 +139,13 @@ pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(),
     .ok_or(err::NO_BURST)
 }
 
+/// A window into a packet shorter than it: the packet's bytes.
+#[cold]
+#[inline(never)]
+fn back_short(p: &mut Pkt, win: &[u8], simd: Simd) {
+    copy_prefix::<0>(simd, p.data_mut(), win);
+}
+
 /// One instance for all variants, as [`fill_heads_16`].
 #[inline(never)]
 fn copy_back_heads_16(pkts: &mut [Pkt], wins: &[u8], simd: Simd) {
@@ -127,14 +156,30 @@ fn copy_back_heads_16(pkts: &mut [Pkt], wins: &[u8], simd: Simd) {
 #[inline(always)]
 fn copy_back_heads<const W: usize>(pkts: &mut [Pkt], wins: &[u8], window: usize, simd: Simd) {
     let window = if W != 0 { W } else { window };
-    for (p, win) in pkts.iter_mut().zip(wins.chunks_exact(window)) {
-        if W != 0 && W <= 64 {
-            // As in `fill_heads`: a whole window in one fixed move to the packet's address.
-            if !win.first_chunk::<W>().is_some_and(|s| p.set_head(s)) {
-                copy_prefix::<0>(simd, p.data_mut(), win);
+    if W != 0 && W <= 64 {
+        // As in `fill_heads`: a whole window in one fixed move to the packet's address, four
+        // packets a loop turn, a shorter packet out of line (in line, its copy split the loop's
+        // straight path with a jump a packet).
+        let (wins, _) = wins.as_chunks::<W>();
+        let n = pkts.len().min(wins.len());
+        let (pkts, wins) = (&mut pkts[..n], &wins[..n]);
+        let one = |p: &mut Pkt, w: &[[u8; W]], i: usize| {
+            if !p.set_head(&w[i]) {
+                back_short(p, &w[i], simd);
             }
-            continue;
+        };
+        let ((p4, pr), (w4, wr)) = (pkts.as_chunks_mut::<4>(), wins.as_chunks::<4>());
+        for (p, w) in p4.iter_mut().zip(w4) {
+            for (i, p) in p.iter_mut().enumerate() {
+                one(p, w, i);
+            }
         }
+        for (p, w) in pr.iter_mut().zip(wr.chunks_exact(1)) {
+            one(p, w, 0);
+        }
+        return;
+    }
+    for (p, win) in pkts.iter_mut().zip(wins.chunks_exact(window)) {
         copy_prefix::<W>(simd, p.data_mut(), win);
     }
 }
