@@ -470,7 +470,8 @@ mod tests {
     fn for_each_mut_visits_every_head_once_in_order_whatever_the_burst_size() {
         mock::reset();
         mock::set_area(crate::AreaSpec::Heads(16));
-        for n in 0..=9usize {
+        // Eight a loop turn, then one at a time: every size from 0 to 19.
+        for n in 0..=19usize {
             let frames: std::vec::Vec<_> = (0..n).map(|i| frame(1, 2, 14 + i)).collect();
             let refs: std::vec::Vec<_> = frames.iter().map(|f| f.as_slice()).collect();
             mock::begin_burst(&refs);

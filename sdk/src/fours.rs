@@ -13,6 +13,13 @@
 
 use core::marker::PhantomData;
 
+/// Elements a loop turn of the SDK's walks over heads: two fours. WebAssembly checks the epoch
+/// deadline at every loop header, and cranelift keeps the values live across that check's call
+/// (never taken) in stack slots, stored and reloaded at every turn's end: a turn of eight pays
+/// that, the check and the loop's own steps once in eight packets (BENCHMARKS.md). A turn of
+/// sixteen was not unrolled by LLVM and cost more.
+pub(crate) const EIGHT: usize = 8;
+
 /// A slice's elements in fours, from its start: a turn's four are given out once each.
 pub(crate) struct Fours<'s, T> {
     /// Address of the next four.

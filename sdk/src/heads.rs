@@ -3,7 +3,7 @@
 //! drops ([`AreaSpec::HeadsWithDrops`](crate::AreaSpec::HeadsWithDrops)) also a verdict byte a
 //! packet, for policies that drop some packets on what their headers say.
 
-use crate::fours::Fours;
+use crate::fours::{Fours, EIGHT};
 use crate::Error;
 use core::marker::PhantomData;
 
@@ -57,11 +57,12 @@ impl Verdict<'_> {
 
 /// [`Heads::verdicts_mut`]'s iterator: each packet's first bytes, to change in place, and its
 /// verdict: each kind's heads walked with the verdict bytes (one end test for both). `for_each`
-/// (any fold) takes four packets a loop turn, each turn's fields at constant offsets from one
-/// address (`crate::fours`): WebAssembly checks the epoch deadline at every loop header, and the
-/// registers spilled around the check are then spilled once in four packets. For a short body (an
-/// ACL's compares); the closure is called from five places, so LLVM keeps a long one out of line, a
-/// call a packet: write a long body in a `for` loop (one packet a turn).
+/// (any fold) takes eight packets a loop turn (the last seven or fewer one a turn), each four's
+/// fields at constant offsets from one address (`crate::fours`): WebAssembly checks the epoch
+/// deadline at every loop header, and the registers spilled around the check are then spilled once
+/// in eight packets. For a short body (an ACL's compares); the closure is called from five places,
+/// so LLVM keeps a long one out of line, a call a packet: write a long body in a `for` loop (one
+/// packet a turn).
 #[derive(Debug)]
 pub struct VerdictsMut<'h, const N: usize>(VerdictsKind<'h, N>);
 
@@ -129,7 +130,7 @@ impl<'h, L, H> Walk<'h, L, H> {
         }
     }
 
-    /// Each item left, four a turn, each turn's fields at constant offsets from one address.
+    /// Each item left, eight a turn, each four's fields at constant offsets from one address.
     #[inline(always)]
     fn fold<B>(self, mut acc: B, mut f: impl FnMut(B, ((&'h L, &'h mut H), &'h mut u8)) -> B) -> B {
         let lens = self.lens.as_slice();
@@ -140,18 +141,21 @@ impl<'h, L, H> Walk<'h, L, H> {
                 core::slice::from_raw_parts_mut(self.verdicts, lens.len()),
             )
         };
-        let whole = lens.len() / 4 * 4;
+        // Eight packets a loop turn (`EIGHT`: two fours); the last seven or fewer one a turn.
+        let whole = lens.len() / EIGHT * EIGHT;
         let (heads, rest_heads) = heads.split_at_mut(whole);
         let (verdicts, rest_verdicts) = verdicts.split_at_mut(whole);
         let (mut l, mut h, mut v) = (Fours::of(lens), Fours::of_mut(heads), Fours::of_mut(verdicts));
-        for _ in 0..whole / 4 {
-            // SAFETY: `whole / 4` calls each, of slices `whole` long (`lens` longer).
-            let ([l0, l1, l2, l3], [h0, h1, h2, h3], [v0, v1, v2, v3]) =
-                unsafe { (l.next(), h.next_mut(), v.next_mut()) };
-            acc = f(acc, ((l0, h0), v0));
-            acc = f(acc, ((l1, h1), v1));
-            acc = f(acc, ((l2, h2), v2));
-            acc = f(acc, ((l3, h3), v3));
+        for _ in 0..whole / EIGHT {
+            for _ in 0..EIGHT / 4 {
+                // SAFETY: `whole / 4` calls each, of slices `whole` long (`lens` longer).
+                let ([l0, l1, l2, l3], [h0, h1, h2, h3], [v0, v1, v2, v3]) =
+                    unsafe { (l.next(), h.next_mut(), v.next_mut()) };
+                acc = f(acc, ((l0, h0), v0));
+                acc = f(acc, ((l1, h1), v1));
+                acc = f(acc, ((l2, h2), v2));
+                acc = f(acc, ((l3, h3), v3));
+            }
         }
         for ((l, h), v) in lens[whole..].iter().zip(rest_heads).zip(rest_verdicts) {
             acc = f(acc, ((l, h), v));
@@ -426,10 +430,11 @@ impl<'a, const N: usize> Heads<'a, N> {
 
     /// Calls `f` with each packet's length and head, in burst order, to change in place (as
     /// [`iter_mut`](Heads::iter_mut); with direct heads, a packet with fewer than `N` bytes to its
-    /// buffer's end gets a copy, written back). For a short `f`: the loop goes four packets a turn,
-    /// and WebAssembly checks the epoch deadline at every loop header, so a short per-packet body (a
-    /// MAC swap) pays that check, and the registers spilled around it, once in four packets rather
-    /// than once or twice in two. `f` is called from five places (four in the loop, one for the last
+    /// buffer's end gets a copy, written back). For a short `f`: on copied heads the loop goes eight
+    /// packets a turn (the last seven or fewer one a turn; direct heads four a turn), and
+    /// WebAssembly checks the epoch deadline at every loop header, so a short per-packet body (a MAC
+    /// swap) pays that check, and the registers spilled around it, once in eight packets rather than
+    /// once or twice in two. `f` is called from five places (four in the loop, one for the last
     /// packets), so LLVM keeps a long `f` out of line, a call per packet: for a body that parses
     /// headers, use `iter_mut`.
     #[inline(always)]
@@ -452,18 +457,21 @@ impl<'a, const N: usize> Heads<'a, N> {
 fn each_copied<const N: usize>(lens: &[[u8; 4]], heads: &mut [[u8; N]], mut f: impl FnMut(u32, &mut [u8; N])) {
     let n = lens.len().min(heads.len());
     let (lens, heads) = (&lens[..n], &mut heads[..n]);
-    let whole = n - n % 4;
+    // Eight packets a loop turn, as in `Walk::fold`.
+    let whole = n - n % EIGHT;
     let (lens, rest_lens) = lens.split_at(whole);
     let (heads, rest_heads) = heads.split_at_mut(whole);
-    // Each turn's fields at constant offsets from one address (`crate::fours`).
+    // Each four's fields at constant offsets from one address (`crate::fours`).
     let (mut l, mut h) = (Fours::of(lens), Fours::of_mut(heads));
-    for _ in 0..whole / 4 {
-        // SAFETY: `whole / 4` calls each, `lens` and `heads` being `whole` long.
-        let (l, [h0, h1, h2, h3]) = unsafe { (l.next(), h.next_mut()) };
-        f(u32::from_le_bytes(l[0]), h0);
-        f(u32::from_le_bytes(l[1]), h1);
-        f(u32::from_le_bytes(l[2]), h2);
-        f(u32::from_le_bytes(l[3]), h3);
+    for _ in 0..whole / EIGHT {
+        for _ in 0..EIGHT / 4 {
+            // SAFETY: `whole / 4` calls each, `lens` and `heads` being `whole` long.
+            let (l, [h0, h1, h2, h3]) = unsafe { (l.next(), h.next_mut()) };
+            f(u32::from_le_bytes(l[0]), h0);
+            f(u32::from_le_bytes(l[1]), h1);
+            f(u32::from_le_bytes(l[2]), h2);
+            f(u32::from_le_bytes(l[3]), h3);
+        }
     }
     for (l, h) in rest_lens.iter().zip(rest_heads) {
         f(u32::from_le_bytes(*l), h);
@@ -499,9 +507,9 @@ mod tests {
     use std::vec::Vec;
     use wasmdp_abi::area::verdict::{DROP, PASS};
 
-    /// Seven copied heads of 8 bytes (a four and three more), packet `i` being `i + 5` bytes long
-    /// (the first three shorter than the head) and its bytes `10 * i + j`.
-    fn burst() -> ([[u8; 4]; 7], [[u8; 8]; 7]) {
+    /// `M` copied heads of 8 bytes, packet `i` being `i + 5` bytes long (the first three shorter
+    /// than the head) and its bytes `10 * i + j`.
+    fn burst<const M: usize>() -> ([[u8; 4]; M], [[u8; 8]; M]) {
         (
             core::array::from_fn(|i| (i as u32 + 5).to_le_bytes()),
             core::array::from_fn(|i| core::array::from_fn(|j| (10 * i + j) as u8)),
@@ -510,7 +518,7 @@ mod tests {
 
     #[test]
     fn each_packet_once_in_order_with_its_own_verdict() {
-        let (lens, mut heads) = burst();
+        let (lens, mut heads) = burst::<7>();
         let (mut changed, mut verdicts) = ([0; 4], [PASS; 7]);
         let mut h = Heads::new(7, &lens, &mut heads, &mut changed, Some(&mut verdicts));
         let mut seen = Vec::new();
@@ -538,11 +546,13 @@ mod tests {
     }
 
     #[test]
-    fn fold_takes_the_fours_and_the_rest_after_any_start() {
-        for start in 0..=7 {
-            let (lens, mut heads) = burst();
-            let (mut changed, mut verdicts) = ([0; 4], [PASS; 7]);
-            let mut h = Heads::new(7, &lens, &mut heads, &mut changed, Some(&mut verdicts));
+    fn fold_takes_the_eights_and_the_rest_after_any_start() {
+        // 19 packets: two turns of eight and three one at a time from the start, fewer from later.
+        const M: usize = 19;
+        for start in 0..=M {
+            let (lens, mut heads) = burst::<M>();
+            let (mut changed, mut verdicts) = ([0; 4], [PASS; M]);
+            let mut h = Heads::new(M, &lens, &mut heads, &mut changed, Some(&mut verdicts));
             let mut it = h.verdicts().unwrap();
             if start > 0 {
                 assert!(it.nth(start - 1).is_some());
@@ -553,15 +563,15 @@ mod tests {
                     b[0]
                 })
                 .collect();
-            assert_eq!(firsts, (start..7).map(|i| 10 * i as u8).collect::<Vec<_>>(), "from {start}");
-            let dropped: Vec<usize> = (0..7).filter(|&i| verdicts[i] == DROP).collect();
-            assert_eq!(dropped, (start..7).collect::<Vec<_>>(), "from {start}");
+            assert_eq!(firsts, (start..M).map(|i| 10 * i as u8).collect::<Vec<_>>(), "from {start}");
+            let dropped: Vec<usize> = (0..M).filter(|&i| verdicts[i] == DROP).collect();
+            assert_eq!(dropped, (start..M).collect::<Vec<_>>(), "from {start}");
         }
-        let (lens, mut heads) = burst();
-        let (mut changed, mut verdicts) = ([0; 4], [PASS; 7]);
-        let mut h = Heads::new(7, &lens, &mut heads, &mut changed, Some(&mut verdicts));
+        let (lens, mut heads) = burst::<M>();
+        let (mut changed, mut verdicts) = ([0; 4], [PASS; M]);
+        let mut h = Heads::new(M, &lens, &mut heads, &mut changed, Some(&mut verdicts));
         let (mut it, mut n) = (h.verdicts().unwrap(), 0);
-        assert!(it.nth(7).is_none() && it.next().is_none());
+        assert!(it.nth(M).is_none() && it.next().is_none());
         it.for_each(|_| n += 1);
         assert_eq!(n, 0);
     }
