@@ -263,21 +263,21 @@ impl Acl {
     /// Drops the packets of `burst` that the rules of `SET` deny; how many.
     #[inline(always)]
     fn walk<const SET: u8>(&self, burst: &mut Burst) -> Result<u64, Error> {
-        // The words read through `&self` in the loop: at fixed addresses, one load each where a
-        // copy was a value kept in a stack slot and moved through registers every packet. The loop
-        // makes no call (one, even never taken, did the same to every value live across it).
+        // The words as a copy: read through `&self` they were a load a packet (LLVM cannot move
+        // them past the verdict stores), and with eight packets a loop turn cranelift keeps the
+        // copy in registers (with four a turn it kept it in stack slots, a move a packet). The loop
+        // makes no call (one, even never taken, made every value live across it a stack slot).
         // Packets the words cannot test are left to `others`, after it.
         let (mut others, mut denied) = (false, 0u64);
-        // Four packets a loop turn (`for_each`; one epoch check per four).
-        burst.heads::<{ HEAD as usize }>()?.verdicts()?.for_each(|(bytes, v)| {
-            match self.words.test_set::<SET>(bytes) {
-                Some(true) => {
-                    v.drop();
-                    denied += 1;
-                }
-                Some(false) => {}
-                None => others = true,
+        let words = self.words;
+        // Eight packets a loop turn (`for_each`; one epoch check per eight).
+        burst.heads::<{ HEAD as usize }>()?.verdicts()?.for_each(|(bytes, v)| match words.test_set::<SET>(bytes) {
+            Some(true) => {
+                v.drop();
+                denied += 1;
             }
+            Some(false) => {}
+            None => others = true,
         });
         if others {
             denied += self.others(burst)?;
