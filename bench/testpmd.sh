@@ -26,7 +26,7 @@ testpmd_run_mpps() {
     sleep 0.01
     n=$((n + 1))
     # A SIGINT was once seen lost (testpmd forwarding on for minutes): sent again every 2 s.
-    [ $((n % 200)) != 0 ] || kill -INT $pid
+    [ $((n % 200)) != 0 ] || kill -INT $pid 2>/dev/null || true   # it may have just exited
     [ $n -lt 3000 ] || { kill -KILL $pid; echo "dpdk-testpmd did not stop in 30 s" >&2; return 1; }
   done
   t1=$(date +%s.%N)
@@ -68,7 +68,7 @@ testpmd_callgrind_ipp() {
   waited=0   # stopping under valgrind takes about 15 s; SIGINT again every 10 s, at most 2 minutes
   while kill -0 $pid 2>/dev/null; do
     sleep 0.1; waited=$((waited + 1))
-    [ $((waited % 100)) != 0 ] || kill -INT $pid
+    [ $((waited % 100)) != 0 ] || kill -INT $pid 2>/dev/null || true   # it may have just exited
     [ $waited -lt 1200 ] || { kill -KILL $pid; echo "testpmd under valgrind did not stop" >&2; exit 1; }
   done
   wait $pid || true
