@@ -60,9 +60,10 @@ impl Verdict<'_> {
 /// (any fold) takes eight packets a loop turn (the last seven or fewer one a turn), each four's
 /// fields at constant offsets from one address (`crate::fours`): WebAssembly checks the epoch
 /// deadline at every loop header, and the registers spilled around the check are then spilled once
-/// in eight packets. For a short body (an ACL's compares); the closure is called from five places,
-/// so LLVM keeps a long one out of line, a call a packet: write a long body in a `for` loop (one
-/// packet a turn).
+/// in eight packets. For a short body (an ACL's compares, a rewrite at fixed offsets); the closure
+/// is called from five places, so LLVM keeps a long one out of line, a call a packet: put a long
+/// body's rare paths in a `#[cold]` `#[inline(never)]` function (as `dnat` does), or write the
+/// loop with `for` (one packet a turn).
 #[derive(Debug)]
 pub struct VerdictsMut<'h, const N: usize>(VerdictsKind<'h, N>);
 
@@ -209,7 +210,19 @@ impl<'h, const N: usize> Iterator for VerdictsMut<'h, N> {
             VerdictsKind::Direct(it) => it.fold(init, |acc, item| f(acc, direct::<N>(item))),
         }
     }
+
+    #[inline(always)]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = match &self.0 {
+            VerdictsKind::Copied(it) => it.lens.len(),
+            VerdictsKind::Direct(it) => it.lens.len(),
+        };
+        (n, Some(n))
+    }
 }
+
+/// The packets left to walk: `len()`.
+impl<const N: usize> ExactSizeIterator for VerdictsMut<'_, N> {}
 
 /// [`Heads::verdicts`]' iterator: [`VerdictsMut`]'s, the bytes to read.
 #[derive(Debug)]
@@ -232,7 +245,15 @@ impl<'h, const N: usize> Iterator for Verdicts<'h, N> {
     fn fold<B, F: FnMut(B, Self::Item) -> B>(self, init: B, mut f: F) -> B {
         self.0.fold(init, |acc, (b, v)| f(acc, (&*b, v)))
     }
+
+    #[inline(always)]
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.0.size_hint()
+    }
 }
+
+/// The packets left to walk: `len()`.
+impl<const N: usize> ExactSizeIterator for Verdicts<'_, N> {}
 
 /// One direct-heads entry read as one 8-byte word/// One direct-heads entry read as one 8-byte word (`wasmdp_abi::area::direct_head`): the
 /// packet's length, the bytes to its buffer's end, and where it is.
@@ -557,6 +578,7 @@ mod tests {
             if start > 0 {
                 assert!(it.nth(start - 1).is_some());
             }
+            assert_eq!(it.len(), M - start, "from {start}");
             let firsts: Vec<u8> = it
                 .map(|(b, v)| {
                     v.drop();
@@ -572,7 +594,14 @@ mod tests {
         let mut h = Heads::new(M, &lens, &mut heads, &mut changed, Some(&mut verdicts));
         let (mut it, mut n) = (h.verdicts().unwrap(), 0);
         assert!(it.nth(M).is_none() && it.next().is_none());
+        assert_eq!(it.len(), 0);
         it.for_each(|_| n += 1);
         assert_eq!(n, 0);
+        // Fewer verdict bytes than heads: the walk, and its length, are theirs.
+        let (lens, mut heads) = burst::<M>();
+        let (mut changed, mut verdicts) = ([0; 4], [PASS; 5]);
+        let mut h = Heads::new(M, &lens, &mut heads, &mut changed, Some(&mut verdicts));
+        let it = h.verdicts_mut().unwrap();
+        assert_eq!((it.len(), it.count()), (5, 5));
     }
 }

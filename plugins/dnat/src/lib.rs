@@ -22,7 +22,7 @@ use wasmdp_sdk::net::fast::{self, bytes_at, Frame, L4};
 use wasmdp_sdk::net::{proto, Headers, L3Kind, Tcp, Udp};
 #[cfg(test)]
 use wasmdp_sdk::Cidr;
-use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Params, Policy, Prefix4, Refusal};
+use wasmdp_sdk::{AreaSpec, Burst, Counter, Error, Params, Policy, Prefix4, Refusal, Verdict};
 
 /// Bytes of each packet the policy reads and writes in place: Ethernet, two VLAN tags, IPv4 with
 /// options, and a TCP header with options.
@@ -80,6 +80,14 @@ impl Policy for Dnat {
     }
 }
 
+/// A burst's packets not rewritten: left as they were (not matching, or not IPv4), and matching
+/// but with the TCP/UDP header past the head (dropped).
+#[derive(Default)]
+struct Counts {
+    left: u64,
+    too_deep: u64,
+}
+
 /// Where the fields [`Rule::rewrite_fixed`] reads and writes lie in an untagged IPv4 frame without
 /// options.
 mod at {
@@ -102,24 +110,42 @@ impl Rule {
     /// were too deep for the head (dropped). `PORTS`: whether the rule has `port` or `to_port`.
     #[inline(always)]
     fn run<const PORTS: bool>(self, burst: &mut Burst) -> Result<(u64, u64), Error> {
-        let (mut rewritten, mut too_deep) = (0, 0);
         // Each packet's first `HEAD` bytes in place (or fewer: the packet's own), the common
-        // frames first, at fixed offsets, then the SDK's fast path, then the general parse.
-        for (frame, v) in burst.heads::<{ HEAD as usize }>()?.verdicts_mut()? {
-            if let Some(fast) = self.rewrite_fixed::<PORTS>(frame).or_else(|| self.rewrite_fast(frame)) {
-                rewritten += u64::from(fast.is_some());
-                continue;
-            }
-            match self.rewrite(frame) {
-                Some(true) => rewritten += 1,
-                Some(false) => {
-                    too_deep += 1;
-                    v.drop();
-                }
-                None => {}
-            }
+        // frames first, at fixed offsets, in line; any other frame out of line ([`Rule::slow`]),
+        // so that the walk's body stays short and it goes eight packets a turn (`for_each`).
+        // Counted: the packets left as they were and those too deep, each in a branch taken for it
+        // alone; the rewritten are the rest (no count on the path of a rewrite).
+        let mut heads = burst.heads::<{ HEAD as usize }>()?;
+        let walk = heads.verdicts_mut()?;
+        let n = walk.len() as u64;
+        let mut counts = Counts::default();
+        walk.for_each(|(frame, v)| match self.rewrite_fixed::<PORTS>(frame) {
+            Some(Some(_)) => {}
+            Some(None) => counts.left += 1,
+            None => self.slow(frame, v, &mut counts),
+        });
+        Ok((n - counts.left - counts.too_deep, counts.too_deep))
+    }
+
+    /// A frame [`Rule::rewrite_fixed`] does not take: the SDK's fast path, then the general parse;
+    /// counted in `counts` unless rewritten, dropped when too deep. The counts through a reference
+    /// (in memory): returned instead, as a pair or as one integer, they cost more in the loop
+    /// (BENCHMARKS.md).
+    #[cold]
+    #[inline(never)]
+    fn slow(self, frame: &mut [u8], v: Verdict<'_>, counts: &mut Counts) {
+        if let Some(fast) = self.rewrite_fast(frame) {
+            counts.left += u64::from(fast.is_none());
+            return;
         }
-        Ok((rewritten, too_deep))
+        match self.rewrite(frame) {
+            Some(true) => {}
+            Some(false) => {
+                counts.too_deep += 1;
+                v.drop();
+            }
+            None => counts.left += 1,
+        }
     }
 
     /// [`Rule::rewrite_fast`] for the frames that dominate traffic, at fixed offsets: untagged
@@ -131,7 +157,6 @@ impl Rule {
     /// are taken as absent.
     #[inline(always)]
     fn rewrite_fixed<const PORTS: bool>(self, frame: &mut [u8]) -> Option<Option<usize>> {
-        use wasmdp_sdk::net::cksum::{adjust, udp_nonzero, update16};
         let f: &mut [u8; at::TCP_END] = frame.first_chunk_mut()?;
         // Bytes 12..20 (EtherType, version and header length, DS, total length, identification)
         // and 20..24 (flags and fragment offset, TTL, protocol) as two loads in memory order: one
@@ -148,10 +173,25 @@ impl Rule {
         // (The total length's two bytes rotated into their big-endian order: a byte swap in four
         // operations, where WebAssembly has no instruction for one.)
         let total_ok = ((l2 >> 32) as u32 & 0xffff).rotate_right(8) >= 20;
-        if (!udp && proto_frag != u32::from(proto::TCP) << 24) || l2 & 0xff_ffff != 0x45_0008 || !total_ok {
+        if l2 & 0xff_ffff != 0x45_0008 || !total_ok {
             return None;
         }
-        if !udp && f[46] < 0x50 {
+        // One test of the protocol, each protocol's rewrite in line after it: with one rewrite
+        // testing `udp` where the two differ, LLVM tested it again at each place.
+        if udp {
+            self.rewrite_l4::<PORTS, true>(f)
+        } else if proto_frag == u32::from(proto::TCP) << 24 {
+            self.rewrite_l4::<PORTS, false>(f)
+        } else {
+            None
+        }
+    }
+
+    /// [`Rule::rewrite_fixed`] past its tests of the frame, for UDP or (`UDP` false) TCP.
+    #[inline(always)]
+    fn rewrite_l4<const PORTS: bool, const UDP: bool>(self, f: &mut [u8; at::TCP_END]) -> Option<Option<usize>> {
+        use wasmdp_sdk::net::cksum::{adjust, udp_nonzero, update16};
+        if !UDP && f[46] < 0x50 {
             return None;
         }
         let old = u32::from_ne_bytes(bytes_at(f, at::DST));
@@ -168,9 +208,9 @@ impl Rule {
         f[at::IP_CKSUM..at::IP_CKSUM + 2].copy_from_slice(&ip_sum.to_ne_bytes());
         f[at::DST..at::DST + 4].copy_from_slice(&self.to);
         // The TCP/UDP checksum as the views update it, in the same order (the port, then the
-        // address); each protocol a straight line at its own offsets.
+        // address).
         let to_port = self.to_port.filter(|_| PORTS).map(|p| u16::from_ne_bytes(p.to_be_bytes()));
-        let end = if udp {
+        let end = if UDP {
             let c = u16::from_ne_bytes(bytes_at(f, at::UDP_CKSUM));
             // A UDP checksum of 0 (none) stays 0, one computed as 0 is sent as all ones.
             if c != 0 {
@@ -397,6 +437,43 @@ mod tests {
                 assert_eq!(run(params, &t), want, "{params:?}, {tags} tags");
             }
         }
+    }
+
+    /// The counters whichever path a packet takes: rewritten at fixed offsets or by the general
+    /// views, left alone by either, not IP, or matching with its TCP header past the head (dropped).
+    #[test]
+    fn counts_every_path() {
+        let mut deep = tagged(&frame(proto::TCP, [10, 0, 0, 4], 53, 0), 2);
+        // IPv4 options to 60 bytes, a TCP header of 60: the TCP header ends at 142, past the head.
+        deep[22] = 0x4f;
+        deep.splice(42..42, [1; 40]);
+        deep[82 + 12] = 0xf0;
+        deep.splice(102..102, [1; 40]);
+        deep[24..26].copy_from_slice(&(60u16 + 60 + 18).to_be_bytes());
+        let mut arp = udp([10, 0, 0, 2], 53);
+        arp[12..14].copy_from_slice(&[0x08, 0x06]);
+        let frames = [
+            udp([10, 0, 0, 2], 53),
+            udp([10, 0, 1, 2], 53),
+            tagged(&udp([10, 0, 0, 2], 53), 2),
+            tagged(&udp([10, 0, 1, 2], 53), 2),
+            arp.clone(),
+            deep,
+        ];
+        mock::reset();
+        mock::set_area(Dnat::AREA);
+        mock::set_param("match", "10.0.0.0/24");
+        mock::set_param("to", "192.0.2.9");
+        let mut p = Dnat::init(0, &Params::host()).unwrap();
+        mock::begin_burst(&frames.iter().map(|f| f.as_slice()).collect::<std::vec::Vec<_>>());
+        p.on_burst(&mut Burst::current().unwrap()).unwrap();
+        let out = mock::end_burst();
+        assert_eq!(
+            out.iter().map(|o| o.dropped).collect::<std::vec::Vec<_>>(),
+            [false, false, false, false, false, true]
+        );
+        assert_eq!((&out[1].data, &out[3].data, &out[4].data), (&frames[1], &frames[3], &arp), "left alone");
+        assert_eq!((mock::counter("rewritten"), mock::counter("too_deep")), (Some(2), Some(1)));
     }
 
     /// The fixed-offset path answers and rewrites as the SDK's fast path does, byte for byte, on
