@@ -264,12 +264,19 @@ impl Stream {
     /// Appends packets waiting in this TX port's inject queue (a plugin's `send_to`); with
     /// `outside` (the stream has its own pool), each is copied into the stream's pool, as they come
     /// from other pools (one that cannot be is counted `rx_nombuf`).
-    #[inline]
-    fn take_injected(&mut self, cache: &mut PoolCache, mut outside: Option<&mut PoolCache>, round: &mut Round) -> u64 {
-        let Some(q) = &self.p.inject else { return 0 };
-        if q.is_empty() {
-            return 0;
+    /// The test for an empty queue (every round of most streams) in line, the taking out of line:
+    /// left to the inliner, the whole came out of line in some builds, a call a round.
+    #[inline(always)]
+    fn take_injected(&mut self, cache: &mut PoolCache, outside: Option<&mut PoolCache>, round: &mut Round) -> u64 {
+        match &self.p.inject {
+            Some(q) if !q.is_empty() => self.take_queued(cache, outside, round),
+            _ => 0,
         }
+    }
+
+    #[inline(never)]
+    fn take_queued(&mut self, cache: &mut PoolCache, mut outside: Option<&mut PoolCache>, round: &mut Round) -> u64 {
+        let Some(q) = &self.p.inject else { return 0 };
         let mut n = 0;
         // Whole batches only, so that none is split (the rest waits for the next round).
         while self.burst.len() + crate::ports::INJECT_BATCH <= crate::mbuf::MAX_BURST {

@@ -46,8 +46,9 @@ pub(crate) fn module(m: &Module) -> Result<(), String> {
             return Err(format!("imports `{module}::{name}`, but the host only provides module `{IMPORT_MODULE}`"));
         }
         let Some((p, r)) = host_signature(name) else {
+            let (major, minor) = (wasmdp_abi::ABI_MAJOR, wasmdp_abi::ABI_MINOR);
             return Err(format!(
-                "imports `{module}::{name}`, which the host does not provide (ABI 1.1; see docs/ABI.md)"
+                "imports `{module}::{name}`, which the host does not provide (ABI {major}.{minor}; see docs/ABI.md)"
             ));
         };
         match imp.ty() {
