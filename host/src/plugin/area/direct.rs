@@ -70,8 +70,10 @@ fn put_entry(p: &mut Pkt, e: &mut [u8; wasmdp_abi::area::DIRECT_HEAD], m: &Mappi
     // `buf_len - data_off` is the length plus the tailroom (the packet invariant); the data's
     // offset is below the region's end, which `direct::map` keeps within 4 GiB.
     let end = meta.buf_len - meta.data_off;
-    let data = (m.at + off) as u64;
-    *e = (u64::from(meta.data_len) | u64::from(end) << 16 | data << 32).to_le_bytes();
+    // Two 4-byte stores: as one 8-byte word, the data's offset took a shift and an OR more.
+    let (len_end, data) = e.split_at_mut(direct_head::DATA);
+    len_end.copy_from_slice(&(u32::from(meta.data_len) | u32::from(end) << 16).to_le_bytes());
+    data.copy_from_slice(&((m.at + off) as u32).to_le_bytes());
     true
 }
 
