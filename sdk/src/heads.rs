@@ -109,6 +109,12 @@ impl<'h, L, H> Walk<'h, L, H> {
         Walk { lens: lens[..n].iter(), heads: heads.as_mut_ptr(), verdicts: verdicts.as_mut_ptr(), _heads: PhantomData }
     }
 
+    /// Items left.
+    #[inline(always)]
+    fn len(&self) -> usize {
+        self.lens.len()
+    }
+
     #[inline(always)]
     fn next(&mut self) -> Option<((&'h L, &'h mut H), &'h mut u8)> {
         let l = self.lens.next()?;
@@ -214,8 +220,8 @@ impl<'h, const N: usize> Iterator for VerdictsMut<'h, N> {
     #[inline(always)]
     fn size_hint(&self) -> (usize, Option<usize>) {
         let n = match &self.0 {
-            VerdictsKind::Copied(it) => it.lens.len(),
-            VerdictsKind::Direct(it) => it.lens.len(),
+            VerdictsKind::Copied(it) => it.len(),
+            VerdictsKind::Direct(it) => it.len(),
         };
         (n, Some(n))
     }
@@ -255,7 +261,7 @@ impl<'h, const N: usize> Iterator for Verdicts<'h, N> {
 /// The packets left to walk: `len()`.
 impl<const N: usize> ExactSizeIterator for Verdicts<'_, N> {}
 
-/// One direct-heads entry read as one 8-byte word/// One direct-heads entry read as one 8-byte word (`wasmdp_abi::area::direct_head`): the
+/// One direct-heads entry read as one 8-byte word (`wasmdp_abi::area::direct_head`): the
 /// packet's length, the bytes to its buffer's end, and where it is.
 #[inline(always)]
 fn entry(e: &[u8; wasmdp_abi::area::DIRECT_HEAD]) -> (u32, usize, usize) {
