@@ -9,18 +9,24 @@ use wasmdp_abi::err;
 /// Sets the burst's verdict bytes (at least the first `n`) to `PASS`; nothing without `DROPS`. A
 /// burst of up to 32 packets (and an area of at least 32) in one 32-byte store, where a fill of
 /// exactly `n` bytes was a call of `memset` (so was a loop of such stores: LLVM knows the idiom).
+/// The longer fill out of line: in line, LLVM merged the two into one `memset` of a computed length.
 #[inline(always)]
 pub(super) fn reset(a: &Area, region: &mut [u8], n: usize) {
     if a.drops {
         let v = a.verdicts(region);
         match v.first_chunk_mut::<32>() {
             Some(first) if n <= 32 => *first = [verdict::PASS; 32],
-            _ => {
-                let n = n.min(v.len());
-                v[..n].fill(verdict::PASS);
-            }
+            _ => reset_long(v, n),
         }
     }
+}
+
+/// [`reset`] of a burst of more than 32 packets (or an area of fewer verdicts).
+#[cold]
+#[inline(never)]
+fn reset_long(v: &mut [u8], n: usize) {
+    let n = n.min(v.len());
+    v[..n].fill(verdict::PASS);
 }
 
 /// Each byte `PASS` (0) or `DROP` (1) in every byte of the word.
