@@ -110,7 +110,7 @@ impl Live {
             // `Instance`), which it lends here: the area is at offset 0 of it.
             (None, Entry::Native(p)) => {
                 let bytes = p.area();
-                let len = a.end()?;
+                let len = a.end();
                 (bytes.as_ptr() as usize == self.native_at && len <= bytes.len())
                     .then(|| (a, &mut bytes[..len], self.store.data_mut()))
             }
@@ -267,7 +267,7 @@ impl Plugin {
         st.counters.seal();
         st.watch = Watch::new(l.deadline_us.0 * 1000);
         let (area, native_at) = match (st.area, &entry) {
-            (Some(a), Entry::Native(_)) => (Some(Area { ptr: 0, ..a }), a.ptr),
+            (Some(a), Entry::Native(_)) => (a.at(0), a.ptr),
             (a, _) => (a, 0),
         };
         Ok(Live { store, entry, verdicts: minor >= 1, area, native_at })

@@ -102,9 +102,13 @@ mod tests {
     /// (the heads) changed.
     #[test]
     fn reset_passes_every_packet_of_any_burst_and_touches_nothing_else() {
-        let a = Area { ptr: 0, max_pkts: 70, window: 0, flow_hash: false, heads: true, direct: true, drops: true };
+        let shape = wasmdp_abi::area::parse_window(
+            wasmdp_abi::area::HEADS | wasmdp_abi::area::DIRECT | wasmdp_abi::area::DROPS,
+        )
+        .unwrap();
+        let a = Area::new(0, 70, shape).unwrap();
         for n in 0..=70 {
-            let mut region = vec![0xAA; a.end().unwrap()];
+            let mut region = vec![0xAA; a.end()];
             reset(&a, &mut region, n);
             let at = region.len() - a.verdicts(&mut region).len();
             assert_eq!(region.len() - at, 70);

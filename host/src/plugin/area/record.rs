@@ -1,7 +1,11 @@
 //! The registered area as a plain record: what `HostState` holds between `burst_area` and the
 //! calls. A leaf, so that the state can hold it while the area's code works on the state.
 
-/// A registered area: `max_pkts` descriptors and windows of `window` bytes at `ptr`.
+use wasmdp_abi::area::Shape;
+
+/// A registered area: `max_pkts` descriptors and windows of `window` bytes at `ptr`. Its size and
+/// where its verdict bytes start are computed once, when it is made ([`Area::new`]), so that each
+/// burst's look at its bytes is a bounds check, not the layout's rules again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Area {
     pub ptr: usize,
@@ -15,35 +19,45 @@ pub(crate) struct Area {
     pub direct: bool,
     /// A verdict byte per packet after the heads (`area::DROPS`).
     pub drops: bool,
+    /// Its bytes ([`Shape::size`]).
+    size: usize,
+    /// Where its verdict bytes start, from its start: its size without `DROPS`.
+    verdicts_at: usize,
 }
 
 impl Area {
-    /// One past its last byte (None on overflow).
-    pub fn end(&self) -> Option<usize> {
-        self.ptr.checked_add(self.shape().size(self.max_pkts))
+    /// The area of `shape` for `max_pkts` packets at `ptr`; None when its end would pass the
+    /// address space.
+    pub fn new(ptr: usize, max_pkts: usize, shape: Shape) -> Option<Area> {
+        let size = shape.size(max_pkts);
+        ptr.checked_add(size)?;
+        let verdicts_at = if shape.drops { shape.verdicts_at(max_pkts) } else { size };
+        let Shape { window, flow_hash, heads, direct, drops } = shape;
+        Some(Area { ptr, max_pkts, window, flow_hash, heads, direct, drops, size, verdicts_at })
     }
 
-    fn shape(&self) -> wasmdp_abi::area::Shape {
-        wasmdp_abi::area::Shape {
-            window: self.window,
-            flow_hash: self.flow_hash,
-            heads: self.heads,
-            direct: self.direct,
-            drops: self.drops,
-        }
+    /// The same area at `ptr` (a native build's, whose memory is the address space: at 0).
+    pub fn at(self, ptr: usize) -> Option<Area> {
+        ptr.checked_add(self.size)?;
+        Some(Area { ptr, ..self })
+    }
+
+    /// One past its last byte.
+    pub fn end(&self) -> usize {
+        // No overflow: checked when it was made.
+        self.ptr + self.size
     }
 
     /// The verdict bytes of `area::DROPS` in `region` (its bytes: [`Area::region`]); empty
     /// without them.
     #[inline(always)]
     pub(super) fn verdicts<'m>(&self, region: &'m mut [u8]) -> &'m mut [u8] {
-        let at = if self.drops { self.shape().verdicts_at(self.max_pkts) } else { region.len() };
-        region.get_mut(at..).unwrap_or_default()
+        region.get_mut(self.verdicts_at..).unwrap_or_default()
     }
 
     /// Its bytes in the plugin's memory, when they are all there.
     #[inline(always)]
     pub(super) fn region<'m>(&self, mem: &'m mut [u8]) -> Option<&'m mut [u8]> {
-        mem.get_mut(self.ptr..self.end()?)
+        mem.get_mut(self.ptr..self.end())
     }
 }

@@ -20,18 +20,9 @@ pub(crate) fn burst_area(st: &mut HostState, ptr: usize, max_pkts: i32, window: 
     let Some(shape) = area::parse_window(window as u32).filter(|_| max_pkts <= MAX_BURST) else {
         return err::BAD_RANGE;
     };
-    let a = Area {
-        ptr,
-        max_pkts,
-        window: shape.window,
-        flow_hash: shape.flow_hash,
-        heads: shape.heads,
-        direct: shape.direct,
-        drops: shape.drops,
-    };
-    if a.end().is_none_or(|end| end > size) {
+    let Some(a) = Area::new(ptr, max_pkts, shape).filter(|a| a.end() <= size) else {
         return err::BAD_MEMORY;
-    }
+    };
     st.area = Some(a);
     st.area_stale = 0;
     0
