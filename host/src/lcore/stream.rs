@@ -83,8 +83,10 @@ pub struct Stream {
     /// What the TX queue refused in the round being sent.
     refused: TxRefused,
     /// The cache of the stream's own pool, once its plugin asked for direct packet access
-    /// (`crate::plugin::DirectSlot`): every packet of the stream is then in that pool.
-    own: Option<PoolCache>,
+    /// (`crate::plugin::DirectSlot`): every packet of the stream is then in that pool. Boxed: each
+    /// round takes it out of the stream and puts it back (the round borrows the stream), which was a
+    /// copy of the whole cache each way.
+    own: Option<Box<PoolCache>>,
 }
 
 impl Stream {
@@ -113,7 +115,7 @@ impl Stream {
     fn adopt_direct(&mut self) {
         let Some(pool) = self.p.policy.as_ref().and_then(|p| p.direct_pool()) else { return };
         if self.own.as_ref().is_none_or(|c| !Arc::ptr_eq(c.pool(), pool)) {
-            self.own = Some(pool.cache());
+            self.own = Some(Box::new(pool.cache()));
         }
     }
 
@@ -384,13 +386,15 @@ impl Stream {
         r.bytes
     }
 
-    /// Allocates the stream's bursts again, from the thread that calls it: the worker's, at its
-    /// start. Built on the main thread, every stream's burst arrays lay next to each other on its
-    /// heap, so two workers could write one cache line; a thread's allocations come from its own
-    /// heap arena. Empty bursts only (nothing is in the stream before it polls).
+    /// Allocates the stream's bursts (and its own pool's cache's box) again, from the thread that
+    /// calls it: the worker's, at its start. Built on the main thread, every stream's burst arrays
+    /// lay next to each other on its heap, so two workers could write one cache line; a thread's
+    /// allocations come from its own heap arena. Empty bursts only (nothing is in the stream before
+    /// it polls).
     pub fn rehome(&mut self) {
         debug_assert!(self.burst.is_empty() && self.scratch.is_empty());
         (self.burst, self.scratch) = (Burst::new(), Burst::new());
+        self.own = self.own.take().map(|c| Box::new(*c));
     }
 
     /// Sends the tx_first bursts: template frames of the TX port, counted as generated.
@@ -415,7 +419,7 @@ impl Stream {
 
     /// Frees what waits in the RX queue (at stop); returns how many packets that was.
     pub fn drain(&mut self, cache: &mut PoolCache) -> u64 {
-        let cache = self.own.as_mut().unwrap_or(cache);
+        let cache = self.own.as_deref_mut().unwrap_or(cache);
         cache.free_burst(&mut self.burst);
         self.p.txq.flush();
         self.p.rxq.drain(cache)
