@@ -267,7 +267,7 @@ impl Plugin {
         st.counters.seal();
         st.watch = Watch::new(l.deadline_us.0 * 1000);
         let (area, native_at) = match (st.area, &entry) {
-            (Some(a), Entry::Native(_)) => (a.at(0), a.ptr),
+            (Some(a), Entry::Native(_)) => (a.at(0), a.ptr()),
             (a, _) => (a, 0),
         };
         Ok(Live { store, entry, verdicts: minor >= 1, area, native_at })

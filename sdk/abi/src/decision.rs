@@ -46,7 +46,10 @@ impl HeaderOut {
     #[inline(always)]
     pub fn decode(area: &[u8]) -> HeaderOut {
         const END: usize = hdr::VLAN_OUTER + 2;
-        const _: () = assert!(hdr::ENGINE < END && hdr::CHANGED < END && hdr::OFFLOADS + 8 <= END);
+        // Every field inside the bytes read (else it would read as zeros).
+        const _: () = assert!(
+            hdr::ENGINE + 4 <= END && hdr::CHANGED + 4 <= END && hdr::OFFLOADS + 8 <= END && hdr::VLAN_TCI + 2 <= END
+        );
         let h: [u8; END] = le(area, 0);
         HeaderOut {
             engine: i32::from_le_bytes(le(&h, hdr::ENGINE)),

@@ -34,19 +34,19 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
     let region = a.region(mem).ok_or(err::BAD_MEMORY)?;
     let header = read_header(region)?;
     let len = st.view.len;
-    if a.heads && a.drops {
+    if a.heads() && a.drops() {
         return heads_with_drops(a, region, &header, st);
     }
-    if a.heads {
+    if a.heads() {
         copy_back_heads(a, region, &header, st)?;
         run_header_engine(&header, st)?;
         offload_all(header.offloads, st);
         return Ok(());
     }
-    let n = if header.changed { len.min(a.max_pkts) } else { 0 };
+    let n = if header.changed { len.min(a.max_pkts()) } else { 0 };
     let descs = region.get(HEADER..HEADER + n * DESC).ok_or(err::BAD_MEMORY)?;
-    let seen = check_all(descs, a.window, st)?;
-    let wins = region.get(HEADER + a.max_pkts * DESC..).ok_or(err::BAD_MEMORY)?;
+    let seen = check_all(descs, a.window(), st)?;
+    let wins = region.get(HEADER + a.max_pkts() * DESC..).ok_or(err::BAD_MEMORY)?;
     if let Some(sets) = seen.sets.filter(|_| !seen.dirty && st.view.untouched()) {
         // Passes, drops and sends alone (an ACL's or a balancer's decisions): recorded at once, the
         // header's engine run on the runs of passes between them.
@@ -54,7 +54,7 @@ pub(crate) fn apply(a: &Area, mem: &mut [u8], st: &mut HostState) -> Result<(), 
     } else if seen.only_passes() && st.view.untouched() {
         // Every packet stays and runs the header's engine: the windows back, then one engine run.
         if seen.dirty {
-            copy_back(descs, wins, a.window, st)?;
+            copy_back(descs, wins, a.window(), st)?;
         }
         run_header_engine(&header, st)?;
     } else {
@@ -90,7 +90,7 @@ fn run_header_engine(header: &Header, st: &mut HostState) -> Result<(), i32> {
 #[inline(never)]
 fn heads_with_drops(a: &Area, region: &mut [u8], header: &Header, st: &mut HostState) -> Result<(), i32> {
     let (len, verdicts) = (st.view.len, a.verdicts(region));
-    let n = len.min(a.max_pkts);
+    let n = len.min(a.max_pkts());
     // A burst whose bytes are all `PASS` (most bursts) is told so in a few word loads: no drop
     // gathered per packet, nor any byte that could be out of range.
     if super::drops::all_pass(verdicts, n)? {
@@ -113,7 +113,7 @@ fn heads_with_drops(a: &Area, region: &mut [u8], header: &Header, st: &mut HostS
 /// written in place).
 #[inline(always)]
 fn copy_back_heads(a: &Area, region: &[u8], header: &Header, st: &mut HostState) -> Result<(), i32> {
-    if header.changed && !a.direct {
+    if header.changed && !a.direct() {
         super::heads::copy_back(a, region.get(HEADER..).ok_or(err::BAD_MEMORY)?, st)?;
     }
     Ok(())
@@ -408,10 +408,10 @@ pub(super) fn carry_out(
     engines: &mut [u8],
     st: &mut HostState,
 ) -> Result<(), i32> {
-    let (simd, window) = (st.simd, a.window);
+    let (simd, window) = (st.simd, a.window());
     // With direct access the plugin wrote every byte a length change adds, in place: none is
     // zeroed (with windows, those the window does not write are).
-    let written = if a.direct { usize::MAX } else { 0 };
+    let written = if a.direct() { usize::MAX } else { 0 };
     st.with_call(|burst, _, _, view| {
         let n = descs.len() / DESC;
         engines[n..].fill(header_engine);

@@ -18,15 +18,15 @@ pub(crate) fn fill(a: &Area, mem: &mut [u8], m: &mut Mapping, burst: &mut Burst,
         return false;
     }
     let Some(region) = a.region(mem) else { return false };
-    let n = burst.len().min(a.max_pkts);
+    let n = burst.len().min(a.max_pkts());
     super::drops::reset(a, region, n);
     let (h, descs) = region.split_at_mut(HEADER);
     fill_header(h, a, burst, s);
     let pkts = &mut burst.as_mut_slice()[..n];
-    if a.heads {
+    if a.heads() {
         return heads(pkts, descs, m);
     }
-    if a.flow_hash {
+    if a.flow_hash() {
         each::<true>(pkts, descs, m)
     } else {
         each::<false>(pkts, descs, m)

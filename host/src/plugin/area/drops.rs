@@ -12,7 +12,7 @@ use wasmdp_abi::err;
 /// The longer fill out of line: in line, LLVM merged the two into one `memset` of a computed length.
 #[inline(always)]
 pub(super) fn reset(a: &Area, region: &mut [u8], n: usize) {
-    if a.drops {
+    if a.drops() {
         let v = a.verdicts(region);
         match v.first_chunk_mut::<32>() {
             Some(first) if n <= 32 => *first = [verdict::PASS; 32],

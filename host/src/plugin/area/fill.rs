@@ -23,18 +23,18 @@ pub(crate) struct Stamp {
 #[inline(never)]
 pub(crate) fn fill(a: &Area, mem: &mut [u8], stale: &mut usize, burst: &Burst, s: &Stamp, simd: Simd) -> bool {
     let Some(region) = a.region(mem) else { return false };
-    let pkts = &burst[..burst.len().min(a.max_pkts)];
+    let pkts = &burst[..burst.len().min(a.max_pkts())];
     super::drops::reset(a, region, pkts.len());
     let (h, rest) = region.split_at_mut(HEADER);
     fill_header(h, a, burst, s);
-    if a.heads {
+    if a.heads() {
         super::heads::fill(a, pkts, rest, simd);
         return true;
     }
-    let (descs, wins) = rest.split_at_mut(a.max_pkts * DESC);
+    let (descs, wins) = rest.split_at_mut(a.max_pkts() * DESC);
     // One loop per kind of area, so that a loop does not test per packet what the area asked for
     // (a test per packet, measurable in the loop with windows).
-    match (a.window, a.flow_hash) {
+    match (a.window(), a.flow_hash()) {
         (0, false) => fill_descriptors::<false>(pkts, descs),
         (0, true) => fill_descriptors::<true>(pkts, descs),
         (w, false) => {
@@ -55,7 +55,7 @@ pub(super) fn fill_header(h: &mut [u8], a: &Area, burst: &Burst, s: &Stamp) {
     put(h, hdr::PORT, &s.port.to_le_bytes());
     put(h, hdr::QUEUE, &s.queue.to_le_bytes());
     put(h, hdr::TX_PORT, &s.tx_port.to_le_bytes());
-    put(h, hdr::WINDOW, &(a.window as u16).to_le_bytes());
+    put(h, hdr::WINDOW, &(a.window() as u16).to_le_bytes());
     put(h, hdr::ENGINE, &(-1i32).to_le_bytes());
     put(h, hdr::NOW_NS, &s.now_ns.to_le_bytes());
 }

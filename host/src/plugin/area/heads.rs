@@ -13,8 +13,8 @@ use wasmdp_abi::err;
 
 /// The lengths and windows of `pkts` into `rest` (the area past its header).
 pub(super) fn fill(a: &Area, pkts: &[Pkt], rest: &mut [u8], simd: Simd) {
-    let w = a.window;
-    let (lens, wins) = rest.split_at_mut(a.max_pkts * LEN_BYTES);
+    let w = a.window();
+    let (lens, wins) = rest.split_at_mut(a.max_pkts() * LEN_BYTES);
     with_const!(w, W in [16, 32, 64, 128] => if W == 16 {
         fill_heads_16(pkts, lens, wins, simd)
     } else {
@@ -116,9 +116,9 @@ fn copy_prefix<const W: usize>(simd: Simd, dst: &mut [u8], src: &[u8]) -> usize 
 /// still is (the 1.0 imports may have dropped or sent packets during the call). `rest` is the area
 /// past its header.
 pub(super) fn copy_back(a: &Area, rest: &[u8], st: &mut HostState) -> Result<(), i32> {
-    let (w, simd) = (a.window, st.simd);
-    let wins = rest.get(a.max_pkts * LEN_BYTES..).ok_or(err::BAD_MEMORY)?;
-    let n = st.view.len.min(a.max_pkts);
+    let (w, simd) = (a.window(), st.simd);
+    let wins = rest.get(a.max_pkts() * LEN_BYTES..).ok_or(err::BAD_MEMORY)?;
+    let n = st.view.len.min(a.max_pkts());
     st.with_call(|burst, _, _, view| {
         if view.untouched() {
             let n = n.min(burst.len());

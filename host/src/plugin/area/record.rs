@@ -5,20 +5,13 @@ use wasmdp_abi::area::Shape;
 
 /// A registered area: `max_pkts` descriptors and windows of `window` bytes at `ptr`. Its size and
 /// where its verdict bytes start are computed once, when it is made ([`Area::new`]), so that each
-/// burst's look at its bytes is a bounds check, not the layout's rules again.
+/// burst's look at its bytes is a bounds check, not the layout's rules again. Its fields are read
+/// through methods, so that none can change apart from the others.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Area {
-    pub ptr: usize,
-    pub max_pkts: usize,
-    pub window: usize,
-    /// Whether each descriptor gets the host's flow hash (`area::FLOW_HASH`).
-    pub flow_hash: bool,
-    /// Windows without descriptors (`area::HEADS`).
-    pub heads: bool,
-    /// Descriptors pointing at the packets in the stream's region (`area::DIRECT`).
-    pub direct: bool,
-    /// A verdict byte per packet after the heads (`area::DROPS`).
-    pub drops: bool,
+    ptr: usize,
+    max_pkts: usize,
+    shape: Shape,
     /// Its bytes ([`Shape::size`]).
     size: usize,
     /// Where its verdict bytes start, from its start: its size without `DROPS`.
@@ -32,8 +25,49 @@ impl Area {
         let size = shape.size(max_pkts);
         ptr.checked_add(size)?;
         let verdicts_at = if shape.drops { shape.verdicts_at(max_pkts) } else { size };
-        let Shape { window, flow_hash, heads, direct, drops } = shape;
-        Some(Area { ptr, max_pkts, window, flow_hash, heads, direct, drops, size, verdicts_at })
+        Some(Area { ptr, max_pkts, shape, size, verdicts_at })
+    }
+
+    /// Where it starts in the plugin's memory.
+    #[inline(always)]
+    pub fn ptr(&self) -> usize {
+        self.ptr
+    }
+
+    /// Packets it has room for.
+    #[inline(always)]
+    pub fn max_pkts(&self) -> usize {
+        self.max_pkts
+    }
+
+    /// Bytes of each window (or head).
+    #[inline(always)]
+    pub fn window(&self) -> usize {
+        self.shape.window
+    }
+
+    /// Whether each descriptor gets the host's flow hash (`area::FLOW_HASH`).
+    #[inline(always)]
+    pub fn flow_hash(&self) -> bool {
+        self.shape.flow_hash
+    }
+
+    /// Windows without descriptors (`area::HEADS`).
+    #[inline(always)]
+    pub fn heads(&self) -> bool {
+        self.shape.heads
+    }
+
+    /// Descriptors pointing at the packets in the stream's region (`area::DIRECT`).
+    #[inline(always)]
+    pub fn direct(&self) -> bool {
+        self.shape.direct
+    }
+
+    /// A verdict byte per packet after the heads (`area::DROPS`).
+    #[inline(always)]
+    pub fn drops(&self) -> bool {
+        self.shape.drops
     }
 
     /// The same area at `ptr` (a native build's, whose memory is the address space: at 0).

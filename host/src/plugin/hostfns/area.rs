@@ -11,7 +11,7 @@ pub(super) fn link(linker: &mut Linker<HostState>, m: &str) -> anyhow::Result<()
     linker.func_wrap(m, import::BURST_AREA, |mut c: C<'_>, ptr: i32, max_pkts: i32, window: i32| {
         let size = c.data().memory.map_or(0, |mem| mem.data_size(&c));
         let rc = burst_area(c.data_mut(), ptr as u32 as usize, max_pkts, window, size);
-        if rc != 0 || !c.data().area.is_some_and(|a| a.direct) {
+        if rc != 0 || !c.data().area.is_some_and(|a| a.direct()) {
             return rc;
         }
         // Direct access: the stream's packet region after the memory's end (the area, checked

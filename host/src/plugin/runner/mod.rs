@@ -190,7 +190,7 @@ impl Runner {
             let env = &self.env;
             let now_ns = super::counters::coarse_now_ns();
             let stamp = Stamp { port: env.port, queue: env.queue, tx_port: env.tx_port, now_ns };
-            let filled = match (a.direct, st.direct.as_mut()) {
+            let filled = match (a.direct(), st.direct.as_mut()) {
                 (false, _) => area::fill(a, mem, &mut st.area_stale, burst, &stamp, self.simd),
                 (true, Some(m)) => area::fill_direct(a, mem, m, burst, &stamp),
                 (true, None) => false,
